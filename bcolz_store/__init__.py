@@ -1,0 +1,48 @@
+"""bcolz_store: compressed, chunked numpy arrays and tables on disk, in bcolz's format.
+
+``import bcolz_store as bcolz`` gives bcolz 1.x's public API: ``carray``,
+``ctable``, ``open``, ``zeros``, ``ones``, ``fill``, ``arange``, ``fromiter``,
+``iterblocks``, ``walk``, ``eval``, ``cparams``, ``defaults``, ``attrs``...
+Datasets are read and written in bcolz's on-disk format, byte for byte.
+
+Importing this package does no I/O and starts no threads.
+"""
+
+import importlib.util as _util
+
+from . import attrs
+from .carray import carray, chunk
+from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_version
+from .chunks.cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
+from .ctable import ctable
+from .defaults import defaults, defaults_ctx
+from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetNotFoundError,
+                     FormatError, IntegrityError, QueryError, ReadOnlyError)
+from .printing import array2string, get_printoptions, set_printoptions
+from .query.eval import eval
+from .toplevel import (arange, detect_number_of_cores, fill, fromiter, iterblocks, ones, open,
+                       print_versions, set_nthreads, walk, zeros)
+
+__version__ = "0.1.0"
+
+filters = {NOSHUFFLE: "noshuffle", SHUFFLE: "shuffle", BITSHUFFLE: "bitshuffle"}
+
+
+def _here(module: str) -> bool:
+    return _util.find_spec(module) is not None
+
+
+numexpr_here = _here("numexpr")
+dask_here = _here("dask")
+pandas_here = _here("pandas")
+tables_here = _here("tables")
+
+__all__ = sorted([
+    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetNotFoundError",
+    "FormatError", "IntegrityError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE",
+    "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
+    "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
+    "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",
+    "get_printoptions", "iterblocks", "numexpr_here", "ones", "open", "pandas_here",
+    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "walk", "zeros",
+])

@@ -1,0 +1,67 @@
+"""The exceptions bcolz_store raises.
+
+Every error has one root, :class:`BcolzStoreError`.  Where bcolz raised a
+built-in exception, the matching class here also inherits that built-in, so
+code written for bcolz (``except ValueError``, ``except IOError``) keeps
+working::
+
+    BcolzStoreError
+    ├── FormatError(ValueError)           a file is not what the format says
+    ├── ReadOnlyError(PermissionError)    a write to a dataset opened with mode 'r'
+    ├── DatasetNotFoundError(FileNotFoundError)   no dataset at a path
+    │   └── ChunkNotFoundError            a chunk file is missing
+    ├── IntegrityError                    checksums do not match
+    ├── CodecError(ValueError)            Blosc refused to compress/decompress
+    └── QueryError(ValueError)            an expression cannot be evaluated
+
+Messages say where (path, chunk number), what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BcolzStoreError",
+    "ChunkNotFoundError",
+    "CodecError",
+    "DatasetNotFoundError",
+    "FormatError",
+    "IntegrityError",
+    "QueryError",
+    "ReadOnlyError",
+]
+
+
+class BcolzStoreError(Exception):
+    """Root of every error raised by bcolz_store."""
+
+
+class FormatError(BcolzStoreError, ValueError):
+    """A file does not follow the bcolz format (bad magic, truncated, bad JSON...)."""
+
+
+class ReadOnlyError(BcolzStoreError, PermissionError):
+    """A write was attempted on a dataset opened in mode ``'r'``.
+
+    Compatibility: bcolz raised ``IOError`` here; ``PermissionError`` is a
+    subclass of ``OSError`` (which ``IOError`` aliases), so old handlers match.
+    """
+
+
+class DatasetNotFoundError(BcolzStoreError, FileNotFoundError):
+    """No bcolz dataset exists at the given path."""
+
+
+class ChunkNotFoundError(DatasetNotFoundError):
+    """A chunk file that ``meta/sizes`` promises is missing."""
+
+
+class IntegrityError(BcolzStoreError):
+    """The bytes on disk do not match their recorded checksum."""
+
+
+class CodecError(BcolzStoreError, ValueError):
+    """Blosc could not compress or decompress a buffer."""
+
+
+class QueryError(BcolzStoreError, ValueError):
+    """An expression could not be parsed or evaluated."""

@@ -1,0 +1,337 @@
+"""The JSON metadata files of a bcolz rootdir, as bytes <-> values.
+
+A carray rootdir::
+
+    ROOT/__attrs__        {"key": value, ...}\\n              user attributes
+    ROOT/meta/sizes       {"shape": [n, *atom], "nbytes": N, "cbytes": C}\\n
+    ROOT/meta/storage     {"dtype": str(dtype.base),
+                           "cparams": {"clevel", "shuffle", "cname", "quantize"},
+                           "chunklen": L, "expectedlen": E, "dflt": dflt.tolist()}\\n
+    ROOT/data/__0.blp ... one chunk file per chunk
+
+A ctable rootdir holds ``__rootdirs__`` = ``{"names": [...]}\\n``, its own
+``__attrs__`` and one carray rootdir per column, named after the column.
+
+Every file is ``json.dumps(obj, ensure_ascii=True)`` with the default
+separators, encoded as ASCII, plus one newline; key order is as shown.
+
+Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md; the exact bytes
+are those bcolz 1.13 writes, checked by tests/format/test_meta.py against
+every fixture.  Older bcolz files may lack ``cname`` (meaning ``blosclz``)
+or ``quantize`` (meaning 0), and may store ``shuffle`` as true/false.
+
+Pure functions: nothing here opens a file.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError
+
+__all__ = [
+    "StorageMeta",
+    "SizesMeta",
+    "decode_dflt",
+    "decode_dtype",
+    "dump_attrs",
+    "dump_rootdirs",
+    "dump_sizes",
+    "dump_storage",
+    "encode_dflt",
+    "load_attrs",
+    "load_json",
+    "load_rootdirs",
+    "load_sizes",
+    "load_storage",
+]
+
+# Limits that keep a hostile meta file from driving huge allocations.
+MAX_CHUNKLEN = 2**40
+MAX_NDIM = 32
+KNOWN_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def load_json(data: bytes, where: str) -> Any:
+    """Decode one JSON metadata file.
+
+    Raises
+    ------
+    FormatError
+        If ``data`` is not ASCII JSON; the message names ``where``.
+    """
+    try:
+        return json.loads(bytes(data).decode("ascii"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise FormatError(f"{where}: not valid JSON ({err})") from err
+
+
+def _require(obj: Any, key: str, kinds: tuple, where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise FormatError(f"{where}: expected a JSON object, found {type(obj).__name__}")
+    if key not in obj:
+        raise FormatError(f"{where}: missing key {key!r}")
+    value = obj[key]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise FormatError(f"{where}: {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+# --- dtype ------------------------------------------------------------------
+
+def decode_dtype(text: str, where: str = "meta/storage") -> np.dtype:
+    """Parse the ``dtype`` string of ``meta/storage``.
+
+    Accepts every string ``str(numpy.dtype)`` produces, including the
+    structured form ``"[('f0', '<i4'), ('f1', '<f8')]"`` that bcolz writes but
+    cannot parse itself (a better-than-bcolz case).
+
+    Raises
+    ------
+    FormatError
+        If the string names no numpy dtype.
+    """
+    if not isinstance(text, str):
+        raise FormatError(f"{where}: dtype must be a string, found {type(text).__name__}")
+    try:
+        if text.startswith("[") or text.startswith("{"):
+            return np.dtype(ast.literal_eval(text))
+        return np.dtype(text)
+    except (TypeError, ValueError, SyntaxError, MemoryError, RecursionError) as err:
+        raise FormatError(f"{where}: unknown dtype {text!r}") from err
+
+
+# --- dflt -------------------------------------------------------------------
+
+def _jsonable(value: Any, dtype: np.dtype) -> Any:
+    """Turn ``dtype``'s scalar value (from ``tolist()``) into JSON-able data."""
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    if isinstance(value, (list, tuple)):
+        if dtype.names and isinstance(value, tuple):
+            return [_jsonable(v, dtype.fields[n][0].base) for v, n in zip(value, dtype.names)]
+        return [_jsonable(v, dtype) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v, dtype) for v in value.tolist()]
+    if isinstance(value, complex):
+        return repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # "nan", "inf": numpy parses them back
+    return value
+
+
+def encode_dflt(dflt: np.ndarray) -> Any:
+    """Return the JSON value stored as ``dflt`` in ``meta/storage``.
+
+    For every dtype bcolz 1.13 can persist this is exactly bcolz's
+    ``dflt.tolist()`` (bytes decoded as text).  For the dtypes bcolz cannot
+    persist it is a value bcolz can still assign into an array of that dtype
+    where possible: datetime64 as ISO text (``"NaT"`` for NaT), timedelta64 as
+    its integer count, complex as ``"(re+imj)"``.
+
+    Parameters
+    ----------
+    dflt : numpy.ndarray, shape ()
+        The default value, of the carray's ``dtype.base``.
+    """
+    dtype = dflt.dtype
+    if dtype.kind == "M":
+        if dtype == np.dtype("M8[ns]"):
+            return int(dflt.view("i8"))  # bcolz's own output: an int
+        return str(dflt[()])
+    if dtype.kind == "m":
+        return int(dflt.view("i8"))
+    return _jsonable(dflt.tolist(), dtype)
+
+
+def _structured(value: Any, dtype: np.dtype) -> Any:
+    if dtype.names and isinstance(value, list):
+        return tuple(_structured(v, dtype.fields[n][0]) for v, n in zip(value, dtype.names))
+    return value
+
+
+def decode_dflt(value: Any, dtype: np.dtype, where: str = "meta/storage") -> np.ndarray:
+    """Turn the JSON ``dflt`` of ``meta/storage`` into a 0-d array of ``dtype.base``.
+
+    Raises
+    ------
+    FormatError
+        If the value cannot be converted to ``dtype``.
+    """
+    base = dtype.base
+    out = np.zeros((), dtype=base)
+    if value is None:
+        return out
+    try:
+        if base.kind in "mM" and isinstance(value, int):
+            out[()] = np.array(value, dtype="i8").view(base)
+        elif base.kind == "S" and isinstance(value, str):
+            out[()] = value.encode("latin-1")
+        elif base.names:
+            out[()] = _structured(value, base)
+        else:
+            out[()] = value
+    except (TypeError, ValueError, OverflowError, UnicodeError) as err:
+        raise FormatError(f"{where}: dflt {value!r} does not fit dtype {base}") from err
+    return out
+
+
+# --- meta/sizes -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SizesMeta:
+    """Contents of ``meta/sizes``: ``shape`` in items, ``nbytes``/``cbytes`` in bytes."""
+
+    shape: tuple
+    nbytes: int
+    cbytes: int
+
+
+def dump_sizes(meta: SizesMeta) -> bytes:
+    """Serialise ``meta/sizes`` exactly as bcolz 1.13 does."""
+    return _dump({"shape": list(meta.shape), "nbytes": int(meta.nbytes), "cbytes": int(meta.cbytes)})
+
+
+def load_sizes(data: bytes, where: str = "meta/sizes") -> SizesMeta:
+    """Parse ``meta/sizes``.
+
+    Raises
+    ------
+    FormatError
+        On invalid JSON, missing keys, or a shape that is not a list of
+        non-negative integers.
+    """
+    obj = load_json(data, where)
+    shape = _require(obj, "shape", (list,), where)
+    if not shape or len(shape) > MAX_NDIM or not all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise FormatError(f"{where}: invalid shape {shape!r}")
+    nbytes = _require(obj, "nbytes", (int,), where)
+    cbytes = _require(obj, "cbytes", (int,), where)
+    return SizesMeta(tuple(shape), nbytes, cbytes)
+
+
+# --- meta/storage -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class StorageMeta:
+    """Contents of ``meta/storage``.
+
+    ``dtype`` is the base dtype (atom dimensions live in ``meta/sizes``);
+    ``cparams`` is a plain dict with keys clevel, shuffle, cname, quantize;
+    ``dflt`` is a 0-d array of ``dtype``.
+    """
+
+    dtype: np.dtype
+    cparams: dict
+    chunklen: int
+    expectedlen: int
+    dflt: np.ndarray = field(compare=False)
+
+
+def dump_storage(meta: StorageMeta) -> bytes:
+    """Serialise ``meta/storage`` exactly as bcolz 1.13 does."""
+    cp = meta.cparams
+    return _dump({
+        "dtype": str(meta.dtype),
+        "cparams": {"clevel": int(cp["clevel"]), "shuffle": int(cp["shuffle"]),
+                    "cname": str(cp["cname"]), "quantize": int(cp["quantize"])},
+        "chunklen": int(meta.chunklen),
+        "expectedlen": int(meta.expectedlen),
+        "dflt": encode_dflt(meta.dflt),
+    })
+
+
+def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
+    """Parse ``meta/storage``, accepting older layouts.
+
+    Raises
+    ------
+    FormatError
+        On invalid JSON, a missing key, an unknown dtype or compressor, or a
+        chunklen outside 1..2**40.
+    """
+    obj = load_json(data, where)
+    dtype = decode_dtype(_require(obj, "dtype", (str,), where), where)
+    raw = _require(obj, "cparams", (dict,), where)
+    clevel = _require(raw, "clevel", (int,), where + " cparams")
+    shuffle = raw.get("shuffle", 1)
+    if not isinstance(shuffle, (bool, int)) or int(shuffle) not in (0, 1, 2):
+        raise FormatError(f"{where}: invalid shuffle {shuffle!r}")
+    cname = raw.get("cname", "blosclz")
+    if isinstance(cname, bytes):  # pragma: no cover - JSON gives str
+        cname = cname.decode()
+    if cname not in KNOWN_CNAMES:
+        raise FormatError(f"{where}: unknown compressor {cname!r}")
+    quantize = raw.get("quantize", 0) or 0
+    if not 0 <= clevel <= 9:
+        raise FormatError(f"{where}: clevel {clevel} is outside 0..9")
+    cparams = {"clevel": clevel, "shuffle": int(shuffle), "cname": cname, "quantize": int(quantize)}
+    chunklen = _require(obj, "chunklen", (int,), where)
+    if not 1 <= chunklen <= MAX_CHUNKLEN:
+        raise FormatError(f"{where}: chunklen {chunklen} is outside 1..{MAX_CHUNKLEN}")
+    expectedlen = obj.get("expectedlen", chunklen)
+    if not isinstance(expectedlen, int):
+        expectedlen = chunklen
+    dflt = decode_dflt(obj.get("dflt"), dtype, where)
+    return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt)
+
+
+# --- __attrs__ and __rootdirs__ ---------------------------------------------
+
+def dump_attrs(attrs: dict) -> bytes:
+    """Serialise ``__attrs__`` exactly as bcolz 1.13 does."""
+    return _dump(attrs)
+
+
+def load_attrs(data: bytes, where: str = "__attrs__") -> dict:
+    """Parse ``__attrs__``; an empty or blank file means no attributes.
+
+    Raises
+    ------
+    FormatError
+        If the content is not a JSON object.
+    """
+    if not bytes(data).strip():
+        return {}
+    obj = load_json(data, where)
+    if not isinstance(obj, dict):
+        raise FormatError(f"{where}: expected a JSON object, found {type(obj).__name__}")
+    return obj
+
+
+def dump_rootdirs(names: list) -> bytes:
+    """Serialise a ctable's ``__rootdirs__`` exactly as bcolz 1.13 does."""
+    return _dump({"names": list(names)})
+
+
+def load_rootdirs(data: bytes, where: str = "__rootdirs__") -> list:
+    """Parse ``__rootdirs__`` and return the column names in order.
+
+    Raises
+    ------
+    FormatError
+        On invalid JSON, or a name that is empty, not a string, repeated, or
+        that could leave the rootdir (``..``, a path separator, absolute).
+    """
+    obj = load_json(data, where)
+    names = _require(obj, "names", (list,), where)
+    seen = set()
+    for name in names:
+        if not isinstance(name, str) or not name or name in (".", "..") \
+                or "/" in name or "\\" in name or "\0" in name:
+            raise FormatError(f"{where}: unsafe column name {name!r}")
+        if name in seen:
+            raise FormatError(f"{where}: column name {name!r} appears twice")
+        seen.add(name)
+    return list(names)
