@@ -1,0 +1,5 @@
+"""attrs (being written)."""
+
+
+class attrs:  # placeholder until the real class lands
+    pass
