@@ -16,7 +16,8 @@ from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_versi
 from .chunks.cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
 from .ctable import ctable
 from .defaults import defaults, defaults_ctx
-from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetNotFoundError,
+from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetExistsError,
+                     DatasetNotFoundError,
                      FormatError, IntegrityError, QueryError, ReadOnlyError)
 from .printing import array2string, get_printoptions, set_printoptions
 from .query.eval import eval
@@ -38,7 +39,7 @@ pandas_here = _here("pandas")
 tables_here = _here("tables")
 
 __all__ = sorted([
-    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetNotFoundError",
+    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetExistsError", "DatasetNotFoundError",
     "FormatError", "IntegrityError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",

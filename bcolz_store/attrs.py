@@ -1,5 +1,106 @@
-"""attrs (being written)."""
+"""User attributes of a carray or ctable, kept in its ``__attrs__`` file.
+
+The file is ``json.dumps(attrs, ensure_ascii=True)`` plus a newline, rewritten
+whole at each change (atomically).  Source: bcolz 1.x ``attrs``; bytes checked
+by tests/format/test_meta.py against the fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .errors import ReadOnlyError
+from .format.meta import dump_attrs, load_attrs
+
+__all__ = ["ATTRS_FILE", "attrs"]
+
+ATTRS_FILE = "__attrs__"
 
 
-class attrs:  # placeholder until the real class lands
-    pass
+class attrs:
+    """A dict-like accessor for the attributes of a carray or ctable.
+
+    ``a['key'] = value`` stores (and, on disk, persists) a JSON-serialisable
+    value; ``a['key']``, ``del a['key']``, ``len(a)``, iteration over
+    ``(name, value)`` pairs and ``getall()`` read them.
+
+    Parameters
+    ----------
+    rootdir : str or None
+        The dataset's rootdir; None keeps attributes in memory only.
+    mode : {'r', 'w', 'a'}
+    _new : bool
+        True when the dataset is being created (writes an empty file).
+
+    Raises
+    ------
+    ReadOnlyError
+        When setting or deleting in mode 'r' (bcolz raised IOError; this is an
+        IOError subclass too).
+    TypeError
+        When a value cannot be serialised to JSON.
+    FormatError
+        When an existing ``__attrs__`` file is not a JSON object.
+    """
+
+    def __init__(self, rootdir, mode, _new=False, _store=None):
+        from .storage.local import LocalStore
+        self.rootdir = rootdir
+        self.mode = mode
+        self.attrs = {}
+        self._store = _store or (LocalStore(rootdir, readonly=(mode == "r")) if rootdir else None)
+        if self._store is None:
+            return
+        if _new:
+            if mode != "r":
+                self._store.set(ATTRS_FILE, dump_attrs({}))
+        elif self._store.exists(ATTRS_FILE):
+            self.attrs = load_attrs(self._store.get(ATTRS_FILE),
+                                    f"{self._store.path(ATTRS_FILE)}")
+
+    def _check(self, what: str) -> None:
+        if self.rootdir and self.mode == "r":
+            raise ReadOnlyError(f"Cannot {what} an attribute when in 'r'ead-only mode")
+
+    def _update_meta(self) -> None:
+        if self._store is not None:
+            self._store.set(ATTRS_FILE, dump_attrs(self.attrs))
+
+    def __setitem__(self, name, obj):
+        self._check("modify")
+        json.dumps(obj)  # TypeError before anything changes
+        self.attrs[name] = obj
+        self._update_meta()
+
+    def __delitem__(self, name):
+        self._check("remove")
+        del self.attrs[name]
+        self._update_meta()
+
+    def __getitem__(self, name):
+        return self.attrs[name]
+
+    def __contains__(self, name):
+        return name in self.attrs
+
+    def getall(self) -> dict:
+        """A copy of all attributes as a dict."""
+        return self.attrs.copy()
+
+    def __iter__(self):
+        return iter(self.attrs.items())
+
+    def __len__(self):
+        return len(self.attrs)
+
+    def __str__(self):
+        if not self.attrs:
+            return "*no attrs*"
+        return "".join(f"{name} : {value}" for name, value in self.attrs.items())
+
+    def __repr__(self):
+        if not self.attrs:
+            return str(self)
+        return "".join(f"{name} : {value!r}\n" for name, value in self.attrs.items())
+
+

@@ -10,6 +10,7 @@ working::
     ├── ReadOnlyError(PermissionError)    a write to a dataset opened with mode 'r'
     ├── DatasetNotFoundError(FileNotFoundError)   no dataset at a path
     │   └── ChunkNotFoundError            a chunk file is missing
+    ├── DatasetExistsError(FileExistsError)       creating where a dataset exists
     ├── IntegrityError                    checksums do not match
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     └── QueryError(ValueError)            an expression cannot be evaluated
@@ -23,6 +24,7 @@ __all__ = [
     "BcolzStoreError",
     "ChunkNotFoundError",
     "CodecError",
+    "DatasetExistsError",
     "DatasetNotFoundError",
     "FormatError",
     "IntegrityError",
@@ -49,6 +51,13 @@ class ReadOnlyError(BcolzStoreError, PermissionError):
 
 class DatasetNotFoundError(BcolzStoreError, FileNotFoundError):
     """No bcolz dataset exists at the given path."""
+
+
+class DatasetExistsError(BcolzStoreError, FileExistsError):
+    """Creating a dataset where something already exists, without mode 'w'.
+
+    Compatibility: bcolz raised ``IOError``; this is an ``OSError`` too.
+    """
 
 
 class ChunkNotFoundError(DatasetNotFoundError):

@@ -1,14 +1,174 @@
-"""The one module that calls Blosc (being written)."""
+"""The one module that calls Blosc.
+
+Compression goes through python-blosc 1.x, the same c-blosc 1.21 that bcolz
+bundles, so ``compress(raw, typesize, clevel, shuffle, cname)`` gives the very
+bytes bcolz wrote (FORMAT-NOTES: 65 of 65 fixture chunks recompress
+identically).  Every buffer is validated with
+:func:`bcolz_store.format.bloscpack.parse_blosc_header` before C sees it.
+"""
+
+from __future__ import annotations
+
+import os
+
 import blosc
+import numpy as np
+
+from ..errors import CodecError
+from ..format.bloscpack import BloscHeader, parse_blosc_header
+
+__all__ = [
+    "BLOSC_MAX_TYPESIZE",
+    "blosc_compressor_list",
+    "blosc_set_nthreads",
+    "blosc_version",
+    "compress",
+    "decompress_into",
+    "typesize_for",
+]
+
+BLOSC_MAX_TYPESIZE = 255
 
 
-def blosc_version():
-    return (blosc.blosclib_version.split(" ")[0], blosc.blosclib_version)
+def blosc_version() -> tuple:
+    """Return ``(version, date)`` of the c-blosc library, as bcolz does."""
+    text = blosc.blosclib_version
+    version, _, date = text.partition(" ")
+    return version, date.strip("()")
 
 
-def blosc_compressor_list():
+def blosc_compressor_list() -> list:
+    """Names of the compressors this Blosc build offers."""
     return list(blosc.compressor_list())
 
 
-def blosc_set_nthreads(n):
-    return blosc.set_nthreads(n)
+_nthreads = None
+
+
+def blosc_set_nthreads(nthreads: int) -> int:
+    """Set the number of Blosc threads and return the previous number.
+
+    Raises
+    ------
+    ValueError
+        If ``nthreads`` is not a positive integer.
+    """
+    global _nthreads
+    if not isinstance(nthreads, (int, np.integer)) or nthreads < 1:
+        raise ValueError(f"nthreads must be a positive integer, not {nthreads!r}")
+    previous = blosc.set_nthreads(int(nthreads))
+    _nthreads = int(nthreads)
+    return previous
+
+
+def typesize_for(dtype: np.dtype) -> int:
+    """Blosc typesize bcolz uses for ``dtype``.
+
+    ``dtype.base.itemsize``, except bytes strings (``S``) -> 1, unicode
+    (``U``) -> 4, void wider than 255 bytes -> 1, object -> 1.
+
+    Source: FORMAT-NOTES.md (checked on the fixtures).
+
+    Raises
+    ------
+    TypeError
+        If the typesize would exceed Blosc's limit of 255 bytes (bcolz
+        refuses these too).
+    """
+    base = dtype.base
+    kind = base.kind
+    if kind in ("S", "O"):
+        return 1
+    if kind == "U":
+        return 4
+    if kind == "V" and base.itemsize > BLOSC_MAX_TYPESIZE:
+        return 1
+    if base.itemsize > BLOSC_MAX_TYPESIZE:
+        raise TypeError(
+            f"typesize is {base.itemsize} and Blosc does not support types larger than "
+            f"{BLOSC_MAX_TYPESIZE} bytes")
+    return max(base.itemsize, 1)
+
+
+def compress(raw, typesize: int, clevel: int, shuffle: int, cname: str) -> bytes:
+    """Compress a contiguous buffer into one Blosc-1 chunk.
+
+    Parameters
+    ----------
+    raw : bytes-like, C-contiguous
+    typesize : int
+        Bytes per element for the shuffle filter.
+    clevel, shuffle, cname
+        As in :class:`bcolz_store.cparams`.
+
+    Raises
+    ------
+    CodecError
+        If Blosc fails or the buffer exceeds Blosc's 2 GB limit.
+    """
+    try:
+        if isinstance(raw, np.ndarray) and raw.flags.c_contiguous:
+            return blosc.compress_ptr(raw.__array_interface__["data"][0], raw.nbytes // typesize,
+                                      typesize, clevel=clevel, shuffle=shuffle, cname=cname)
+        return blosc.compress(bytes(memoryview(raw).cast("B")), typesize, clevel, shuffle, cname)
+    except (ValueError, TypeError) as err:
+        raise CodecError(f"Blosc could not compress the buffer: {err}") from err
+
+
+def decompress_into(cdata, out: np.ndarray, where: str = "chunk",
+                    header: BloscHeader | None = None) -> None:
+    """Decompress a whole Blosc chunk straight into ``out``.
+
+    Parameters
+    ----------
+    cdata : bytes-like
+        One whole Blosc-1 chunk.
+    out : numpy.ndarray, C-contiguous, writeable
+        Receives the data; its ``nbytes`` must equal the header's ``nbytes``.
+    where : str
+        Named in error messages.
+
+    Raises
+    ------
+    FormatError
+        If the Blosc header is invalid (checked before C reads the buffer).
+    CodecError
+        If the sizes disagree or Blosc reports corrupt data.
+    """
+    hdr = header or parse_blosc_header(cdata, where)
+    if hdr.nbytes != out.nbytes:
+        raise CodecError(f"{where}: holds {hdr.nbytes} bytes, expected {out.nbytes}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise CodecError(f"{where}: output buffer must be contiguous and writeable")
+    if hdr.nbytes == 0:
+        return
+    try:
+        if isinstance(cdata, memoryview):
+            cdata = cdata.tobytes() if not cdata.contiguous else cdata
+        n = blosc.decompress_ptr(cdata, out.__array_interface__["data"][0])
+    except Exception as err:  # python-blosc raises RuntimeError or ValueError
+        raise CodecError(f"{where}: Blosc could not decompress ({err})") from err
+    if n != hdr.nbytes:
+        raise CodecError(f"{where}: Blosc returned {n} bytes, expected {hdr.nbytes}")
+
+
+def decompress(cdata, where: str = "chunk") -> bytes:
+    """Decompress a whole Blosc chunk into new bytes (used for pickled objects).
+
+    Raises
+    ------
+    FormatError, CodecError
+        As :func:`decompress_into`.
+    """
+    hdr = parse_blosc_header(cdata, where)
+    out = np.empty(hdr.nbytes, dtype=np.uint8)
+    decompress_into(cdata, out, where, hdr)
+    return out.tobytes()
+
+
+def cpu_count() -> int:
+    """Number of usable cores."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1

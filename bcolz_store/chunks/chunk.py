@@ -1,0 +1,245 @@
+"""A compressed chunk, and the sequences of chunks of a carray (memory or disk).
+
+A chunk holds ``chunklen`` atoms (the last, partial "leftover" chunk lives
+uncompressed in the carray until flushed).  In memory a chunk keeps its Blosc
+bytes; an all-zero chunk keeps only its constant (as bcolz does, so
+``zeros(10**9)`` costs almost nothing).  On disk each chunk is the file
+``data/__N.blp`` (see :mod:`bcolz_store.format.bloscpack`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ChunkNotFoundError, DatasetNotFoundError
+from ..format.bloscpack import pack_bloscpack_header, parse_blosc_header, split_chunk_file
+from . import codec
+from .cparams import quantize
+
+__all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_key"]
+
+
+def chunk_key(nchunk: int) -> str:
+    """Store key of chunk number ``nchunk``: ``data/__N.blp``."""
+    return f"data/__{nchunk}.blp"
+
+
+class chunk:
+    """chunk(dobject, atom, cparams, _memory=True, _compr=False)
+
+    One compressed chunk of atoms.
+
+    Parameters
+    ----------
+    dobject : numpy.ndarray, shape (n, *atom.shape) or bytes
+        The data: an array of ``atom`` (compressed here), the Blosc bytes of an
+        existing chunk (``_compr=True``), or a pickle (``atom`` is object).
+    atom : numpy.dtype
+        dtype of one item, including its sub-array shape.
+    cparams : cparams
+        Compression parameters.
+    _memory : bool, default True
+        In-memory chunks made only of zero bytes keep just the constant.
+    _compr : bool, default False
+        ``dobject`` is already a Blosc chunk.
+
+    Raises
+    ------
+    FormatError
+        If ``_compr`` bytes are not a valid Blosc chunk.
+    CodecError
+        If Blosc fails.
+
+    Attributes
+    ----------
+    nbytes, cbytes, blocksize : int
+        Uncompressed and compressed sizes and the Blosc block size, in bytes.
+    isconstant : bool
+        True for an in-memory all-zero chunk (then ``cbytes`` is 0).
+    """
+
+    __slots__ = ("atom", "nbytes", "cbytes", "blocksize", "isconstant", "constant",
+                 "_cdata", "_where")
+
+    def __init__(self, dobject, atom, cparams, _memory=True, _compr=False, _where="chunk"):
+        self.atom = np.dtype(atom)
+        self.isconstant = False
+        self.constant = None
+        self._where = _where
+        if _compr:
+            hdr = parse_blosc_header(dobject, _where)
+            self._cdata = dobject
+            self.nbytes, self.cbytes, self.blocksize = hdr.nbytes, hdr.ctbytes, hdr.blocksize
+            return
+        if self.atom.base.kind == "O":
+            raw = bytes(dobject)
+            self._cdata = codec.compress(raw, 1, cparams.clevel, cparams.shuffle, cparams.cname)
+            self._set_sizes(len(raw))
+            return
+        array = np.ascontiguousarray(dobject)
+        self.nbytes = array.nbytes
+        if _memory and array.size and not array.view(np.uint8).any():
+            self.isconstant = True
+            self.constant = np.zeros((), dtype=self.atom)
+            self.cbytes = 0
+            self.blocksize = 0
+            self._cdata = None
+            return
+        if cparams.quantize:
+            array = quantize(array, cparams.quantize)
+        self._cdata = codec.compress(array, codec.typesize_for(self.atom), cparams.clevel,
+                                     cparams.shuffle, cparams.cname)
+        self._set_sizes(array.nbytes)
+
+    def _set_sizes(self, nbytes: int) -> None:
+        hdr = parse_blosc_header(self._cdata, self._where)
+        self.nbytes, self.cbytes, self.blocksize = nbytes, hdr.ctbytes, hdr.blocksize
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The atom dtype."""
+        return self.atom
+
+    def __len__(self) -> int:
+        return self.nbytes // self.atom.itemsize if self.atom.itemsize else 0
+
+    def getdata(self) -> bytes:
+        """The Blosc bytes of this chunk (what goes to disk after the bloscpack header)."""
+        if self.isconstant:
+            raise ValueError("a constant in-memory chunk has no Blosc bytes")
+        return self._cdata
+
+    def getudata(self) -> bytes:
+        """The decompressed bytes (the pickle of an object chunk)."""
+        return codec.decompress(self._cdata, self._where)
+
+    def decompress(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Return all atoms, shape (n, *atom.shape), decompressed into ``out`` when given.
+
+        Raises
+        ------
+        FormatError, CodecError
+            If the stored bytes are corrupt.
+        """
+        n = len(self)
+        if out is None:
+            out = np.empty(n, dtype=self.atom)
+        if self.isconstant:
+            out[...] = self.constant
+        else:
+            codec.decompress_into(self._cdata, out, self._where)
+        return out
+
+    def __getitem__(self, key):
+        data = self.decompress()
+        if isinstance(key, slice):
+            return data[key].copy()
+        return data[key]
+
+    def __setitem__(self, key, value):
+        raise NotImplementedError("chunks are immutable; assign through the carray")
+
+    def __str__(self):
+        return str(self[:])
+
+    def __repr__(self):
+        ratio = self.nbytes / float(self.cbytes) if self.cbytes else float("nan")
+        return (f"chunk({self.atom})  nbytes: {self.nbytes}; cbytes: {self.cbytes}; "
+                f"ratio: {ratio:.2f}\n{str(self)!r}")
+
+
+class MemoryChunks(list):
+    """The full chunks of an in-memory carray: a plain list of :class:`chunk`."""
+
+    memory = True
+
+    def free_cachemem(self) -> None:
+        """Nothing is cached for in-memory chunks."""
+
+
+class DiskChunks:
+    """The full chunks of an on-disk carray, read from ``data/__N.blp`` on demand.
+
+    Parameters
+    ----------
+    store : LocalStore
+    atom : numpy.dtype
+    cparams : cparams
+    nchunks : int
+        Number of full chunk files present.
+    """
+
+    memory = False
+
+    def __init__(self, store, atom, cparams, nchunks: int = 0):
+        self.store = store
+        self.atom = atom
+        self.cparams = cparams
+        self.nchunks = nchunks
+        self._cached = (-1, None)
+
+    def __len__(self) -> int:
+        return self.nchunks
+
+    def read(self, nchunk: int) -> chunk:
+        """Read chunk file ``nchunk`` (whether a full chunk or the leftover).
+
+        Raises
+        ------
+        ChunkNotFoundError
+            If the file is missing.
+        FormatError
+            If its headers are invalid or it is truncated.
+        """
+        key = chunk_key(nchunk)
+        where = self.store.path(key)
+        try:
+            data = self.store.get(key)
+        except DatasetNotFoundError as err:
+            raise ChunkNotFoundError(f"{where}: chunk file not found") from err
+        view = split_chunk_file(data, where)
+        return chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=where)
+
+    def __getitem__(self, nchunk):
+        if isinstance(nchunk, slice):
+            return [self[i] for i in range(*nchunk.indices(self.nchunks))]
+        if nchunk < 0:
+            nchunk += self.nchunks
+        if not 0 <= nchunk < self.nchunks:
+            raise IndexError(f"chunk {nchunk} out of range (0..{self.nchunks - 1})")
+        if self._cached[0] == nchunk:
+            return self._cached[1]
+        chunk_ = self.read(nchunk)
+        self._cached = (nchunk, chunk_)
+        return chunk_
+
+    def __iter__(self):
+        for i in range(self.nchunks):
+            yield self[i]
+
+    def write(self, nchunk: int, chunk_: chunk) -> None:
+        """Write ``chunk_`` as file ``nchunk`` (bloscpack header + Blosc bytes)."""
+        self.store.set(chunk_key(nchunk), pack_bloscpack_header(1) + bytes(chunk_.getdata()))
+        if self._cached[0] == nchunk:
+            self._cached = (-1, None)
+
+    def __setitem__(self, nchunk: int, chunk_: chunk) -> None:
+        self.write(nchunk, chunk_)
+
+    def append(self, chunk_: chunk) -> None:
+        self.write(self.nchunks, chunk_)
+        self.nchunks += 1
+
+    def pop(self) -> chunk:
+        """Remove the last full chunk file (and any leftover file after it)."""
+        nchunk = self.nchunks - 1
+        chunk_ = self[nchunk]
+        self.store.delete(chunk_key(nchunk))
+        self.store.delete(chunk_key(nchunk + 1))
+        self.nchunks -= 1
+        self._cached = (-1, None)
+        return chunk_
+
+    def free_cachemem(self) -> None:
+        """Drop the cached chunk."""
+        self._cached = (-1, None)

@@ -1,0 +1,14 @@
+"""Shared fixtures: where bcolz 1.13's reference datasets live."""
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "bcolz-1.13"
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.skip(f"reference fixtures not found at {FIXTURES}")
+    return FIXTURES
