@@ -1,0 +1,220 @@
+"""The ``bcolz-store`` command: ``info`` on bcolz-written fixtures, errors, ``demo``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bcolz_store import cli
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "bcolz-1.13"
+MANIFEST = json.loads((FIXTURES / "manifest.json").read_text()) if FIXTURES.is_dir() else {}
+DATASETS = sorted(MANIFEST.get("datasets", {}))
+REPO = Path(__file__).resolve().parents[1]
+
+needs_fixtures = pytest.mark.skipif(not DATASETS, reason=f"fixtures not found at {FIXTURES}")
+
+
+def run(capsys, *argv):
+    status = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def info_json(capsys, path) -> dict:
+    status, out, err = run(capsys, "info", path, "--json")
+    assert status == 0, err
+    assert err == ""
+    return json.loads(out)
+
+
+def storage_meta(rootdir: Path) -> dict:
+    """meta/storage as bcolz wrote it: the independent record of chunklen and cparams."""
+    return json.loads((rootdir / "meta" / "storage").read_text())
+
+
+def assert_cparams(found: dict, expected: dict) -> None:
+    for key in ("clevel", "cname", "shuffle"):
+        assert found[key] == expected[key], key
+
+
+# --- info on every fixture --------------------------------------------------------
+
+@needs_fixtures
+@pytest.mark.parametrize("name", DATASETS)
+def test_info_json_matches_manifest(capsys, name):
+    expected = MANIFEST["datasets"][name]
+    facts = info_json(capsys, FIXTURES / name)
+    assert facts["kind"] == expected["kind"]
+    assert facts["attrs"] == expected["attrs"]
+    if expected["kind"] == "carray":
+        assert facts["shape"] == expected["shape"]
+        assert facts["dtype"] == expected["dtype"]
+        assert facts["chunklen"] == expected["chunklen"]
+        assert_cparams(facts["cparams"], expected["cparams"])
+        length = expected["shape"][0]
+        assert facts["nchunks"] == length // expected["chunklen"]
+        assert facts["leftover"] == length % expected["chunklen"]
+    else:
+        assert facts["shape"] == [expected["len"]]
+        assert facts["names"] == expected["names"]
+        assert [c["name"] for c in facts["columns"]] == expected["names"]
+
+
+@needs_fixtures
+@pytest.mark.parametrize("name", [n for n in DATASETS if MANIFEST["datasets"][n]["kind"] == "ctable"])
+def test_info_json_ctable_columns_match_bcolz_meta(capsys, name):
+    expected = MANIFEST["datasets"][name]
+    data = np.load(FIXTURES / f"{name}.expected.npz")
+    facts = info_json(capsys, FIXTURES / name)
+    assert facts["nbytes"] == sum(c["nbytes"] for c in facts["columns"])
+    assert facts["cbytes"] == sum(c["cbytes"] for c in facts["columns"])
+    for col in facts["columns"]:
+        meta = storage_meta(FIXTURES / name / col["name"])
+        assert col["shape"] == [expected["len"], *data[col["name"]].shape[1:]]
+        assert col["dtype"] == str(data[col["name"]].dtype)
+        assert col["chunklen"] == meta["chunklen"]
+        assert_cparams(col["cparams"], meta["cparams"])
+        assert col["nchunks"] == expected["len"] // meta["chunklen"]
+        assert col["nbytes"] == data[col["name"]].nbytes
+
+
+@needs_fixtures
+@pytest.mark.parametrize("name", DATASETS)
+def test_info_text_shows_the_facts(capsys, name):
+    expected = MANIFEST["datasets"][name]
+    status, out, err = run(capsys, "info", FIXTURES / name)
+    assert status == 0, err
+    lines = dict(line.split(":", 1) for line in out.splitlines() if not line.startswith(" "))
+    lines = {key: value.strip() for key, value in lines.items()}
+    assert lines["kind"] == expected["kind"]
+    for key in ("nbytes", "cbytes", "cratio", "attrs", "nchunks"):
+        assert key in lines
+    if expected["kind"] == "carray":
+        assert lines["shape"] == str(tuple(expected["shape"]))
+        assert lines["dtype"] == expected["dtype"]
+        assert lines["chunklen"] == str(expected["chunklen"])
+        cp = expected["cparams"]
+        assert f"cname={cp['cname']} clevel={cp['clevel']} shuffle={cp['shuffle']}" in lines["cparams"]
+    else:
+        assert lines["shape"] == f"({expected['len']},)"
+        assert lines["columns"] == str(len(expected["names"]))
+        table = [line.split() for line in out.splitlines() if line.startswith("  ")]
+        assert table[0][:5] == ["name", "dtype", "shape", "chunklen", "nchunks"]
+        assert [row[0] for row in table[1:]] == expected["names"]
+        for row in table[1:]:
+            assert row[3] == str(storage_meta(FIXTURES / name / row[0])["chunklen"])
+    if expected["attrs"]:
+        assert json.loads(lines["attrs"]) == expected["attrs"]
+
+
+# --- info errors --------------------------------------------------------------------
+
+def assert_one_line_error(status, out, err, *fragments):
+    assert status == 1
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("bcolz-store: error:")
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert str(fragment) in err
+
+
+def test_info_missing_path_fails_with_one_line(capsys, tmp_path):
+    missing = tmp_path / "no-such-dataset"
+    status, out, err = run(capsys, "info", missing)
+    assert_one_line_error(status, out, err, missing, "no such file or directory")
+
+
+def test_info_empty_directory_is_not_a_dataset(capsys, tmp_path):
+    status, out, err = run(capsys, "info", tmp_path)
+    assert_one_line_error(status, out, err, tmp_path, "not a readable bcolz dataset")
+
+
+def test_info_plain_file_is_not_a_dataset(capsys, tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    status, out, err = run(capsys, "info", path)
+    assert_one_line_error(status, out, err, path)
+
+
+@needs_fixtures
+@pytest.mark.parametrize("garbage", [b"", b"{not json", b'{"shape": "x"}\n'])
+def test_info_corrupt_meta_sizes_fails_with_one_line(capsys, tmp_path, garbage):
+    root = tmp_path / "broken"
+    shutil.copytree(FIXTURES / "f8_lz4_walk", root)
+    (root / "meta" / "sizes").write_bytes(garbage)
+    status, out, err = run(capsys, "info", root)
+    assert_one_line_error(status, out, err, root)
+
+
+def test_info_as_a_process_exits_1_without_traceback(tmp_path):
+    missing = tmp_path / "absent"
+    proc = subprocess.run([sys.executable, "-m", "bcolz_store.cli", "info", str(missing)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120,
+                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == f"bcolz-store: error: {missing}: no such file or directory"
+
+
+def test_usage_errors_exit_2(capsys):
+    assert cli.main([]) == 2
+    assert cli.main(["info"]) == 2
+    assert cli.main(["demo", "--rows", "0"]) == 2
+    assert cli.main(["demo", "--rows", "many"]) == 2
+    err = capsys.readouterr().err
+    assert "expected at least 1, found 0" in err
+    assert "expected a whole number, found 'many'" in err
+
+
+# --- demo ---------------------------------------------------------------------------
+
+def test_demo_prints_throughput_and_cleans_up(capsys, tmp_path):
+    status, out, err = run(capsys, "demo", "--rows", "200000", "--dir", tmp_path)
+    assert status == 0, err
+    assert "MB/s" in out and "rows/s" in out and "cratio" in out
+    steps = [line for line in out.splitlines() if line.startswith(("write", "reopen", "scan"))]
+    assert [s.split()[0] for s in steps] == ["write", "reopen", "reopen", "scan"]
+    write = steps[0].split()
+    assert write[4] == "200,000"                      # rows
+    assert float(write[7]) > 0                        # MB/s
+    assert "verified: 220,000 rows read back" in out
+    assert list(tmp_path.iterdir()) == []             # the demo folder is gone
+
+
+def test_demo_keep_leaves_a_dataset_info_can_read(capsys, tmp_path):
+    status, out, err = run(capsys, "demo", "--rows", "5000", "--dir", tmp_path, "--keep",
+                           "--no-progress")
+    assert status == 0, err
+    [kept] = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("kept: ")]
+    facts = info_json(capsys, kept)
+    assert facts["kind"] == "ctable"
+    assert facts["shape"] == [5500]
+    assert facts["names"] == list(cli.NAMES)
+    dtypes = {c["name"]: c["dtype"] for c in facts["columns"]}
+    assert dtypes == {"id": "int32", "date": "datetime64[D]", "open": "float64",
+                      "high": "float64", "low": "float64", "close": "float64", "volume": "int64"}
+
+
+def test_daily_bars_are_consistent_across_blocks():
+    bars = cli.DailyBars(seed=3)
+    first, second = bars.block(cli.DAYS_PER_ID - 10), bars.block(30)
+    cols = {name: np.concatenate([a, b]) for name, a, b in zip(cli.NAMES, first, second)}
+    n = cli.DAYS_PER_ID + 20
+    assert list(np.unique(cols["id"])) == [1, 2]
+    assert (np.diff(cols["date"][:cli.DAYS_PER_ID]) > np.timedelta64(0, "D")).all()
+    assert np.is_busday(cols["date"]).all()
+    assert (cols["high"] >= np.maximum(cols["open"], cols["close"])).all()
+    assert (cols["low"] <= np.minimum(cols["open"], cols["close"])).all()
+    assert (cols["close"] > 0).all() and (cols["volume"] > 0).all()
+    # the walk continues across the block boundary: no jump bigger than a daily move
+    step = np.abs(np.diff(np.log(cols["close"][:cli.DAYS_PER_ID])))
+    assert step.max() < 0.2
+    assert bars.nrows == n and bars.sums["volume"] == int(cols["volume"].sum())
