@@ -295,7 +295,12 @@ def _run_python(code, expression, variables):
 
 def _run_numexpr(expression, variables):
     ne = _import_engine("numexpr")
-    return ne.evaluate(expression, local_dict=variables, global_dict={})
+    result = ne.evaluate(expression, local_dict=variables, global_dict={})
+    canonical = np.dtype(result.dtype.str)
+    if canonical.char != result.dtype.char:
+        # numexpr answers int64 as C 'long long'; give numpy's own int64.
+        result = result.view(canonical)
+    return result
 
 
 class _Engine:
