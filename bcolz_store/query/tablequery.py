@@ -1,0 +1,272 @@
+"""Row queries over a ctable: ``iter``, ``where``, ``whereblocks``, ``fetchwhere``.
+
+The condition is evaluated once (by :meth:`ctable.where` and friends) into a
+boolean carray or ndarray of the table's length.  The functions here then
+read it block by block, and for each block read only the rows that match,
+column by column, so that no Python work is done per row until rows are
+handed out.
+
+``skip`` and ``limit`` count matching rows: the first ``skip`` matches are
+dropped, then at most ``limit`` are returned.  The pseudo-column ``nrow__``
+in ``outcols`` gives the row number.
+
+Source: bcolz 1.x ``ctable.iter``, ``where``, ``whereblocks``,
+``fetchwhere`` (parameters and results); checked by bcolz's own
+test_ctable.py / test_queries.py through the conformance suite and by
+tests/test_ctable.py.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+__all__ = ["NROW", "check_outcols", "fetch_where", "iter_rows", "outcols_dtype",
+           "where_blocks", "where_rows"]
+
+NROW = "nrow__"
+MIN_SCAN_ROWS = 1 << 14  # rows of the condition read at a time, at least
+
+
+def check_outcols(table, outcols) -> list:
+    """The list of output column names for ``outcols``.
+
+    Parameters
+    ----------
+    table : ctable
+    outcols : None, str or sequence of str
+        None means all columns; a string is split on commas and spaces.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        A wrong type, a name that is not an identifier, or a name that is
+        neither a column nor ``nrow__``.
+    """
+    from ..ctable import split_names, validate_names
+    if outcols is None:
+        return list(table.names)
+    if isinstance(outcols, str):
+        outcols = split_names(outcols)
+    elif not isinstance(outcols, (list, tuple)):
+        raise ValueError(f"only list/str is supported for outcols, not {type(outcols).__name__}")
+    outcols = validate_names(outcols, "outcols")
+    unknown = [n for n in outcols if n != NROW and n not in table.cols]
+    if unknown:
+        raise ValueError(f"outcols {unknown} are not columns of the ctable {table.names}")
+    return outcols
+
+
+def outcols_dtype(table, names) -> np.dtype:
+    """The structured dtype of rows made of the columns ``names``."""
+    fields = []
+    for name in names:
+        if name == NROW:
+            fields.append((name, np.int_))
+            continue
+        col = table.cols[name]
+        fields.append((name, col.dtype) if col.ndim == 1 else (name, (col.dtype, col.shape[1:])))
+    return np.dtype(fields)
+
+
+def _row_maker(names, dtype, out_flavor):
+    """A function turning an iterator of value tuples into rows of ``out_flavor``."""
+    if out_flavor is namedtuple or out_flavor == "namedtuple":
+        row = namedtuple("row", names, rename=True)
+        return lambda values: map(row._make, values)
+    if out_flavor is tuple or out_flavor == "tuple":
+        return lambda values: values
+
+    if out_flavor is np.ndarray or out_flavor == "ndarray":
+        def as_arrays(values):
+            for value in values:
+                out = np.empty(1, dtype=dtype)
+                out[0] = value
+                yield out
+        return as_arrays
+    raise ValueError(f"out_flavor must be namedtuple, tuple or numpy.ndarray, not {out_flavor!r}")
+
+
+def _scan_blen(table) -> int:
+    chunklens = [table.cols[n].chunklen for n in table.names]
+    return max(min(chunklens, default=MIN_SCAN_ROWS), MIN_SCAN_ROWS)
+
+
+# --------------------------------------------------------------------- iter
+
+def iter_rows(table, start=0, stop=None, step=1, outcols=None, limit=None, skip=0,
+              out_flavor=namedtuple):
+    """Rows ``start:stop:step`` of ``table`` (see :meth:`ctable.iter`).
+
+    Raises
+    ------
+    NotImplementedError
+        A step <= 0.
+    ValueError
+        Bad ``outcols`` or ``out_flavor``.
+    """
+    names = check_outcols(table, outcols)
+    step = 1 if step is None else step
+    if step <= 0:
+        raise NotImplementedError("step param can only be positive")
+    rows = range(*slice(start, stop, step).indices(len(table)))
+    rows = rows[max(int(skip or 0), 0):]
+    if limit is not None:
+        rows = rows[:max(int(limit), 0)]
+    make = _row_maker(names, outcols_dtype(table, names), out_flavor)
+    return _iter_gen(table, rows, names, make)
+
+
+def _iter_gen(table, rows, names, make):
+    blen = _scan_blen(table)
+    for first in range(0, len(rows), blen):
+        part = rows[first:first + blen]
+        values = [part if name == NROW else table.cols[name][part.start:part.stop:part.step]
+                  for name in names]
+        yield from make(zip(*values))
+
+
+# -------------------------------------------------------------------- where
+
+def _matches(mask, limit, skip, blen):
+    """Yield arrays of the matching row numbers, honouring skip and limit."""
+    skip = max(int(skip or 0), 0)
+    remaining = None if limit is None else max(int(limit), 0)
+    if remaining == 0:
+        return
+    for start in range(0, len(mask), blen):
+        hits = np.flatnonzero(np.asarray(mask[start:start + blen]))
+        if skip:
+            dropped = min(skip, len(hits))
+            skip -= dropped
+            hits = hits[dropped:]
+        if remaining is not None:
+            hits = hits[:remaining]
+            remaining -= len(hits)
+        if len(hits):
+            yield hits + start
+        if remaining == 0:
+            return
+
+
+def _read_rows(table, name, positions):
+    """Values of column ``name`` at the (sorted) row numbers ``positions``."""
+    if name == NROW:
+        return positions
+    col = table.cols[name]
+    lo, hi = int(positions[0]), int(positions[-1]) + 1
+    if hi - lo <= 4 * len(positions):
+        return col[lo:hi][positions - lo]
+    return col[positions]
+
+
+def _matching_columns(table, mask, names, limit, skip):
+    """Yield, per block, the list of matching values of every column in ``names``."""
+    for positions in _matches(mask, limit, skip, _scan_blen(table)):
+        yield [_read_rows(table, name, positions) for name in names]
+
+
+def _check_mask(table, mask):
+    if not hasattr(mask, "dtype") or mask.dtype.type != np.bool_:
+        raise ValueError("only boolean expressions or arrays are supported")
+    if len(mask) != len(table):
+        raise ValueError(f"the boolean array has length {len(mask)}, the ctable {len(table)}")
+
+
+def where_rows(table, mask, outcols=None, limit=None, skip=0, out_flavor=namedtuple):
+    """Rows of ``table`` where the boolean ``mask`` is true (see :meth:`ctable.where`).
+
+    Raises
+    ------
+    ValueError
+        A non-boolean mask or one of the wrong length, bad ``outcols`` or
+        ``out_flavor``.
+    """
+    _check_mask(table, mask)
+    names = check_outcols(table, outcols)
+    make = _row_maker(names, outcols_dtype(table, names), out_flavor)
+    return _where_gen(table, mask, names, limit, skip, make)
+
+
+def _where_gen(table, mask, names, limit, skip, make):
+    for values in _matching_columns(table, mask, names, limit, skip):
+        values = [v.tolist() if name == NROW else v for name, v in zip(names, values)]
+        yield from make(zip(*values))
+
+
+def _structured_blocks(table, mask, names, limit, skip):
+    dtype = outcols_dtype(table, names)
+    for values in _matching_columns(table, mask, names, limit, skip):
+        out = np.empty(len(values[0]), dtype=dtype)
+        for name, v in zip(names, values):
+            out[name] = v
+        yield out
+
+
+def where_blocks(table, mask, blen=None, outcols=None, limit=None, skip=0):
+    """Structured arrays of ``blen`` matching rows (see :meth:`ctable.whereblocks`).
+
+    Raises
+    ------
+    ValueError
+        A non-boolean mask, bad ``outcols`` or a ``blen`` below 1.
+    """
+    _check_mask(table, mask)
+    names = check_outcols(table, outcols)
+    if blen is None:
+        blen = min((table.cols[n].chunklen for n in table.names), default=MIN_SCAN_ROWS)
+    if blen < 1:
+        raise ValueError(f"blen must be a positive number of rows, not {blen}")
+    return _rebuffer(_structured_blocks(table, mask, names, limit, skip), int(blen))
+
+
+def _rebuffer(blocks, blen):
+    """Regroup a stream of structured arrays into arrays of exactly ``blen`` rows."""
+    pending, npending = [], 0
+    for block in blocks:
+        pending.append(block)
+        npending += len(block)
+        if npending < blen:
+            continue
+        data = np.concatenate(pending)
+        full = (len(data) // blen) * blen
+        for start in range(0, full, blen):
+            yield data[start:start + blen]
+        pending, npending = [data[full:]], len(data) - full
+    if npending:
+        yield np.concatenate(pending)
+
+
+def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, kwargs=None):
+    """All matching rows at once (see :meth:`ctable.fetchwhere`).
+
+    Returns
+    -------
+    ctable or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        An unknown ``out_flavor``, and as :func:`where_blocks`.
+    """
+    from ..ctable import ctable
+    from ..defaults import defaults
+    if out_flavor is None:
+        out_flavor = defaults.out_flavor
+    if out_flavor not in ("bcolz", "carray", "numpy"):
+        raise ValueError(f"`out_flavor` can only take 'bcolz', 'carray' or 'numpy' values, "
+                         f"not {out_flavor!r}")
+    _check_mask(table, mask)
+    names = check_outcols(table, outcols)
+    blocks = list(_structured_blocks(table, mask, names, limit, skip))
+    data = np.concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(table, names))
+    if out_flavor == "numpy":
+        return data
+    result = ctable(data, **dict(kwargs or {}))
+    result.flush()
+    return result
