@@ -1,0 +1,156 @@
+"""pandas DataFrame <-> ctable, column by column.
+
+pandas is an optional extra (``pip install bcolz_store[pandas]``); it is
+imported only when these functions run.
+
+Each DataFrame column becomes one carray column from its numpy values (a
+view where pandas allows one); rows are never copied one by one.  Object
+and string columns whose values are all ``str`` become fixed-width unicode
+(``U<n>``, n the longest value), all ``bytes`` fixed-width ``S<n>``; other
+object columns stay ``object``.
+
+Source: bcolz 1.x ``ctable.fromdataframe`` / ``todataframe``; checked by
+bcolz's pandasConversionTest through the conformance suite and by
+tests/test_interop.py.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+__all__ = ["dataframe_columns", "fromdataframe", "series_values", "todataframe"]
+
+PANDAS_EXTRA = "bcolz_store[pandas]"
+
+
+def _import_pandas():
+    try:
+        import pandas as pd
+    except ImportError as err:
+        raise ImportError(f"pandas is needed for DataFrame conversions; install it, "
+                          f"e.g. `pip install {PANDAS_EXTRA}`") from err
+    return pd
+
+
+def _fixed_width(values: np.ndarray) -> np.ndarray:
+    """Object values that are all str (or all bytes) as a fixed-width array."""
+    if len(values) == 0:
+        return values
+    if all(isinstance(v, str) for v in values):
+        width = max(1, max(map(len, values)))
+        return values.astype(f"U{width}")
+    if all(isinstance(v, bytes) for v in values):
+        width = max(1, max(map(len, values)))
+        return values.astype(f"S{width}")
+    return values
+
+
+def series_values(series) -> np.ndarray:
+    """The values of one DataFrame column as a numpy array fit for a carray.
+
+    Parameters
+    ----------
+    series : pandas.Series
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(series),)
+        Numeric, bool and naive datetime columns as they are (no copy where
+        pandas allows); str/bytes columns fixed-width; other object columns
+        as objects.
+    """
+    values = series.to_numpy()
+    if values.dtype == object:
+        values = _fixed_width(values)
+    return values
+
+
+def dataframe_columns(df, names) -> list:
+    """The columns ``names`` of ``df`` as numpy arrays, for ``ctable.append``.
+
+    Raises
+    ------
+    ValueError
+        If a name is not a column of ``df``.
+    """
+    missing = [n for n in names if n not in df.columns]
+    if missing:
+        raise ValueError(f"the DataFrame lacks the columns {missing}")
+    return [series_values(df[name]) for name in names]
+
+
+def fromdataframe(df, **kwargs):
+    """A ctable holding the columns of a pandas DataFrame.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    names : list of str, optional
+        Columns to take, in this order (default all, as in ``df.columns``).
+    kwargs
+        Other ctable constructor parameters (``rootdir``, ``cparams``...).
+
+    Returns
+    -------
+    ctable
+
+    Raises
+    ------
+    ImportError
+        When pandas is not installed.
+    ValueError
+        Column labels that are not valid column names, or as :class:`ctable`.
+
+    Notes
+    -----
+    Compatibility: bcolz turned str columns into ``U<n>`` too, but kept
+    bytes columns as objects; here they become ``S<n>``, so an ``S`` column
+    survives a round trip.  The index is not stored, as in bcolz.
+    """
+    _import_pandas()
+    from ..ctable import ctable
+    names = kwargs.pop("names", None)
+    if names is None:
+        names = list(df.columns)
+    columns = dataframe_columns(df, names)
+    return ctable(columns, list(names), **kwargs)
+
+
+def todataframe(table, columns=None, orient="columns"):
+    """A pandas DataFrame holding the columns of ``table``.
+
+    Parameters
+    ----------
+    table : ctable
+    columns : sequence of str, optional
+        With ``orient='columns'``: the columns to take (default all).  With
+        ``orient='index'``: the labels of the DataFrame's columns (one per
+        row of the table).
+    orient : {'columns', 'index'}, default 'columns'
+        'index' puts each table column in a row of the DataFrame.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ImportError
+        When pandas is not installed.
+    ValueError
+        An unknown ``orient``.
+    KeyError
+        An unknown column name.
+    """
+    pd = _import_pandas()
+    if orient == "index":
+        keys = table.names
+    elif orient == "columns":
+        keys = table.names if columns is None else list(columns)
+        columns = None
+    else:
+        raise ValueError(f"orient must be 'columns' or 'index', not {orient!r}")
+    data = OrderedDict((key, table.cols[key][:]) for key in keys)
+    return pd.DataFrame.from_dict(data, columns=columns, orient=orient)
