@@ -127,7 +127,7 @@ def _normalise_shape(shape) -> tuple:
 def _fill_carray(obj, length: int) -> None:
     """Append ``length`` rows of ``obj.dflt`` block by block."""
     atom = obj.dtype.shape if obj.dtype.shape else tuple(obj.shape[1:])
-    rows = min(length, _rows_per_write(obj.chunklen, obj.dtype.itemsize * math.prod(atom)))
+    rows = max(min(length, _rows_per_write(obj.chunklen, obj.dtype.itemsize * math.prod(atom))), 1)
     block = np.empty((rows,) + atom, dtype=obj.dtype.base)
     block[...] = obj.dflt
     for start in range(0, length, rows):
@@ -140,7 +140,7 @@ def _fill_ctable(obj, dtype: np.dtype, length: int, dflt) -> None:
     if dflt is not None:
         row[()] = dflt
     chunklen = min(obj.cols[name].chunklen for name in obj.names)
-    rows = min(length, _rows_per_write(chunklen, dtype.itemsize))
+    rows = max(min(length, _rows_per_write(chunklen, dtype.itemsize)), 1)
     block = np.empty(rows, dtype=dtype)
     block[...] = row
     for start in range(0, length, rows):
