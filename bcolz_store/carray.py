@@ -124,6 +124,8 @@ class carray:
         self._cache = OrderedDict()
         self._cache_nbytes = 0
         self.cache_budget = DEFAULT_CACHE_BYTES
+        self._iterator = None
+        self._is_iter_view = False
         if array is not None:
             self._create(array, cparams, dtype, dflt, expectedlen, chunklen)
             new = True
@@ -182,7 +184,8 @@ class carray:
             self._chunklen = int(chunklen)
         self._lastchunkarr = np.zeros(self._chunklen, dtype=self._dtype)
         self._nleft = 0
-        self._cbytes = self._chunksize
+        # cbytes counts the leftover buffer as a full chunk (objects have none).
+        self._cbytes = 0 if self._dtype.kind == "O" else self._chunksize
         if self._rootdir is not None:
             self._store = LocalStore(self._rootdir, readonly=False)
             if os.path.lexists(self._rootdir):
@@ -564,7 +567,9 @@ class carray:
                 return self._getitem_object(i)
             nchunk, pos = divmod(i, self._chunklen)
             value = self._chunk_array(nchunk)[pos]
-            return value.copy() if isinstance(value, np.ndarray) else value
+            if isinstance(value, np.ndarray):
+                return value.copy()
+            return value.item() if self._dtype.kind in "iub" else value
         if isinstance(key, slice):
             start, stop, step = key.indices(length)
             if self._dtype.kind == "O":
@@ -601,6 +606,8 @@ class carray:
         if isinstance(key, (list, range)) or hasattr(key, "dtype") or hasattr(key, "__array__"):
             try:
                 idx = np.asarray(key)
+                if isinstance(key, list) and idx.dtype.kind == "f":
+                    idx = idx.astype(np.int64)  # bcolz truncates float lists
             except (TypeError, ValueError) as err:
                 raise IndexError("key cannot be converted to an array of indices") from err
             if idx.dtype == np.bool_:
@@ -645,9 +652,13 @@ class carray:
         array = np.ascontiguousarray(array)
         if array.ndim == 0:
             array = array.reshape(1)
-        if arrlen is not None and arrlen != len(array):
+        if arrlen is not None and array.shape != (arrlen,) + self._dtype.shape:
             full = np.empty((arrlen,) + self._dtype.shape, dtype=self._dtype.base)
-            full[...] = array
+            try:
+                full[...] = array.reshape(full.shape) if array.size == full.size else array
+            except ValueError as err:
+                raise ValueError(f"cannot assign values of shape {array.shape} to "
+                                 f"{arrlen} items of shape {self._dtype.shape}") from err
             array = full
         return array
 
@@ -933,6 +944,8 @@ class carray:
         """Remove the on-disk data of this carray (no-op in memory)."""
         if self._rootdir:
             self._check_writable()
+            if not os.path.isdir(self._rootdir):
+                raise DatasetNotFoundError(f"{self._rootdir}: nothing to purge, directory is gone")
             self._store.remove_all()
 
     # ------------------------------------------------------------- iteration
@@ -954,10 +967,42 @@ class carray:
             yield block
 
     def __iter__(self):
+        if self._iterator is not None:
+            return self
         return self.iter()
+
+    def __next__(self):
+        if self._iterator is None:
+            self._iterator = self._iter_gen(0, self.len, 1, None, 0)
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            # An iterator view stays exhausted (as in bcolz); the carray
+            # itself can be iterated again.
+            self._iterator = iter(()) if self._is_iter_view else None
+            raise
+
+    next = __next__
+
+    def _iterating(self, generator):
+        """A view of this carray that iterates over ``generator``.
+
+        Compatibility: bcolz's iterators are carray views, so ``iter(b)``,
+        ``b.iter()``, ``b.where()`` and ``b.wheretrue()`` return objects with
+        the carray API that also work with ``next()``.
+        """
+        view = self.view()
+        view._iterator = generator
+        view._is_iter_view = True
+        return view
 
     def iter(self, start=0, stop=None, step=1, limit=None, skip=0, _next=False):
         """Iterate over elements ``start:stop:step``, skipping ``skip`` and yielding at most ``limit``.
+
+        Returns
+        -------
+        carray
+            A view that is also an iterator.
 
         Raises
         ------
@@ -969,7 +1014,7 @@ class carray:
         if step <= 0:
             raise NotImplementedError("step param can only be positive")
         start, stop, step = slice(start, stop, step).indices(self.len)
-        return self._iter_gen(start, stop, step, limit, skip)
+        return self._iterating(self._iter_gen(start, stop, step, limit, skip))
 
     def _iter_gen(self, start, stop, step, limit, skip):
         if limit is not None and limit <= 0:
@@ -1008,7 +1053,7 @@ class carray:
             raise ValueError("`self` is not an array of booleans")
         if self.ndim > 1:
             raise NotImplementedError("`self` is not unidimensional")
-        return self._wheretrue_gen(limit, skip)
+        return self._iterating(self._wheretrue_gen(limit, skip))
 
     def _wheretrue_gen(self, limit, skip):
         remaining = limit
@@ -1044,7 +1089,7 @@ class carray:
             raise ValueError("`boolarr` is not an array of booleans")
         if len(boolarr) != self.len:
             raise ValueError("`boolarr` must be of the same length than ``self``")
-        return self._where_gen(boolarr, limit, skip)
+        return self._iterating(self._where_gen(boolarr, limit, skip))
 
     def _where_gen(self, boolarr, limit, skip):
         remaining = limit
@@ -1071,15 +1116,15 @@ class carray:
     def copy(self, **kwargs):
         """Return a copy, optionally with other constructor parameters (rootdir, cparams...).
 
+        Compatibility: as in bcolz, parameters not given take the current
+        defaults (cparams) and ``expectedlen`` defaults to ``len(self)``.
+
         Raises
         ------
         As :class:`carray`.
         """
         expectedlen = kwargs.pop("expectedlen", self.len)
-        kwargs.setdefault("cparams", self._cparams)
         kwargs.setdefault("dflt", self._dflt)
-        if "chunklen" not in kwargs and expectedlen == self.expectedlen:
-            kwargs["chunklen"] = self._chunklen
         out = carray(np.empty((0,) + self._dtype.shape, dtype=self._dtype.base),
                      expectedlen=expectedlen, **kwargs)
         if self._dtype.kind == "O":
@@ -1102,6 +1147,8 @@ class carray:
         out.__dict__.update(self.__dict__)
         out._cache = OrderedDict()
         out._cache_nbytes = 0
+        out._iterator = None
+        out._is_iter_view = False
         out._lastchunkarr = self._lastchunkarr.copy()
         return out
 

@@ -86,6 +86,8 @@ class chunk:
             self._cdata = None
             return
         if cparams.quantize:
+            if array.dtype.kind != "f":
+                raise TypeError("quantize is meant only for floating point data")
             array = quantize(array, cparams.quantize)
         self._cdata = codec.compress(array, codec.typesize_for(self.atom), cparams.clevel,
                                      cparams.shuffle, cparams.cname)
