@@ -663,7 +663,7 @@ class ctable:
                 if newcol.mode != "r":
                     newcol.flush()
                 shutil.move(newcol.rootdir, col_rootdir)
-                newcol = carray(rootdir=col_rootdir, mode=self.mode)
+                newcol = carray(rootdir=col_rootdir, mode="a")  # 'w' would empty it
             else:
                 newcol = newcol.copy(rootdir=col_rootdir, mode="w")
         elif isinstance(newcol, carray):
@@ -830,7 +830,7 @@ class ctable:
             except (TypeError, ValueError) as err:
                 raise IndexError("key cannot be converted to an array of indices") from err
         if isinstance(key, str):
-            mask = self._eval_where(key, {}, None, sys._getframe(1))
+            mask = self._eval_where(key, {}, None, sys._getframe(1), IndexError)
             return self._take_mask(mask)
         if hasattr(key, "dtype"):
             if key.dtype.type == np.bool_:
@@ -921,16 +921,20 @@ class ctable:
         from .query.eval import eval as _eval
         return _eval(expression, user_dict=self._variables(user_dict, frame), **kwargs)
 
-    def _eval_where(self, expression, user_dict, vm, frame):
-        """A boolean carray/ndarray of the rows where ``expression`` holds."""
+    def _eval_where(self, expression, user_dict, vm, frame, error=QueryError):
+        """A boolean carray/ndarray of the rows where ``expression`` holds.
+
+        ``error`` is raised when the result is not boolean (bcolz raised
+        IndexError from ``t[expr]`` and ValueError from ``where``).
+        """
         if isinstance(expression, str):
             result = self._eval(expression, user_dict, frame, vm=vm)
         else:
             result = expression
         if not hasattr(result, "dtype") or result.dtype.type != np.bool_:
             if isinstance(expression, str):
-                raise IndexError(f"`{expression}` does not represent a boolean expression")
-            raise ValueError("only boolean expressions or arrays are supported")
+                raise error(f"`{expression}` does not represent a boolean expression")
+            raise error("only boolean expressions or arrays are supported")
         if len(result) != self.len:
             raise QueryError(f"the condition has length {len(result)}, the ctable {self.len}")
         return result
