@@ -20,9 +20,10 @@ from collections import OrderedDict
 
 import numpy as np
 
-__all__ = ["dataframe_columns", "fromdataframe", "series_values", "todataframe"]
+__all__ = ["DTYPES_ATTR", "dataframe_columns", "fromdataframe", "series_values", "todataframe"]
 
 PANDAS_EXTRA = "bcolz_store[pandas]"
+DTYPES_ATTR = "bcolz_store.dtypes"
 
 
 def _import_pandas():
@@ -34,25 +35,39 @@ def _import_pandas():
     return pd
 
 
-def _fixed_width(values: np.ndarray) -> np.ndarray:
+def _recorded_dtype(recorded, kind):
+    """The recorded dtype when it is a string dtype of ``kind``, else None."""
+    try:
+        dtype = np.dtype(recorded) if recorded is not None else None
+    except TypeError:
+        return None
+    return dtype if dtype is not None and dtype.kind == kind else None
+
+
+def _fixed_width(values: np.ndarray, recorded=None) -> np.ndarray:
     """Object values that are all str (or all bytes) as a fixed-width array."""
     if len(values) == 0:
-        return values
-    if all(isinstance(v, str) for v in values):
-        width = max(1, max(map(len, values)))
-        return values.astype(f"U{width}")
-    if all(isinstance(v, bytes) for v in values):
-        width = max(1, max(map(len, values)))
-        return values.astype(f"S{width}")
+        dtype = _recorded_dtype(recorded, "U") or _recorded_dtype(recorded, "S")
+        return values.astype(dtype) if dtype is not None else values
+    for kind, pytype in (("U", str), ("S", bytes)):
+        if all(isinstance(v, pytype) for v in values):
+            width = max(map(len, values), default=0)
+            dtype = _recorded_dtype(recorded, kind)
+            if dtype is not None and width <= dtype.itemsize // (4 if kind == "U" else 1):
+                return values.astype(dtype)
+            return values.astype(f"{kind}{max(width, 1)}")
     return values
 
 
-def series_values(series) -> np.ndarray:
+def series_values(series, recorded=None) -> np.ndarray:
     """The values of one DataFrame column as a numpy array fit for a carray.
 
     Parameters
     ----------
     series : pandas.Series
+    recorded : str, optional
+        The dtype recorded by :func:`todataframe`; used for str/bytes
+        columns when every value fits.
 
     Returns
     -------
@@ -63,7 +78,7 @@ def series_values(series) -> np.ndarray:
     """
     values = series.to_numpy()
     if values.dtype == object:
-        values = _fixed_width(values)
+        values = _fixed_width(values, recorded)
     return values
 
 
@@ -78,7 +93,9 @@ def dataframe_columns(df, names) -> list:
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise ValueError(f"the DataFrame lacks the columns {missing}")
-    return [series_values(df[name]) for name in names]
+    recorded = df.attrs.get(DTYPES_ATTR) if isinstance(df.attrs, dict) else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    return [series_values(df[name], recorded.get(name)) for name in names]
 
 
 def fromdataframe(df, **kwargs):
@@ -153,4 +170,7 @@ def todataframe(table, columns=None, orient="columns"):
     else:
         raise ValueError(f"orient must be 'columns' or 'index', not {orient!r}")
     data = OrderedDict((key, table.cols[key][:]) for key in keys)
-    return pd.DataFrame.from_dict(data, columns=columns, orient=orient)
+    df = pd.DataFrame.from_dict(data, columns=columns, orient=orient)
+    if orient == "columns":
+        df.attrs[DTYPES_ATTR] = {key: table.cols[key].dtype.str for key in keys}
+    return df
