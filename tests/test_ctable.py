@@ -548,3 +548,11 @@ def test_string_and_datetime_queries():
     assert [r.i for r in t.where("s == b's3'")] == [3]
     stamp = records(20)["t"][15]
     assert [r.i for r in t.where("t > stamp", vm="python")] == [16, 17, 18, 19]
+
+
+def test_rows_hold_python_scalars_and_numpy_datetimes():
+    t = ctable(records(3))
+    row = next(iter(t))
+    assert [type(v) for v in row] == [int, float, bool, bytes, str, np.datetime64]
+    assert [type(v) for v in next(t.where("i == 1", outcols="nrow__, x"))] == [int, float]
+    assert row.t == np.datetime64("2020-01-01", "ns")

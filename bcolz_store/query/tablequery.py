@@ -11,7 +11,9 @@ dropped, then at most ``limit`` are returned.  The pseudo-column ``nrow__``
 in ``outcols`` gives the row number.
 
 Source: bcolz 1.x ``ctable.iter``, ``where``, ``whereblocks``,
-``fetchwhere`` (parameters and results); checked by bcolz's own
+``fetchwhere`` (parameters and results; rows hold Python scalars as in
+bcolz, except datetime64/timedelta64 values, which stay numpy scalars rather
+than becoming bare integers); checked by bcolz's own
 test_ctable.py / test_queries.py through the conformance suite and by
 tests/test_ctable.py.
 """
@@ -92,6 +94,20 @@ def _row_maker(names, dtype, out_flavor):
     raise ValueError(f"out_flavor must be namedtuple, tuple or numpy.ndarray, not {out_flavor!r}")
 
 
+def _python_values(values):
+    """Values handed out in rows: Python scalars where bcolz gave them.
+
+    Numbers, bools, bytes and str become Python objects (``tolist``);
+    datetime64/timedelta64 stay numpy scalars (``tolist`` would turn
+    nanoseconds into plain ints); multidimensional atoms stay arrays.
+    """
+    if isinstance(values, range):
+        return values
+    if values.ndim == 1 and values.dtype.kind not in "MmV":
+        return values.tolist()
+    return values
+
+
 def _scan_blen(table) -> int:
     chunklens = [table.cols[n].chunklen for n in table.names]
     return max(min(chunklens, default=MIN_SCAN_ROWS), MIN_SCAN_ROWS)
@@ -128,7 +144,7 @@ def _iter_gen(table, rows, names, make):
         part = rows[first:first + blen]
         values = [part if name == NROW else table.cols[name][part.start:part.stop:part.step]
                   for name in names]
-        yield from make(zip(*values))
+        yield from make(zip(*map(_python_values, values)))
 
 
 # -------------------------------------------------------------------- where
@@ -195,8 +211,7 @@ def where_rows(table, mask, outcols=None, limit=None, skip=0, out_flavor=namedtu
 
 def _where_gen(table, mask, names, limit, skip, make):
     for values in _matching_columns(table, mask, names, limit, skip):
-        values = [v.tolist() if name == NROW else v for name, v in zip(names, values)]
-        yield from make(zip(*values))
+        yield from make(zip(*map(_python_values, values)))
 
 
 def _structured_blocks(table, mask, names, limit, skip):
