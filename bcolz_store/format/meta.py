@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,9 +124,7 @@ def _jsonable(value: Any, dtype: np.dtype) -> Any:
         return [_jsonable(v, dtype) for v in value.tolist()]
     if isinstance(value, complex):
         return repr(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)  # "nan", "inf": numpy parses them back
-    return value
+    return value  # NaN and infinities are written as json does (NaN, Infinity), as bcolz
 
 
 def encode_dflt(dflt: np.ndarray) -> Any:
