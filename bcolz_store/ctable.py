@@ -183,7 +183,7 @@ class cols:
         old = self._cols.get(name)
         if isinstance(value, carray):
             if rootdir and value.rootdir != rootdir:
-                value = value.copy(rootdir=rootdir, mode="w")
+                value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams)
         else:
             dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
             try:
@@ -666,8 +666,6 @@ class ctable:
                 newcol = carray(rootdir=col_rootdir, mode="a")  # 'w' would empty it
             else:
                 newcol = newcol.copy(rootdir=col_rootdir, mode="w")
-        elif isinstance(newcol, carray):
-            newcol = newcol.copy(**kwargs)
         else:
             newcol = carray(newcol, **kwargs)
         self.cols.insert(name, pos, newcol)
