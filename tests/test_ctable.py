@@ -343,6 +343,14 @@ def test_missing_rootdir(tmp_path):
         ctable(rootdir=rd)
 
 
+def test_mode_a_creates_a_missing_table(tmp_path):
+    rd = str(tmp_path / "t")
+    t = ctable(records(4), rootdir=rd, mode="a")
+    assert t.mode == "a"
+    t.append(records(5)[4])
+    assert_array_equal(ctable(rootdir=rd, mode="r")[:], records(5))
+
+
 def test_modes_on_existing_rootdir(tmp_path):
     rd = str(tmp_path / "t")
     ctable(records(5), rootdir=rd)
@@ -417,7 +425,8 @@ def test_fixture_ctables_read_back(fixtures_dir):
                 assert_array_equal(got[col], npz[col][rows])
 
 
-@pytest.mark.parametrize("build", ["structured", "append", "addcol_delcol", "zeros", "setcol"])
+@pytest.mark.parametrize("build", ["structured", "append", "addcol_delcol", "zeros", "setcol",
+                                   "addcol_carray"])
 def test_bytes_match_bcolz(tmp_path, build):
     ref_bcolz = pytest.importorskip("bcolz")
     ra = np.fromiter(((i, i * 2.5, i % 7 == 0, b"k%d" % (i % 13)) for i in range(30_000)),
@@ -437,6 +446,9 @@ def test_bytes_match_bcolz(tmp_path, build):
             t.delcol("f1")
         elif build == "zeros":
             mod.zeros(1000, dtype="i4,f8", rootdir=rd)
+        elif build == "addcol_carray":
+            t = mod.ctable(ra, rootdir=rd, cparams=mod.cparams(clevel=7, cname="zlib"))
+            t.addcol(mod.carray(np.arange(len(ra)) % 9, dflt=3, chunklen=500), name="n")
         else:
             t = mod.ctable(ra, rootdir=rd)
             t["f0"] = np.arange(len(ra))[::-1]
