@@ -904,38 +904,9 @@ class ctable:
 
     # -------------------------------------------------------------- queries
 
-    def _variables(self, user_dict, frame) -> dict:
-        """Names an expression sees: caller's globals, then locals, columns, user_dict."""
-        names = {}
-        if frame is not None:
-            names.update(frame.f_globals)
-            names.update(frame.f_locals)
-        names.update(self.cols._cols)
-        if user_dict:
-            names.update(user_dict)
-        return names
-
-    def _eval(self, expression, user_dict, frame, **kwargs):
-        from .query.eval import eval as _eval
-        return _eval(expression, user_dict=self._variables(user_dict, frame), **kwargs)
-
     def _eval_where(self, expression, user_dict, vm, frame, error=QueryError):
-        """A boolean carray/ndarray of the rows where ``expression`` holds.
-
-        ``error`` is raised when the result is not boolean (bcolz raised
-        IndexError from ``t[expr]`` and ValueError from ``where``).
-        """
-        if isinstance(expression, str):
-            result = self._eval(expression, user_dict, frame, vm=vm)
-        else:
-            result = expression
-        if not hasattr(result, "dtype") or result.dtype.type != np.bool_:
-            if isinstance(expression, str):
-                raise error(f"`{expression}` does not represent a boolean expression")
-            raise error("only boolean expressions or arrays are supported")
-        if len(result) != self.len:
-            raise QueryError(f"the condition has length {len(result)}, the ctable {self.len}")
-        return result
+        from .query.tablequery import condition
+        return condition(self, expression, user_dict, vm, frame, error)
 
     def eval(self, expression, **kwargs):
         """Evaluate ``expression`` over the columns; return its result.
@@ -960,8 +931,9 @@ class ctable:
         QueryError, ValueError
             As :func:`bcolz_store.eval`.
         """
+        from .query.tablequery import evaluate
         user_dict = kwargs.pop("user_dict", None)
-        return self._eval(expression, user_dict, sys._getframe(1), **kwargs)
+        return evaluate(self, expression, user_dict, sys._getframe(1), **kwargs)
 
     def iter(self, start=0, stop=None, step=1, outcols=None, limit=None, skip=0,
              out_flavor=namedtuple):

@@ -24,11 +24,72 @@ from collections import namedtuple
 
 import numpy as np
 
-__all__ = ["NROW", "check_outcols", "fetch_where", "iter_rows", "outcols_dtype",
-           "where_blocks", "where_rows"]
+from ..errors import QueryError
+
+__all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "iter_rows",
+           "outcols_dtype", "table_variables", "where_blocks", "where_rows"]
 
 NROW = "nrow__"
 MIN_SCAN_ROWS = 1 << 14  # rows of the condition read at a time, at least
+
+
+def table_variables(table, user_dict, frame) -> dict:
+    """The names an expression over ``table`` sees.
+
+    In increasing priority: the globals, then the locals of ``frame`` (the
+    caller's), then the columns, then ``user_dict``.
+
+    Notes
+    -----
+    Compatibility: bcolz let the caller's variables shadow columns and
+    columns shadow ``user_dict``; here a column name always means the column
+    and an explicit ``user_dict`` wins.
+    """
+    names = {}
+    if frame is not None:
+        names.update(frame.f_globals)
+        names.update(frame.f_locals)
+    names.update(table.cols._cols)
+    if user_dict:
+        names.update(user_dict)
+    return names
+
+
+def evaluate(table, expression, user_dict, frame, **kwargs):
+    """:func:`bcolz_store.eval` of ``expression`` over the columns of ``table``."""
+    from .eval import eval as _eval
+    return _eval(expression, user_dict=table_variables(table, user_dict, frame), **kwargs)
+
+
+def condition(table, expression, user_dict, vm, frame, error=QueryError):
+    """A boolean carray/ndarray of the rows of ``table`` where ``expression`` holds.
+
+    Parameters
+    ----------
+    expression : str, carray or ndarray
+        An expression (evaluated with :func:`evaluate`) or a boolean array.
+    error : exception class
+        Raised when the result is not boolean (bcolz raised IndexError from
+        ``t[expr]`` and ValueError from ``where``).
+
+    Raises
+    ------
+    error
+        A result that is not boolean.
+    QueryError
+        A result whose length is not the table's.
+    """
+    if isinstance(expression, str):
+        result = evaluate(table, expression, user_dict, frame, vm=vm)
+    else:
+        result = expression
+    if not hasattr(result, "dtype") or result.dtype.type != np.bool_:
+        if isinstance(expression, str):
+            raise error(f"`{expression}` does not represent a boolean expression")
+        raise error("only boolean expressions or arrays are supported")
+    if len(result) != len(table):
+        raise QueryError(f"the condition has length {len(result)}, the ctable {len(table)}")
+    return result
 
 
 def check_outcols(table, outcols) -> list:
