@@ -113,6 +113,11 @@ def test_hdf5_round_trip(tmp_path):
     assert back.dtype == t.dtype
     assert_array_equal(back[:], ra)
     assert back.attrs["title"] == "numbers"
+    t.tohdf5(path, nodepath="/group/inner", mode="a")
+    assert ctable.fromhdf5(path, "/group/inner", names=["f2"]).names == ["f2"]
+    with pytest.raises(TypeError, match="datetime64"):
+        ctable(sample(3)).tohdf5(str(tmp_path / "dates.h5"))
+    assert not (tmp_path / "dates.h5").exists()
 
 
 def test_module_level_flags_report_optional_extras():

@@ -6,7 +6,9 @@ imported only when these functions run, and its absence gives an
 
 Rows travel in blocks (the Table's chunkshape when reading, the columns'
 chunklen when writing), never one by one.  User attributes are copied both
-ways.
+ways.  PyTables limits what survives: unicode (``U``) columns come back as
+ASCII bytes (``S``), and datetime64, timedelta64 and object columns cannot
+be written at all.
 
 Source: bcolz 1.x ``ctable.fromhdf5`` / ``tohdf5``.
 """
@@ -113,6 +115,9 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
         When PyTables is not installed.
     DatasetExistsError
         With mode 'w' when ``filepath`` exists (an OSError, as bcolz's IOError).
+    TypeError
+        For datetime64, timedelta64 or object columns, which PyTables Tables
+        cannot hold (nothing is written).
 
     Notes
     -----
@@ -122,6 +127,10 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     tb = _import_tables()
     from ..chunks.cparams import cparams as cparams_cls
     filepath = os.fspath(filepath)
+    unsupported = [n for n in table.names if table.cols[n].dtype.kind in "MmO"]
+    if unsupported:
+        raise TypeError(f"PyTables Tables cannot hold the datetime64/timedelta64/object "
+                        f"columns {unsupported}; convert or drop them first")
     if mode == "w" and os.path.exists(filepath):
         raise DatasetExistsError(f"path '{filepath}' already exists")
     params = cparams_cls.from_any(cparams).to_dict() if not isinstance(cparams, dict) \
