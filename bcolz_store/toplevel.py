@@ -96,8 +96,8 @@ def open(rootdir, mode="a"):
     >>> import bcolz_store as bcolz
     >>> path = os.path.join(tempfile.mkdtemp(), "a")
     >>> _ = bcolz.arange(10, rootdir=path)
-    >>> bcolz.open(path, mode="r")[3]
-    np.int64(3)
+    >>> int(bcolz.open(path, mode="r")[3])
+    3
     """
     path = os.fspath(rootdir)
     if not os.path.exists(path):
@@ -459,8 +459,8 @@ def iterblocks(cobj, blen=None, start=0, stop=None):
     Examples
     --------
     >>> import bcolz_store as bcolz
-    >>> [b.sum() for b in bcolz.iterblocks(bcolz.arange(10), blen=4)]
-    [np.int64(6), np.int64(22), np.int64(17)]
+    >>> [int(b.sum()) for b in bcolz.iterblocks(bcolz.arange(10), blen=4)]
+    [6, 22, 17]
     """
     if isinstance(cobj, ctable):
         default_blen = lambda: min(cobj.cols[name].chunklen for name in cobj.names)  # noqa: E731

@@ -226,3 +226,12 @@ def test_ctable_eval_sees_columns_and_caller_variables():
     t = bcolz.ctable(np.fromiter(((i, i * 2.0) for i in range(20)), dtype="i4,f8"))
     offset = 0.5
     assert_array_equal(t.eval("f0 + f1 + offset")[:], np.arange(20) * 3 + 0.5)
+
+
+def test_querying_guide_examples_run():
+    import doctest
+    from pathlib import Path
+    guide = Path(__file__).resolve().parents[1] / "docs" / "querying.md"
+    result = doctest.testfile(str(guide), module_relative=False,
+                              optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 20 and result.failed == 0

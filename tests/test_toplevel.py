@@ -356,3 +356,12 @@ def test_ctable_repr_layout():
 def test_human_readable_size():
     assert [printing.human_readable_size(n) for n in (0, 1023, 1024, 3 * 2**20, 2**40)] == [
         "0", "1023", "1.00 KB", "3.00 MB", "1.00 TB"]
+
+
+@pytest.mark.parametrize("module", ["bcolz_store.toplevel", "bcolz_store.printing",
+                                    "bcolz_store.query.eval"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
