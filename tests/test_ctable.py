@@ -568,26 +568,3 @@ def test_rows_hold_python_scalars_and_numpy_datetimes():
     assert [type(v) for v in row] == [int, float, bool, bytes, str, np.datetime64]
     assert [type(v) for v in next(t.where("i == 1", outcols="nrow__, x"))] == [int, float]
     assert row.t == np.datetime64("2020-01-01", "ns")
-
-
-@pytest.mark.parametrize("name, kwargs, attrs", [
-    ("ctable_small_chunks", {"chunklen": 100}, []),
-    ("ctable_mixed", {}, [("title", "mixed columns"), ("rows", 200000)]),
-])
-def test_fixture_ctables_are_rewritten_byte_identically(fixtures_dir, tmp_path, name, kwargs,
-                                                        attrs):
-    ref = fixtures_dir / name
-    with np.load(fixtures_dir / f"{name}.expected.npz") as npz:
-        names = list(npz["__names__"])
-        columns = [npz[n] for n in names]
-    dest = tmp_path / name
-    t = ctable(columns, names=names, rootdir=str(dest), **kwargs)
-    for key, value in attrs:
-        t.attrs[key] = value
-
-    def files(root):
-        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-
-    assert files(dest) == files(ref)
-    for rel in files(ref):
-        assert (dest / rel).read_bytes() == (ref / rel).read_bytes(), rel
