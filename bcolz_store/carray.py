@@ -53,13 +53,6 @@ def calc_chunklen(expectedlen: int, atomsize: int) -> int:
     return max(chunksize, atomsize) // atomsize
 
 
-def _human_size(size: int) -> str:
-    for limit, unit in ((2 ** 10, None), (2 ** 20, "KB"), (2 ** 30, "MB"), (2 ** 40, "GB")):
-        if size < limit:
-            return str(size) if unit is None else "%.2f %s" % (size / (limit / 1024.0), unit)
-    return "%.2f TB" % (size / float(2 ** 40))
-
-
 def _is_int(key) -> bool:
     return isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_))
 
@@ -1244,22 +1237,12 @@ class carray:
         return (_rebuild_carray, (self[:], None))
 
     def __str__(self):
-        from .printing import array2string
-        return array2string(self)
+        from .printing import format_carray_str
+        return format_carray_str(self)
 
     def __repr__(self):
-        ratio = self.nbytes / float(self._cbytes) if self._cbytes else np.nan
-        blocksize = self._chunks[0].blocksize if len(self._chunks) > 0 else 0
-        text = "carray(%s, %s)\n" % (self.shape, self.dtype)
-        text += "  nbytes := %s; cbytes := %s; ratio: %.2f\n" % (
-            _human_size(self.nbytes), _human_size(self._cbytes), ratio)
-        text += "  cparams := %r\n" % (self._cparams,)
-        text += "  chunklen := %s; chunksize: %s; blocksize: %s\n" % (
-            self._chunklen, self._chunksize, blocksize)
-        if self._rootdir:
-            text += "  rootdir := '%s'\n" % self._rootdir
-            text += "  mode    := '%s'\n" % self._mode
-        return text + str(self)
+        from .printing import format_carray_repr
+        return format_carray_repr(self)
 
 
 def _rebuild_carray(array, rootdir):
