@@ -275,3 +275,25 @@ def test_setitem_tuple_with_array_first_key_like_numpy(first):
     c[first, 0] = [7, 8]
     expected[first, 0] = [7, 8]
     assert_same(c[:], expected)
+
+
+def test_invalid_keys():
+    c = bcolz_store.carray(np.arange(10), chunklen=3)
+    with pytest.raises(IndexError):
+        c[np.ones(9, bool)]  # numpy: IndexError too
+    with pytest.raises(ValueError):
+        c[np.ones(9, bool)] = 1  # as bcolz
+    with pytest.raises(IndexError):
+        c[np.array([1.0, 2.0])]
+    with pytest.raises(ValueError):
+        c[()]
+    with pytest.raises(ValueError):
+        c[::0]
+    with pytest.raises(ValueError):
+        c[::0] = 1
+    assert_same(c[:], np.arange(10))
+
+
+def test_float_lists_truncate_as_in_bcolz():
+    c = bcolz_store.carray(np.arange(10) * 2, chunklen=3)
+    assert_same(c[[1.7, 3.2]], np.array([2, 6]))
