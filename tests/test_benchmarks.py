@@ -1,0 +1,123 @@
+"""The benchmark harness runs end to end in --quick mode and every answer is right.
+
+No timing is asserted: tiny sizes only check that each workload runs for each
+installed library and that the results agree with numpy (and that bcolz_store
+writes bcolz's bytes).  Comparison libraries that are not installed are left
+out by the harness itself.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+harness = pytest.importorskip("benchmarks.harness")
+workloads = pytest.importorskip("benchmarks.workloads")
+
+TINY = ["--quick", "--n", "60000", "--chunklen", "4096", "--ra-chunklen", "512",
+        "--nrows", "20000", "--open-rows", "2000", "--nslices", "20", "--slice-len", "500",
+        "--nsingle", "100", "--nsingle-zarr", "20", "--nappends", "100", "--ngather", "500",
+        "--ngather-bcolz", "50"]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench-out")
+    work = tmp_path_factory.mktemp("bench-work")
+    code = harness.main(TINY + ["--out", str(out), "--workdir", str(work)])
+    with open(out / "latest.json") as fh:
+        result = json.load(fh)
+    return code, result, out
+
+
+def test_quick_run_succeeds_and_writes_results(quick_run):
+    code, result, out = quick_run
+    assert code == 0
+    keys = [row["key"] for row in result["rows"]]
+    expected = [k for k in workloads.KEYS
+                if k != "todataframe" or workloads._has_pandas()]
+    assert keys == expected
+    assert result["config"]["quick"] is True
+    assert result["config"]["n"] == 60000
+
+
+def test_every_case_is_correct(quick_run):
+    _, result, _ = quick_run
+    for row in result["rows"]:
+        assert row["errors"] == [], (row["key"], row["errors"])
+        assert row["status"] != "WRONG"
+        assert "bcolz_store" in row["libs"], row["key"]
+        for info in row["libs"].values():
+            assert info["median"] >= 0
+
+
+def test_ratios_and_status_follow_the_medians(quick_run):
+    _, result, _ = quick_run
+    for row in result["rows"]:
+        ours = row["libs"]["bcolz_store"]["median"]
+        for other in ("bcolz", "blosc2"):
+            if other in row["libs"] and row["libs"][other]["median"]:
+                assert row[f"ratio_{other}"] == pytest.approx(
+                    ours / row["libs"][other]["median"])
+            else:
+                assert row[f"ratio_{other}"] is None
+        if row["target"] is None:
+            assert row["status"] == "-"
+        elif row[f"ratio_{row['target_vs']}"] is None:
+            assert row["status"] == "n/a"
+        else:
+            ok = row[f"ratio_{row['target_vs']}"] <= row["target"]
+            assert row["status"] == ("PASS" if ok else "MISS")
+
+
+def test_written_bytes_match_bcolz(quick_run):
+    pytest.importorskip("bcolz")
+    _, result, _ = quick_run
+    rows = {row["key"]: row for row in result["rows"]}
+    for key in ("write_f8", "write_i8", "ctable_write"):
+        assert rows[key]["post"]["byte_identical"] is True, rows[key]["post"]
+
+
+def test_plot_is_drawn(quick_run):
+    pytest.importorskip("matplotlib")
+    _, _, out = quick_run
+    png = out / "ratios.png"
+    assert png.stat().st_size > 1000
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_profile_writes_a_report(tmp_path):
+    code = harness.main(TINY + ["--out", str(tmp_path), "--workdir", str(tmp_path / "w"),
+                                "--profile", "sum_f8"])
+    assert code == 0
+    text = (tmp_path / "profile-sum_f8.txt").read_text()
+    assert "cProfile" in text
+    assert "sum" in text
+
+
+def test_unknown_workload_is_refused(tmp_path):
+    with pytest.raises(SystemExit, match="unknown workloads"):
+        harness.main(["--quick", "--only", "nope", "--out", str(tmp_path)])
+
+
+def test_compare_trees_names_the_difference(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "data").mkdir(parents=True)
+    (b / "data").mkdir(parents=True)
+    (a / "data" / "__0.blp").write_bytes(b"x")
+    (b / "data" / "__0.blp").write_bytes(b"x")
+    (a / "bcolz_store.md5").write_text("sums")
+    same, detail = workloads.compare_trees(str(a), str(b))
+    assert same and "adds 1 files" in detail
+    (b / "data" / "__0.blp").write_bytes(b"y")
+    same, detail = workloads.compare_trees(str(a), str(b))
+    assert not same and "data/__0.blp" in detail
+    (b / "meta").mkdir()
+    (b / "meta" / "sizes").write_text("{}")
+    same, detail = workloads.compare_trees(str(a), str(b))
+    assert not same and "missing" in detail
