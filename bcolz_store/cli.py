@@ -3,12 +3,14 @@
 ::
 
     bcolz-store info PATH [--json]     describe a carray or ctable rootdir
+    bcolz-store verify PATH [--json]   check every file against bcolz_store.md5
     bcolz-store demo [--rows N] [--dir D] [--keep] [--no-progress]
                                        write, append, reopen and slice a table
                                        of daily price bars; print throughput
 
 Exit status: 0 on success, 1 when a dataset is missing, is not a bcolz
-dataset, or cannot be read or written, 2 on a command-line usage error,
+dataset, cannot be read or written, or (``verify``) has a missing, extra or
+damaged file, 2 on a command-line usage error,
 130 when interrupted.  Errors are one line on stderr (``--traceback`` shows
 the Python traceback as well).
 
@@ -33,7 +35,7 @@ import numpy as np
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
-__all__ = ["main", "dataset_info", "format_info", "run_demo"]
+__all__ = ["main", "dataset_info", "format_info", "run_demo", "verify_dataset", "format_verify"]
 
 PROG = "bcolz-store"
 MB = 1e6
@@ -225,6 +227,79 @@ def _cmd_info(args) -> int:
     else:
         print(format_info(facts))
     return EXIT_OK
+
+
+# --- verify -------------------------------------------------------------------
+
+PROBLEM_KINDS = ("missing", "extra", "damaged")
+
+
+def verify_dataset(path) -> dict:
+    """Check the files of the dataset at ``path`` against its checksum file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A carray or ctable rootdir.  Nothing is written to it.
+
+    Returns
+    -------
+    dict
+        ``path``, ``ok`` (bool) and the sorted lists ``missing`` (listed in
+        ``bcolz_store.md5`` but absent), ``extra`` (present but not listed)
+        and ``damaged`` (content differs from its md5), as paths relative to
+        the rootdir.
+
+    Raises
+    ------
+    CommandError
+        When nothing exists at ``path`` or it cannot be checked (not a
+        dataset, unreadable checksum file); the message names the path.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise CommandError(f"{path}: no such file or directory")
+    check = getattr(bcolz_store, "verify", None)
+    if check is None:
+        raise CommandError("this version of bcolz_store cannot verify checksums")
+    try:
+        report = check(path)
+    except (BcolzStoreError, OSError) as err:
+        raise CommandError(_describe_verify(err, path)) from err
+    facts = {"path": path, "ok": bool(report.ok)}
+    for kind in PROBLEM_KINDS:
+        facts[kind] = sorted(str(p) for p in getattr(report, kind))
+    return facts
+
+
+def _describe_verify(err: BaseException, path: str) -> str:
+    text = str(err) or type(err).__name__
+    if path not in text:
+        text = f"{path}: {text}"
+    return f"cannot verify: {text}"
+
+
+def format_verify(facts: dict) -> str:
+    """Render :func:`verify_dataset`'s result: one ``KIND  PATH`` line per problem, then a summary."""
+    lines = [f"{kind:<8}{rel}" for kind in PROBLEM_KINDS for rel in facts[kind]]
+    if facts["ok"]:
+        lines.append(f"{facts['path']}: ok")
+    else:
+        counts = ", ".join(f"{len(facts[k])} {k}" for k in PROBLEM_KINDS if facts[k])
+        total = sum(len(facts[k]) for k in PROBLEM_KINDS)
+        noun = "problem" if total == 1 else "problems"
+        lines.append(f"{facts['path']}: {total} {noun} ({counts})" if total
+                     else f"{facts['path']}: not ok")
+    return "\n".join(lines)
+
+
+def _cmd_verify(args) -> int:
+    facts = verify_dataset(args.path)
+    if args.json:
+        print(json.dumps(facts, indent=2))
+    else:
+        print(format_verify(facts))
+    return EXIT_OK if facts["ok"] else EXIT_FAILURE
 
 
 # --- demo ---------------------------------------------------------------------
@@ -550,8 +625,10 @@ def _positive_int(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``bcolz-store``."""
     parser = argparse.ArgumentParser(
-        prog=PROG, description="Inspect bcolz datasets (carray/ctable rootdirs) and run a demo.",
-        epilog="Exit status: 0 success, 1 dataset missing/invalid/unreadable, 2 usage error.")
+        prog=PROG, description="Inspect and verify bcolz datasets (carray/ctable rootdirs) "
+                               "and run a demo.",
+        epilog="Exit status: 0 success, 1 dataset missing/invalid/unreadable or (verify) "
+               "damaged, 2 usage error.")
     parser.add_argument("--version", action="version",
                         version=f"%(prog)s {bcolz_store.__version__}")
     parser.add_argument("--traceback", action="store_true",
@@ -565,6 +642,15 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("path", help="the dataset's rootdir")
     info.add_argument("--json", action="store_true", help="print machine-readable JSON")
     info.set_defaults(func=_cmd_info)
+
+    verify = sub.add_parser("verify", help="check a dataset's files against bcolz_store.md5",
+                            description="Compare every file of a carray or ctable rootdir with "
+                                        "the checksum file bcolz_store.md5 and print each "
+                                        "missing, extra or damaged file.  Exit status 0 when "
+                                        "all is well, 1 otherwise.")
+    verify.add_argument("path", help="the dataset's rootdir")
+    verify.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    verify.set_defaults(func=_cmd_verify)
 
     demo = sub.add_parser("demo", help="write, append, reopen and slice a table of price bars",
                           description="Write a ctable of daily price bars chunk by chunk, append "

@@ -218,3 +218,107 @@ def test_daily_bars_are_consistent_across_blocks():
     step = np.abs(np.diff(np.log(cols["close"][:cli.DAYS_PER_ID])))
     assert step.max() < 0.2
     assert bars.nrows == n and bars.sums["volume"] == int(cols["volume"].sum())
+
+
+# --- verify -----------------------------------------------------------------------
+
+needs_verify = pytest.mark.skipif(not hasattr(__import__("bcolz_store"), "verify"),
+                                  reason="checksums not available yet")
+
+
+def _small_table(root):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(25), np.arange(25) * 0.5], names=["a", "b"], chunklen=10,
+                       rootdir=str(root), mode="w")
+    return root
+
+
+@needs_verify
+def test_verify_ok(capsys, tmp_path):
+    root = _small_table(tmp_path / "t")
+    status, out, err = run(capsys, "verify", root)
+    assert (status, err) == (0, "")
+    assert out.strip() == f"{root}: ok"
+    status, out, err = run(capsys, "verify", root, "--json")
+    assert status == 0
+    assert json.loads(out) == {"path": str(root), "ok": True, "missing": [], "extra": [],
+                               "damaged": []}
+
+
+@needs_verify
+def test_verify_lists_every_problem(capsys, tmp_path):
+    root = _small_table(tmp_path / "t")
+    chunk = root / "a" / "data" / "__1.blp"
+    raw = bytearray(chunk.read_bytes())
+    raw[-1] ^= 1
+    chunk.write_bytes(bytes(raw))
+    (root / "b" / "meta" / "storage").unlink()
+    (root / "stray.txt").write_text("?")
+    status, out, err = run(capsys, "verify", root)
+    assert status == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[:3] == ["missing b/meta/storage", "extra   stray.txt", "damaged a/data/__1.blp"]
+    assert lines[3] == f"{root}: 3 problems (1 missing, 1 extra, 1 damaged)"
+    status, out, _ = run(capsys, "verify", root, "--json")
+    assert status == 1
+    assert json.loads(out) == {"path": str(root), "ok": False, "missing": ["b/meta/storage"],
+                               "extra": ["stray.txt"], "damaged": ["a/data/__1.blp"]}
+
+
+@needs_verify
+def test_verify_one_problem_is_singular(capsys, tmp_path):
+    root = _small_table(tmp_path / "t")
+    (root / "a" / "data" / "__0.blp").unlink()
+    status, out, _ = run(capsys, "verify", root)
+    assert status == 1
+    assert out.splitlines()[-1] == f"{root}: 1 problem (1 missing)"
+
+
+def test_verify_missing_path(capsys, tmp_path):
+    status, out, err = run(capsys, "verify", tmp_path / "nothing")
+    assert status == 1 and out == ""
+    assert "nothing" in err and err.startswith("bcolz-store: error:")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_verify_usage(capsys):
+    status, _, err = run(capsys, "verify")
+    assert status == 2
+    assert "path" in err
+
+
+@needs_verify
+def test_verify_as_a_separate_process(tmp_path):
+    root = _small_table(tmp_path / "t")
+    (root / "__attrs__").write_text('{"changed": true}\n')
+    result = subprocess.run([sys.executable, "-m", "bcolz_store.cli", "verify", str(root)],
+                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert result.returncode == 1, result.stderr
+    assert "damaged __attrs__" in result.stdout
+
+
+def test_verify_output_from_a_report(capsys, tmp_path, monkeypatch):
+    """The command prints whatever bcolz_store.verify reports (sorted), independent of checksums."""
+    import types
+
+    import bcolz_store
+    report = types.SimpleNamespace(ok=False, missing=["m2", "m1"], extra=[], damaged=["d"])
+    monkeypatch.setattr(bcolz_store, "verify", lambda path: report, raising=False)
+    status, out, err = run(capsys, "verify", tmp_path)
+    assert (status, err) == (1, "")
+    assert out.splitlines() == ["missing m1", "missing m2", "damaged d",
+                                f"{tmp_path}: 3 problems (2 missing, 1 damaged)"]
+    report.ok, report.missing, report.damaged = True, [], []
+    assert run(capsys, "verify", tmp_path)[:2] == (0, f"{tmp_path}: ok\n")
+
+
+def test_verify_error_from_the_library(capsys, tmp_path, monkeypatch):
+    import bcolz_store
+    from bcolz_store.errors import FormatError
+
+    def refuse(path):
+        raise FormatError(f"{path}/bcolz_store.md5: line 1 is not '<md5>  <path>'")
+    monkeypatch.setattr(bcolz_store, "verify", refuse, raising=False)
+    status, out, err = run(capsys, "verify", tmp_path)
+    assert status == 1 and out == ""
+    assert "cannot verify" in err and "bcolz_store.md5" in err
