@@ -36,21 +36,16 @@ RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"
 # ------------------------------------------------------------------ measuring
 
 
-def _time_case(case: W.Case, fn, repeats: int):
-    """Median-ready list of seconds (scaled) and the last output."""
-    times, out = [], None
-    for _ in range(repeats):
-        state = case.setup()
-        gc.collect()
-        t0 = time.perf_counter()
-        out = fn(state)
-        times.append((time.perf_counter() - t0) * case.scale)
-        if _ < repeats - 1:
-            out = None  # free the output before the next repeat
-    return times, out
+def _time_once(case: W.Case, fn):
+    """Seconds (scaled) of one timed run after its untimed setup, and the output."""
+    state = case.setup()
+    gc.collect()
+    t0 = time.perf_counter()
+    out = fn(state)
+    return (time.perf_counter() - t0) * case.scale, out
 
 
-def _memory_case(case: W.Case, fn):
+def _memory_once(case: W.Case, fn):
     """Bytes allocated at peak beyond the output, and the output."""
     state = case.setup()
     gc.collect()
@@ -62,41 +57,67 @@ def _memory_case(case: W.Case, fn):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return [max(peak - before - getattr(out, "nbytes", 0), 0)], out
+    return max(peak - before - getattr(out, "nbytes", 0), 0), out
+
+
+def _load() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # pragma: no cover - not available
+        return None
 
 
 def run_workload(wl: W.Workload, cfg: W.Config, log=print) -> dict:
-    """Measure and check every case of ``wl``; the row of the results."""
-    repeats = wl.repeats or cfg.repeats
+    """Measure and check every case of ``wl``; the row of the results.
+
+    Repeats are interleaved (repeat 1 of every library, then repeat 2...), so
+    a burst of load from elsewhere on the machine hits all libraries alike.
+    """
+    repeats = 1 if wl.kind == "memory" else (wl.repeats or cfg.repeats)
+    once = _memory_once if wl.kind == "memory" else _time_once
     row = {"key": wl.key, "title": wl.title, "kind": wl.kind, "target": wl.target,
            "target_vs": wl.target_vs if wl.target is not None else None, "note": wl.note,
-           "libs": {}, "errors": []}
+           "libs": {}, "errors": [], "load_before": _load()}
+    values, last, failed = {}, {}, set()
+    for _ in range(repeats):
+        for lib, case in wl.cases.items():
+            for vname, fn in case.runs().items():
+                if (lib, vname) in failed:
+                    continue
+                last.pop((lib, vname), None)  # free the previous output first
+                try:
+                    value, last[(lib, vname)] = once(case, fn)
+                except Exception as err:  # a failing library is reported, not fatal
+                    failed.add((lib, vname))
+                    row["errors"].append(f"{lib}{'/' + vname if vname else ''}: "
+                                         f"{type(err).__name__}: {err}")
+                    continue
+                values.setdefault((lib, vname), []).append(value)
     outputs = {}
     for lib, case in wl.cases.items():
-        best = None
-        tried = {}
-        for vname, fn in case.runs().items():
-            try:
-                if wl.kind == "memory":
-                    values, out = _memory_case(case, fn)
-                else:
-                    values, out = _time_case(case, fn, repeats)
-                case.check(out)
-            except Exception as err:  # a wrong or failing library is reported, not fatal
-                row["errors"].append(f"{lib}{'/' + vname if vname else ''}: "
-                                     f"{type(err).__name__}: {err}")
-                log(f"    {lib:<12} {vname} FAILED: {type(err).__name__}: {err}")
+        tried, best = {}, None
+        for vname in case.runs():
+            if (lib, vname) in failed:
                 continue
-            median = statistics.median(values)
+            out = last.pop((lib, vname))
+            try:
+                case.check(out)
+            except Exception as err:
+                row["errors"].append(f"{lib}{'/' + vname if vname else ''}: wrong result: "
+                                     f"{type(err).__name__}: {err}")
+                continue
+            median = statistics.median(values[(lib, vname)])
             tried[vname] = median
             if best is None or median < best[0]:
-                best = (median, values, vname, out)
+                best = (median, vname, out)
             out = None
         if best is None:
+            log(f"    {lib:<12} FAILED")
             continue
-        median, values, vname, out = best
-        outputs[lib] = out
-        row["libs"][lib] = {"median": median, "values": values, "variant": vname or None,
+        median, vname, outputs[lib] = best
+        times = values[(lib, vname)]
+        row["libs"][lib] = {"median": median, "min": min(times), "values": times,
+                            "variant": vname or None,
                             "variants": tried if len(tried) > 1 else None,
                             "scale": case.scale, "note": case.note}
         log(f"    {lib:<12} {_fmt(median, wl.kind):>10}"
@@ -107,6 +128,9 @@ def run_workload(wl: W.Workload, cfg: W.Config, log=print) -> dict:
         except Exception as err:
             row["errors"].append(f"post-check: {type(err).__name__}: {err}")
     outputs.clear()
+    row["load_after"] = _load()
+    for err in row["errors"]:
+        log(f"    ERROR {err}")
     _ratios(row)
     return row
 
@@ -220,6 +244,12 @@ def report(rows: list, libs: dict, cfg: W.Config, outdir: str, elapsed: float,
         "(see notes);")
     log("/bcolz and /blosc2 = bcolz_store's median divided by that library's; "
         "read_peak_memory is in bytes above the output")
+    loads = [v for row in rows for v in (row["load_before"], row["load_after"]) if v is not None]
+    if loads:
+        ncpu = os.cpu_count() or 1
+        log(f"machine load (1-min average) during the run: {min(loads):.1f} to {max(loads):.1f} "
+            f"on {ncpu} cores" + ("  -- other processes competed for the CPUs; ratios are "
+                                  "noisier than usual" if max(loads) > ncpu + 0.5 else ""))
     for row in rows:
         for lib, info in row["libs"].items():
             if info["note"]:

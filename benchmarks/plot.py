@@ -39,7 +39,7 @@ def plot_ratios(result: dict, path: str) -> str | None:
         if target is not None:
             ax.plot([target, target], [y - 0.42, y + 0.42], color="black", lw=2.2)
         text = f"{ratio:.3g}" + (f"  (target {target:g}: {status})" if target is not None else "")
-        ax.text(ratio * 1.08, y, text, va="center", fontsize=8)
+        ax.text(max(ratio, target or 0) * 1.12, y, text, va="center", fontsize=8)
     ax.set_yticks(list(ys))
     ax.set_yticklabels([b[0] for b in bars], fontsize=9)
     ax.set_xscale("log")
