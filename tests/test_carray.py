@@ -671,6 +671,17 @@ def test_mode_r_refuses_writes(tmp_path, write):
     assert len(back.attrs) == 0
 
 
+@pytest.mark.xfail(strict=True, reason="reshape() of an on-disk carray opened in mode 'r' "
+                   "replaces the dataset on disk (as bcolz does) instead of refusing")
+def test_mode_r_refuses_reshape(tmp_path):
+    path = str(tmp_path / "a")
+    bcolz_store.carray(np.arange(12), rootdir=path)
+    c = bcolz_store.carray(rootdir=path, mode="r")
+    with pytest.raises(ReadOnlyError):
+        c.reshape((3, 4))
+    assert bcolz_store.carray(rootdir=path).shape == (12,)
+
+
 # ---------------------------------------------------------- corrupt files
 
 def _truncate(path):
@@ -732,8 +743,6 @@ def test_missing_chunk_file_raises_naming_it(tmp_path, nchunk):
         bcolz_store.carray(rootdir=path)[:]
 
 
-@pytest.mark.xfail(strict=True, reason="a missing first or last chunk file raises FormatError, "
-                   "a missing middle one ChunkNotFoundError")
 def test_missing_chunk_file_raises_one_error_class_wherever_it_is(tmp_path):
     classes = set()
     for nchunk in range(3):
@@ -746,9 +755,6 @@ def test_missing_chunk_file_raises_one_error_class_wherever_it_is(tmp_path):
     assert classes == {ChunkNotFoundError}
 
 
-@pytest.mark.xfail(strict=True, reason="a full chunk written by append() replaces the leftover "
-                   "file before flush() rewrites meta/sizes; until then the dataset cannot be "
-                   "opened (FormatError: leftover chunk holds 32 bytes, meta/sizes implies 16)")
 def test_unflushed_append_leaves_last_flushed_state_readable(tmp_path):
     path = str(tmp_path / "a")
     c = bcolz_store.carray(data(10), chunklen=4, rootdir=path)

@@ -155,7 +155,7 @@ def test_getitem_equals_numpy(where, arr, data):
         cleanup(rootdir)
 
 
-@settings(max_examples=examples(40))
+@settings(max_examples=examples(30))
 @given(arr=arrays(), data=st.data())
 def test_out_of_range_raises_index_error_like_numpy(where, arr, data):
     expected, chunklen = arr
@@ -189,7 +189,7 @@ def values_for(rng, target, dtype, scalar):
     return random_values(rng, dtype, shape)
 
 
-@settings(max_examples=examples(60))
+@settings(max_examples=examples(40))
 @given(arr=arrays(), data=st.data())
 def test_setitem_equals_numpy_and_persists(where, arr, data):
     expected, chunklen = arr

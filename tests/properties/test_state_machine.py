@@ -168,8 +168,7 @@ class InMemoryCarrayMachine(CarrayMachine):
         self.c = self.c.copy(chunklen=self.chunklen)
 
 
-_SETTINGS = settings(max_examples=examples(60), stateful_step_count=30)
 TestCarrayOnDisk = CarrayMachine.TestCase
-TestCarrayOnDisk.settings = _SETTINGS
+TestCarrayOnDisk.settings = settings(max_examples=examples(30), stateful_step_count=25)
 TestCarrayInMemory = InMemoryCarrayMachine.TestCase
-TestCarrayInMemory.settings = _SETTINGS
+TestCarrayInMemory.settings = settings(max_examples=examples(60), stateful_step_count=30)
