@@ -273,6 +273,76 @@ def test_sigkill_leaves_a_committed_state(tmp_path, kind, capsys):
     assert not out.failures, out.summary() + "\n" + "\n".join(out.failures[:10])
 
 
+def committed_states(spec, upto: int) -> dict:
+    """``{label: state}`` for every commit 0..upto (and the flushed-before-op states)."""
+    model = Model(spec)
+    states = {"0": model.snapshot()}
+    for op in operations(spec):
+        if op.commit is not None and op.commit > upto:
+            break
+        if op.commit is not None and op.pending_before and op.name != "flush":
+            states[f"{op.commit}+flush"] = model.snapshot()
+        model.apply(op)
+        if op.commit is not None:
+            states[str(op.commit)] = model.snapshot()
+    return states
+
+
+def _log_bounds(log: Path) -> tuple:
+    done, begun = parse_log(log)
+    return done or 0, begun if begun is not None else (done or 0)
+
+
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
+@pytest.mark.parametrize("how", ["open", "refresh"])
+def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
+    """While a writer commits, every read in mode 'r' shows one committed state.
+
+    A read that starts after commit ``lo`` was done and ends before commit
+    ``hi + 1`` begins may show any state ``lo`` .. ``hi``, nothing else.
+    """
+    if how == "refresh" and not hasattr(bcolz_store.carray, "refresh"):
+        pytest.skip("refresh() not available yet")
+    seed = SEED_BASE + 17
+    root, log = tmp_path / "d", tmp_path / "d.log"
+    proc = subprocess.Popen([sys.executable, str(WRITER), str(seed), str(root), kind, str(log)],
+                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    reads, errors = [], []
+    try:
+        assert _wait_for(log, "done 0\n", proc, 30), proc.stderr.read()
+        reader = bcolz_store.open(str(root), mode="r") if how == "refresh" else None
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end and proc.poll() is None:
+            lo = _log_bounds(log)[0]
+            try:
+                if reader is None:
+                    state = read_state(bcolz_store.open(str(root), mode="r"))
+                else:
+                    reader.refresh()
+                    state = read_state(reader)
+            except Exception as exc:
+                errors.append(f"read after commit {lo}: {type(exc).__name__}: {exc}")
+                continue
+            reads.append((lo, _log_bounds(log)[1], state))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode(errors="replace")
+    states = committed_states(make_spec(seed, kind), max(hi for _, hi, _ in reads))
+    wrong = []
+    for lo, hi, state in reads:
+        allowed = [(label, st) for label, st in states.items() if lo <= _order(label) + 0.5
+                   and _order(label) <= hi]
+        if _match(state, allowed) is None:
+            wrong.append(f"read between commits {lo} and {hi}: {describe_state(state)}")
+    with capsys.disabled():
+        print(f"\nconcurrent {how} {kind}: reads={len(reads)} errors={len(errors)} "
+              f"wrong={len(wrong)}")
+    assert len(reads) > 10
+    assert not errors and not wrong, "\n".join((errors + wrong)[:10])
+
+
 if __name__ == "__main__":      # python -m tests.crash.test_crash [KILLS] [KIND]
     import tempfile
     n = int(sys.argv[1]) if len(sys.argv) > 1 else KILLS
