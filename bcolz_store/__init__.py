@@ -18,7 +18,7 @@ from .ctable import ctable
 from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetExistsError,
                      DatasetNotFoundError,
-                     FormatError, IntegrityError, QueryError, ReadOnlyError)
+                     FormatError, IntegrityError, QueryError, ReadOnlyError, UnsafeDataError)
 from .printing import array2string, get_printoptions, set_printoptions
 from .query.eval import eval
 from .toplevel import (arange, detect_number_of_cores, fill, fromiter, iterblocks, ones, open,
@@ -40,7 +40,7 @@ tables_here = _here("tables")
 
 __all__ = sorted([
     "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetExistsError", "DatasetNotFoundError",
-    "FormatError", "IntegrityError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE",
+    "FormatError", "IntegrityError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
     "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",

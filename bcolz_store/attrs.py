@@ -1,7 +1,7 @@
 """User attributes of a carray or ctable, kept in its ``__attrs__`` file.
 
 The file is ``json.dumps(attrs, ensure_ascii=True)`` plus a newline, rewritten
-whole at each change (atomically).  Source: bcolz 1.x ``attrs``; bytes checked
+whole at each change, each change one commit of the dataset's journal.  Source: bcolz 1.x ``attrs``; bytes checked
 by tests/format/test_meta.py against the fixtures.
 """
 
@@ -54,7 +54,12 @@ class attrs:
         if _new:
             if mode != "r":
                 self._store.set(ATTRS_FILE, dump_attrs({}))
-        elif self._store.exists(ATTRS_FILE):
+        else:
+            self.reload()
+
+    def reload(self) -> None:
+        """Re-read the attributes from disk (after another writer's commit)."""
+        if self._store is not None and self._store.exists(ATTRS_FILE):
             self.attrs = load_attrs(self._store.get(ATTRS_FILE),
                                     f"{self._store.path(ATTRS_FILE)}")
 
@@ -65,6 +70,7 @@ class attrs:
     def _update_meta(self) -> None:
         if self._store is not None:
             self._store.set(ATTRS_FILE, dump_attrs(self.attrs))
+            self._store.commit()
 
     def __setitem__(self, name, obj):
         self._check("modify")

@@ -25,7 +25,9 @@ import numpy as np
 from . import attrs as _attrs
 from .chunks.chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .chunks.cparams import cparams as cparams_cls
-from .errors import DatasetExistsError, DatasetNotFoundError, FormatError, ReadOnlyError
+from .errors import (ChunkNotFoundError, DatasetExistsError, DatasetNotFoundError, FormatError,
+                     ReadOnlyError, UnsafeDataError)
+from .storage import locking as _locking
 from .format.meta import (SizesMeta, StorageMeta, dump_sizes, dump_storage, load_sizes,
                           load_storage)
 from .storage.local import LocalStore
@@ -35,6 +37,8 @@ __all__ = ["calc_chunklen", "carray", "chunk"]
 _MB = 1024 * 1024
 # Byte budget of the per-carray cache of decompressed chunks.
 DEFAULT_CACHE_BYTES = 8 * _MB
+# Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
+MAX_CHUNK_BYTES = 2 ** 31 - 16
 
 
 def calc_chunklen(expectedlen: int, atomsize: int) -> int:
@@ -108,12 +112,17 @@ class carray:
     """
 
     def __init__(self, array=None, cparams=None, dtype=None, dflt=None, expectedlen=None,
-                 chunklen=None, rootdir=None, safe=True, mode="a"):
+                 chunklen=None, rootdir=None, safe=True, mode="a", *, verify=False,
+                 allow_pickle=False, lock=False, _store=None):
         if mode not in ("r", "w", "a"):
             raise ValueError("mode should be 'r', 'w' or 'a'")
         self._rootdir = os.fspath(rootdir) if rootdir is not None else None
         self._mode = mode
         self._safe = safe
+        self._verify = verify
+        self._allow_pickle = allow_pickle or array is not None
+        self._given_store = _store
+        self._lock = _locking.acquire(self._rootdir, lock and _store is None)
         self._cache = OrderedDict()
         self._cache_nbytes = 0
         self.cache_budget = DEFAULT_CACHE_BYTES
@@ -127,7 +136,12 @@ class carray:
             new = False
         else:
             raise ValueError("You need at least to pass an array or/and a rootdir")
-        self._attrs = _attrs.attrs(self._rootdir, self._mode, _new=new)
+        self._attrs = _attrs.attrs(self._rootdir, self._mode, _new=new, _store=self._store)
+        if new and self._store is not None:
+            # Creation is one commit (meta, chunks, attrs); it writes even in
+            # mode 'r', as bcolz does.
+            self._store.journal.commit()
+            self._store.readonly = mode == "r"
         if not new and mode == "w":
             self.resize(0)
 
@@ -180,7 +194,7 @@ class carray:
         # cbytes counts the leftover buffer as a full chunk (objects have none).
         self._cbytes = 0 if self._dtype.kind == "O" else self._chunksize
         if self._rootdir is not None:
-            self._store = LocalStore(self._rootdir, readonly=False)
+            self._store = self._given_store or LocalStore(self._rootdir, verify=self._verify)
             if os.path.lexists(self._rootdir):
                 if self._mode != "w":
                     raise DatasetExistsError(
@@ -188,7 +202,9 @@ class carray:
                         f"and creation mode is '{self._mode}'")
                 self._store.remove_all()
             self._store.makedirs("data", "meta")
-            self._chunks = DiskChunks(self._store, self._dtype, self._cparams)
+            self._chunks = DiskChunks(self._store, self._dtype, self._cparams, 0,
+                                      chunk_nbytes=None if self._dtype.kind == "O" else
+                                      self._chunksize)
             self._write_storage()
         else:
             self._store = None
@@ -202,14 +218,24 @@ class carray:
         else:
             self._append_array(array_)
         if self._store is not None:
-            self._flush()  # creation writes even in mode 'r', as bcolz
-            self._store.readonly = self._mode == "r"
+            self._flush(commit=False)  # committed with the attrs, in __init__
 
     def _open(self):
         root = self._rootdir
         if not os.path.isdir(root):
             raise DatasetNotFoundError(f"{root}: no carray here (directory does not exist)")
-        self._store = store = LocalStore(root, readonly=self._mode == "r")
+        if self._given_store is not None:
+            self._store = self._given_store
+        else:
+            self._store = LocalStore(root, readonly=self._mode == "r", verify=self._verify)
+            self._store.journal.recover()
+        self._read_meta()
+
+    def _read_meta(self):
+        """Load the committed state (meta files and leftover) from the store."""
+        store = self._store
+        root = self._rootdir
+        self._drop_cache()
         for key in ("meta/sizes", "meta/storage"):
             if not store.exists(key):
                 raise DatasetNotFoundError(f"{store.path(key)}: missing, {root} is not a carray")
@@ -226,32 +252,57 @@ class carray:
         length = sizes.shape[0]
         atomsize = dtype.itemsize
         if dtype.kind == "O":
-            self._chunks = DiskChunks(store, dtype, self._cparams, length)
+            self._chunks = DiskChunks(store, dtype, self._cparams, length, chunk_nbytes=None)
             self._lastchunkarr = np.zeros(0, dtype=dtype)
             self._nleft = 0
             self._cbytes = sizes.cbytes
             return
-        if atomsize and self._chunklen * atomsize > 2 ** 40:
+        if self._chunklen * atomsize > MAX_CHUNK_BYTES:
             raise FormatError(f"{store.path('meta/storage')}: chunklen {self._chunklen} of "
-                              f"{atomsize}-byte atoms is absurd")
+                              f"{atomsize}-byte atoms exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
         nfull, nleft = divmod(length, self._chunklen)
-        files = {name for name in store.listdir("data") if name.endswith(".blp")}
         needed = nfull + (1 if nleft else 0)
-        missing = [i for i in (0, needed - 1) if needed and f"__{i}.blp" not in files]
+        missing = [i for i in (0, needed - 1) if needed and not store.exists(chunk_key(i))]
         if missing:
-            raise FormatError(f"{store.path(chunk_key(missing[0]))}: chunk file missing; "
-                              f"meta/sizes promises {length} items in {needed} chunk files")
+            raise ChunkNotFoundError(
+                f"{store.path(chunk_key(missing[0]))}: chunk file missing; meta/sizes "
+                f"promises {length} items in {needed} chunk files")
         self._lastchunkarr = np.zeros(self._chunklen, dtype=dtype)
-        self._chunks = DiskChunks(store, dtype, self._cparams, nfull)
+        self._chunks = DiskChunks(store, dtype, self._cparams, nfull,
+                                  chunk_nbytes=self._chunklen * atomsize)
         self._nleft = nleft
         if nleft:
-            left = self._chunks.read(nfull)
-            if left.nbytes != nleft * atomsize:
-                raise FormatError(
-                    f"{store.path(chunk_key(nfull))}: leftover chunk holds {left.nbytes} bytes, "
-                    f"meta/sizes implies {nleft * atomsize}")
-            left.decompress(self._lastchunkarr[:nleft])
+            self._chunks.read(nfull, nleft * atomsize).decompress(self._lastchunkarr[:nleft])
         self._cbytes = sizes.cbytes
+
+    def refresh(self):
+        """Re-read the committed state from disk, to see other writers' commits.
+
+        In modes 'a'/'w' pending appends are committed first (``flush``).  Does
+        nothing for an in-memory carray.
+
+        Raises
+        ------
+        FormatError, DatasetNotFoundError
+            If the dataset on disk has become unreadable.
+        """
+        if self._store is None:
+            return
+        if self._mode != "r":
+            self.flush()
+        elif self._given_store is None:
+            self._store.journal.recover()
+        self._read_meta()
+        self._attrs.reload()
+
+    def close(self):
+        """Flush (unless read-only) and release the writer lock, if held."""
+        try:
+            if self._store is not None and self._mode != "r":
+                self.flush()
+        finally:
+            _locking.release(self._lock)
+            self._lock = None
 
     def _write_storage(self):
         self._store.set("meta/storage", dump_storage(StorageMeta(
@@ -471,6 +522,10 @@ class carray:
 
     def _getitem_object(self, start, stop=None, step=None):
         if stop is None:
+            if not self._allow_pickle:
+                raise UnsafeDataError(
+                    f"{self._rootdir}: object arrays are stored as pickles, and unpickling can "
+                    f"run code; open with allow_pickle=True if you trust this dataset")
             return pickle.loads(self._chunks[start].getudata())
         objs = [self._getitem_object(i) for i in range(start, stop, step)]
         out = np.empty(len(objs), dtype=object)
@@ -853,6 +908,8 @@ class carray:
             else:
                 idx = self._positions(idx).ravel()
             self._set_positions(idx, value)
+        if self._store is not None:
+            self.flush()  # on disk each assignment is one commit
 
     def _set_slice(self, start, stop, step, value):
         n = len(range(start, stop, step))
@@ -921,7 +978,7 @@ class carray:
         self._check_writable()
         self._flush()
 
-    def _flush(self):
+    def _flush(self, commit=True):
         if self._dtype.kind != "O":
             nfull = len(self._chunks)
             if self._nleft:
@@ -932,6 +989,8 @@ class carray:
                 self._store.delete(chunk_key(nfull))
         self._store.set("meta/sizes", dump_sizes(SizesMeta(self.shape, self.nbytes,
                                                              self._cbytes)))
+        if commit:
+            self._store.commit()
 
     def purge(self):
         """Remove the on-disk data of this carray (no-op in memory)."""

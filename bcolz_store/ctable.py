@@ -20,6 +20,7 @@ Row queries (``iter``, ``where``, ``whereblocks``, ``fetchwhere``) live in
 
 from __future__ import annotations
 
+import contextlib
 import keyword
 import os
 import re
@@ -35,6 +36,7 @@ from .chunks.cparams import cparams as cparams_cls
 from .errors import (DatasetExistsError, DatasetNotFoundError, FormatError, QueryError,
                      ReadOnlyError)
 from .format.meta import dump_rootdirs, load_rootdirs
+from .storage import locking as _locking
 from .storage.local import LocalStore
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
@@ -113,11 +115,13 @@ class cols:
     (``t.cols.x``) is an addition.
     """
 
-    def __init__(self, rootdir, mode):
+    def __init__(self, rootdir, mode, store=None):
         self.rootdir = rootdir
         self.mode = mode
         self.names = []
         self._cols = {}
+        self._store = store
+        self.allow_pickle = False
 
     # -- on-disk metadata
     def read_meta_and_open(self):
@@ -131,7 +135,7 @@ class cols:
             When ``__rootdirs__`` is malformed, names an unsafe column, or a
             column leads outside the rootdir (symlink).
         """
-        store = LocalStore(self.rootdir, readonly=True)
+        store = self._store
         if not store.exists(ROOTDIRS):
             raise DatasetNotFoundError(
                 f"{store.path(ROOTDIRS)}: missing, {self.rootdir} is not a ctable")
@@ -146,13 +150,19 @@ class cols:
             if not os.path.isdir(path):
                 raise DatasetNotFoundError(
                     f"{path}: column '{name}' listed in {ROOTDIRS} is missing")
-            self._cols[name] = carray(rootdir=path, mode=self.mode)
+            self._cols[name] = carray(rootdir=path, mode=self.mode, _store=store.sub(name),
+                                      allow_pickle=self.allow_pickle)
         self.names = list(names)
 
+    def column_store(self, name):
+        """The store of column ``name`` (None in memory): it shares the table's journal."""
+        return self._store.sub(name) if self._store is not None else None
+
     def update_meta(self):
-        """Rewrite ``__rootdirs__`` (on-disk tables only)."""
+        """Stage ``__rootdirs__`` and commit (on-disk tables only)."""
         if self.rootdir:
-            LocalStore(self.rootdir).set(ROOTDIRS, dump_rootdirs(self.names))
+            self._store.set(ROOTDIRS, dump_rootdirs(self.names))
+            self._store.commit()
 
     # -- mapping interface
     def __getitem__(self, name):
@@ -183,7 +193,8 @@ class cols:
         old = self._cols.get(name)
         if isinstance(value, carray):
             if rootdir and value.rootdir != rootdir:
-                value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams)
+                value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
+                                   _store=self.column_store(name))
         else:
             dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
             try:
@@ -194,7 +205,8 @@ class cols:
             if values.ndim == 0 or values.dtype.kind == "V" and values.dtype.names:
                 raise ValueError(f"`{value!r}` cannot be converted into a carray column")
             cparams = old.cparams if old is not None else None
-            value = carray(values, cparams=cparams, rootdir=rootdir, mode="w")
+            value = carray(values, cparams=cparams, rootdir=rootdir, mode="w",
+                           _store=self.column_store(name))
         if name not in self._cols:
             self.names.append(name)
         self._cols[name] = value
@@ -309,7 +321,13 @@ class ctable:
         if columns is not None and rootdir is not None and mode == "r":
             raise ValueError(f"{rootdir}: cannot create a ctable in mode 'r'")
         self.mode = mode
-        self.cols = cols(rootdir, mode)
+        verify = kwargs.pop("verify", False)
+        allow_pickle = kwargs.pop("allow_pickle", False)
+        self._lock = _locking.acquire(rootdir, kwargs.pop("lock", False))
+        self._store = (LocalStore(rootdir, readonly=mode == "r", verify=verify)
+                       if rootdir is not None else None)
+        self.cols = cols(rootdir, mode, self._store)
+        self.cols.allow_pickle = allow_pickle
         self._len = 0
         given = kwargs.get("cparams")
         self._cparams = cparams_cls.from_any(given) if given is not None else None
@@ -320,14 +338,17 @@ class ctable:
             self._open()
             new = False
         else:
-            self._create(columns, names, kwargs)
+            with self._batch():  # creation is one commit
+                self._create(columns, names, kwargs)
+                self.attrs = _attrs.attrs(rootdir, mode, _new=True, _store=self._store)
+                if rootdir is not None:
+                    self._flush_columns()
             new = True
+        if not new:
+            self.attrs = _attrs.attrs(rootdir, mode, _new=False, _store=self._store)
         if self._cparams is None:
             self._cparams = (self.cols[self.names[0]].cparams if self.names and not new
                              else cparams_cls())
-        self.attrs = _attrs.attrs(rootdir, mode, _new=new)
-        if new and rootdir is not None and self.auto_flush:
-            self.flush()
 
     # ------------------------------------------------------------------ setup
 
@@ -339,6 +360,7 @@ class ctable:
                     "Disk-based ctable opened with `r`ead mode yet "
                     f"`rootdir='{root}'` does not exist")
             raise DatasetNotFoundError(f"{root}: no ctable here (directory does not exist)")
+        self._store.journal.recover()
         self.cols.read_meta_and_open()
         lengths = {name: len(self.cols[name]) for name in self.names}
         if len(set(lengths.values())) > 1:
@@ -398,7 +420,7 @@ class ctable:
         if len(lengths) > 1:
             raise ValueError("all `columns` must have the same length")
         if self.rootdir is not None:
-            store = LocalStore(self.rootdir)
+            store = self._store
             if os.path.lexists(self.rootdir):
                 if self.mode != "w":  # pragma: no cover - guarded in __init__
                     raise DatasetExistsError(f"specified rootdir path '{self.rootdir}' "
@@ -410,6 +432,7 @@ class ctable:
         for name, src in zip(names, prepared):
             if self.rootdir is not None:
                 ckwargs["rootdir"] = os.path.join(self.rootdir, name)
+                ckwargs["_store"] = self.cols.column_store(name)
             if isinstance(src, carray):
                 column = src.copy(**ckwargs) if self.rootdir is not None else src
             else:
@@ -495,6 +518,16 @@ class ctable:
         if self.mode == "r":
             raise ReadOnlyError(f"{self.rootdir}: cannot {what} because mode is 'r'")
 
+    def _batch(self):
+        """Group the changes of one table operation into one commit (on disk)."""
+        if self._store is None or self.mode == "r":
+            return contextlib.nullcontext()
+        return self._store.journal.batch()
+
+    def _flush_columns(self):
+        for name in self.names:
+            self.cols[name].flush()
+
     def _columns_of(self, data) -> list:
         """One value per column, in column order, for ``append``."""
         names = self.names
@@ -577,10 +610,11 @@ class ctable:
         lengths = {len(v) for v in values}
         if len(lengths) > 1:
             raise ValueError("all cols in `cols` must have the same length")
-        for name, value in zip(self.names, values):
-            self.cols[name].append(value)
-        if self.auto_flush:
-            self.flush()
+        with self._batch():
+            for name, value in zip(self.names, values):
+                self.cols[name].append(value)
+            if self.auto_flush:
+                self.flush()
 
     def trim(self, nitems):
         """Remove the last ``nitems`` rows.
@@ -595,8 +629,9 @@ class ctable:
         self._check_writable("trim")
         if nitems > self.len:
             raise ValueError(f"cannot trim {nitems} rows from a ctable of {self.len}")
-        for name in self.names:
-            self.cols[name].trim(nitems)
+        with self._batch():
+            for name in self.names:
+                self.cols[name].trim(nitems)
         self._len -= nitems
 
     def resize(self, nitems):
@@ -608,8 +643,9 @@ class ctable:
             In mode 'r'.
         """
         self._check_writable("resize")
-        for name in self.names:
-            self.cols[name].resize(nitems)
+        with self._batch():
+            for name in self.names:
+                self.cols[name].resize(nitems)
         self._len = nitems
 
     def addcol(self, newcol, name=None, pos=None, move=False, **kwargs):
@@ -658,19 +694,24 @@ class ctable:
             kwargs.setdefault("rootdir", col_rootdir)
             kwargs.setdefault("mode", "w")
         kwargs.setdefault("cparams", self.cparams)
-        if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
-            if move:
-                if newcol.mode != "r":
-                    newcol.flush()
-                shutil.move(newcol.rootdir, col_rootdir)
-                newcol = carray(rootdir=col_rootdir, mode="a")  # 'w' would empty it
+        store = self.cols.column_store(name)
+        if store is not None and kwargs.get("rootdir") == col_rootdir:
+            kwargs["_store"] = store
+        with self._batch():
+            if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
+                if move:
+                    if newcol.mode != "r":
+                        newcol.flush()
+                    shutil.move(newcol.rootdir, col_rootdir)
+                    self._store.journal.adopt(name + "/")
+                    newcol = carray(rootdir=col_rootdir, mode="a", _store=store)
+                else:
+                    newcol = newcol.copy(rootdir=col_rootdir, mode="w", _store=store)
             else:
-                newcol = newcol.copy(rootdir=col_rootdir, mode="w")
-        else:
-            newcol = carray(newcol, **kwargs)
-        self.cols.insert(name, pos, newcol)
-        if self.auto_flush:
-            self.flush()
+                newcol = carray(newcol, **kwargs)
+            self.cols.insert(name, pos, newcol)
+            if self.auto_flush:
+                self.flush()
 
     def delcol(self, name=None, pos=None, keep=False):
         """Remove a column, by ``name`` or by ``pos`` (not both).
@@ -707,11 +748,18 @@ class ctable:
                                  f"not {pos!r}")
             name = self.names[int(pos)]
         self._len = self.len
-        col = self.cols.pop(name)
-        if not keep:
-            col.purge()
-        if self.auto_flush:
-            self.flush()
+        with self._batch():  # the column's files and __rootdirs__: one commit
+            col = self.cols.pop(name)
+            if self._store is None:
+                pass
+            elif keep:
+                self._store.journal.forget(name + "/")
+            else:
+                col.purge()
+            if self.auto_flush:
+                self.flush()
+        if self._store is not None and not keep:
+            shutil.rmtree(os.path.join(self.rootdir, name), ignore_errors=True)
 
     def copy(self, **kwargs):
         """Return a copy, with other constructor parameters if given.
@@ -744,11 +792,38 @@ class ctable:
         return ctable(columns, names, **kwargs)
 
     def flush(self):
-        """Write buffered data of every column to disk (no-op in memory or mode 'r')."""
+        """Commit buffered rows of every column, as one commit (no-op in memory or mode 'r')."""
         if self.mode == "r":
             return
-        for name in self.names:
-            self.cols[name].flush()
+        with self._batch():
+            self._flush_columns()
+
+    def refresh(self):
+        """Re-read the committed state from disk, to see other writers' commits.
+
+        In modes 'a'/'w' pending rows are committed first (``flush``).
+
+        Raises
+        ------
+        FormatError, DatasetNotFoundError
+            If the table on disk has become unreadable.
+        """
+        if self._store is None:
+            return
+        self.flush()
+        allow_pickle = self.cols.allow_pickle
+        self.cols = cols(self.rootdir, self.mode, self._store)
+        self.cols.allow_pickle = allow_pickle
+        self._open()
+        self.attrs.reload()
+
+    def close(self):
+        """Flush (unless read-only) and release the writer lock, if held."""
+        try:
+            self.flush()
+        finally:
+            _locking.release(self._lock)
+            self._lock = None
 
     def purge(self):
         """Remove the whole on-disk table (no-op in memory).
@@ -760,7 +835,7 @@ class ctable:
         """
         if self.rootdir:
             self._check_writable("purge")
-            LocalStore(self.rootdir).remove_all()
+            self._store.remove_all()
 
     def free_cachemem(self):
         """Drop the decompressed chunks cached by the columns."""
@@ -887,7 +962,8 @@ class ctable:
         """
         self._check_writable("modify data")
         if isinstance(key, str) and key in self.cols:
-            self.cols[key] = value
+            with self._batch():
+                self.cols[key] = value
             return
         self._empty_check("assign to")
         rows = self._as_rows(value)
@@ -896,8 +972,9 @@ class ctable:
             key = np.flatnonzero(mask[:] if isinstance(mask, carray) else mask)
         elif isinstance(key, list):
             key = np.asarray(key)
-        for name in self.names:
-            self.cols[name][key] = rows[name]
+        with self._batch():
+            for name in self.names:
+                self.cols[name][key] = rows[name]
 
     def __iter__(self):
         return self.iter(0, self.len, 1)

@@ -13,6 +13,7 @@ working::
     ├── DatasetExistsError(FileExistsError)       creating where a dataset exists
     ├── IntegrityError                    checksums do not match
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
+    ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     └── QueryError(ValueError)            an expression cannot be evaluated
 
 Messages say where (path, chunk number), what was expected and what was found.
@@ -30,6 +31,7 @@ __all__ = [
     "IntegrityError",
     "QueryError",
     "ReadOnlyError",
+    "UnsafeDataError",
 ]
 
 
@@ -74,3 +76,10 @@ class CodecError(BcolzStoreError, ValueError):
 
 class QueryError(BcolzStoreError, ValueError):
     """An expression could not be parsed or evaluated."""
+
+
+class UnsafeDataError(BcolzStoreError, ValueError):
+    """Reading pickled objects from disk without ``allow_pickle=True``.
+
+    Unpickling can run arbitrary code, so as in ``numpy.load`` it is opt-in.
+    """

@@ -64,7 +64,7 @@ def _rows_per_write(chunklen: int, rowbytes: int) -> int:
 
 # ------------------------------------------------------------------- open
 
-def open(rootdir, mode="a"):
+def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False):
     """Open the carray or ctable stored in ``rootdir``.
 
     Parameters
@@ -74,6 +74,15 @@ def open(rootdir, mode="a"):
     mode : {'a', 'r', 'w'}, optional
         'r' read-only, 'a' read and write (default), 'w' empty the existing
         data first.
+    verify : bool, default False
+        Check every file read against the dataset's checksum file
+        (``bcolz_store.md5``); a mismatch raises ``IntegrityError``.
+    allow_pickle : bool, default False
+        Allow reading object carrays, which bcolz stores as pickles (unpickling
+        can run code), as in ``numpy.load``.
+    lock : bool or float, default False
+        Hold the dataset's writer lock until ``close()`` (True waits up to 60 s,
+        a number that many seconds), to serialize several writers.
 
     Returns
     -------
@@ -103,8 +112,9 @@ def open(rootdir, mode="a"):
     if not os.path.exists(path):
         raise DatasetNotFoundError(f"{path}: no carray or ctable here (the path does not exist)")
     if _is_ctable_dir(path):
-        return ctable(rootdir=path, mode=mode)
-    return carray(rootdir=path, mode=mode)
+        return ctable(rootdir=path, mode=mode, verify=verify, allow_pickle=allow_pickle,
+                      lock=lock)
+    return carray(rootdir=path, mode=mode, verify=verify, allow_pickle=allow_pickle, lock=lock)
 
 
 # ------------------------------------------------------ fill / zeros / ones

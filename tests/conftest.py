@@ -12,3 +12,11 @@ def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"reference fixtures not found at {FIXTURES}")
     return FIXTURES
+
+
+@pytest.fixture(autouse=True)
+def _no_fsync_in_process(monkeypatch):
+    """In-process tests skip fsync (durability is what the crash tests check, in
+    writer subprocesses that keep it on); the commit protocol is otherwise the same."""
+    from bcolz_store.storage.journal import Journal
+    monkeypatch.setattr(Journal, "fsync_default", False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ChunkNotFoundError, DatasetNotFoundError
+from ..errors import ChunkNotFoundError, DatasetNotFoundError, FormatError
 from ..format.bloscpack import pack_bloscpack_header, parse_blosc_header, split_chunk_file
 from . import codec
 from .cparams import quantize
@@ -173,25 +173,35 @@ class DiskChunks:
 
     memory = False
 
-    def __init__(self, store, atom, cparams, nchunks: int = 0):
+    def __init__(self, store, atom, cparams, nchunks: int = 0, chunk_nbytes=None):
         self.store = store
         self.atom = atom
         self.cparams = cparams
         self.nchunks = nchunks
+        self.chunk_nbytes = chunk_nbytes
         self._cached = (-1, None)
 
     def __len__(self) -> int:
         return self.nchunks
 
-    def read(self, nchunk: int) -> chunk:
-        """Read chunk file ``nchunk`` (whether a full chunk or the leftover).
+    def read(self, nchunk: int, nbytes=None) -> chunk:
+        """Read chunk file ``nchunk``, a full chunk or (with ``nbytes``) the leftover.
+
+        Parameters
+        ----------
+        nchunk : int
+        nbytes : int, optional
+            Bytes the chunk must hold; default a full chunk's
+            (``chunk_nbytes``; None for object chunks, whose size varies).
 
         Raises
         ------
         ChunkNotFoundError
             If the file is missing.
         FormatError
-            If its headers are invalid or it is truncated.
+            If its headers are invalid, it is truncated, or its Blosc header
+            announces another size than the carray's metadata implies (checked
+            before any memory is allocated for it).
         """
         key = chunk_key(nchunk)
         where = self.store.path(key)
@@ -200,7 +210,12 @@ class DiskChunks:
         except DatasetNotFoundError as err:
             raise ChunkNotFoundError(f"{where}: chunk file not found") from err
         view = split_chunk_file(data, where)
-        return chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=where)
+        chunk_ = chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=where)
+        expected = self.chunk_nbytes if nbytes is None else nbytes
+        if expected is not None and chunk_.nbytes != expected:
+            raise FormatError(f"{where}: Blosc header announces {chunk_.nbytes} bytes, the "
+                              f"carray's metadata implies {expected}")
+        return chunk_
 
     def __getitem__(self, nchunk):
         if isinstance(nchunk, slice):

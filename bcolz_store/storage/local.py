@@ -1,18 +1,20 @@
-"""Bytes by key in a local directory: the only place that touches files.
+"""Bytes by key in a local directory: the only place that touches dataset files.
 
-Keys are ``/``-separated paths relative to the store's root, e.g.
-``"meta/sizes"`` or ``"data/__3.blp"``.  Writes go to a temporary name in the
-same folder and are moved into place with :func:`os.replace`, so a reader
-never sees a half-written file.
+Keys are ``/``-separated paths relative to a store's folder, e.g.
+``"meta/sizes"`` or ``"data/__3.blp"``.  Writes are staged in the dataset's
+:class:`~bcolz_store.storage.journal.Journal` and become visible on disk only
+when :meth:`LocalStore.commit` makes them durable, all at once.  The columns of
+a ctable are stores with a prefix (``"x/"``) sharing the table's journal, so a
+change to several columns is one commit.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 
-from ..errors import DatasetNotFoundError, FormatError, ReadOnlyError
+from ..errors import DatasetNotFoundError, FormatError, IntegrityError, ReadOnlyError
+from .journal import Journal, md5_hex
 
 __all__ = ["LocalStore", "TEMP_PREFIX"]
 
@@ -22,19 +24,47 @@ TEMP_PREFIX = ".tmp-"
 
 
 class LocalStore:
-    """A directory holding one bcolz dataset (carray or ctable rootdir).
+    """A dataset folder (carray rootdir, or a column inside a ctable rootdir).
 
     Parameters
     ----------
     root : str or os.PathLike
-        The rootdir.
+        The folder of this store.
     readonly : bool, default False
         When true every write raises :class:`ReadOnlyError`.
+    journal : Journal, optional
+        The dataset's journal; by default this folder's own.
+    prefix : str, default ''
+        This folder's path relative to the journal's root ('' or 'name/').
+    verify : bool, default False
+        Check each file read against the dataset's checksum file and raise
+        :class:`IntegrityError` on a mismatch.
     """
 
-    def __init__(self, root, readonly: bool = False):
+    def __init__(self, root, readonly: bool = False, journal: Journal | None = None,
+                 prefix: str = "", verify: bool = False):
         self.root = os.fspath(root)
         self.readonly = readonly
+        self.journal = journal if journal is not None else Journal(self.root, readonly)
+        self.prefix = prefix
+        self.verify = verify
+
+    @property
+    def readonly(self) -> bool:
+        return self._readonly
+
+    @readonly.setter
+    def readonly(self, value: bool) -> None:
+        self._readonly = bool(value)
+        journal = getattr(self, "journal", None)
+        if journal is not None and not self.prefix:
+            journal.readonly = self._readonly
+
+    def sub(self, name: str, readonly: bool | None = None) -> "LocalStore":
+        """The store of sub-folder ``name`` (a ctable column), sharing this journal."""
+        self.path(name)
+        return LocalStore(os.path.join(self.root, name), self.readonly if readonly is None
+                          else readonly, self.journal, self.prefix + name + "/", self.verify)
 
     def path(self, key: str) -> str:
         """Absolute path of ``key``; refuses keys that would leave the root.
@@ -53,59 +83,92 @@ class LocalStore:
         if self.readonly:
             raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
 
+    def _check_inside(self, path: str) -> None:
+        root = os.path.realpath(self.journal.root)
+        real = os.path.realpath(path)
+        if real != root and os.path.commonpath([root, real]) != root:
+            raise FormatError(f"{path}: leads outside the rootdir {self.journal.root} "
+                              f"(to {real})")
+
     def get(self, key: str) -> bytes:
-        """Read the whole file ``key``.
+        """Read the current content of ``key`` (staged, committed, or on disk).
 
         Raises
         ------
         DatasetNotFoundError
             If the file does not exist (a FileNotFoundError).
         FormatError
-            If ``key`` is unsafe, or the file is a symlink leaving the root.
+            If ``key`` is unsafe, names a folder, or leads outside the rootdir
+            through a symlink.
+        IntegrityError
+            With ``verify`` on, when the content does not match its checksum.
         """
         path = self.path(key)
-        if os.path.islink(path) and not os.path.realpath(path).startswith(
-                os.path.realpath(self.root) + os.sep):
-            raise FormatError(f"{path}: symlink leads outside the rootdir")
+        found, blob = self.journal.lookup(self.prefix + key)
+        if found and blob is None:
+            raise DatasetNotFoundError(f"{path}: no such file")
+        source = blob if found else path
+        if not found:
+            self._check_inside(path)
+        try:
+            with open(source, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError as err:
+            if found:  # moved into place meanwhile by the writer: read it there
+                return self.get_committed(key)
+            raise DatasetNotFoundError(f"{path}: no such file") from err
+        except IsADirectoryError as err:
+            raise FormatError(f"{path}: expected a file, found a directory") from err
+        if self.verify and not found:
+            self.check(key, data)
+        return data
+
+    def get_committed(self, key: str) -> bytes:
+        path = self.path(key)
+        self._check_inside(path)
         try:
             with open(path, "rb") as fh:
                 return fh.read()
         except FileNotFoundError as err:
             raise DatasetNotFoundError(f"{path}: no such file") from err
-        except IsADirectoryError as err:
-            raise FormatError(f"{path}: expected a file, found a directory") from err
+
+    def check(self, key: str, data: bytes) -> None:
+        """Compare ``data`` with the recorded checksum of ``key``.
+
+        Raises
+        ------
+        IntegrityError
+            When the checksum differs, or the file has none recorded.
+        """
+        expected = self.journal.checksums().get(self.prefix + key)
+        if expected is None:
+            raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
+        if md5_hex(data) != expected:
+            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
 
     def exists(self, key: str) -> bool:
-        """True when the file ``key`` exists."""
+        """True when the file ``key`` currently exists (staged, committed or on disk)."""
+        found, blob = self.journal.lookup(self.prefix + key)
+        if found:
+            return blob is not None
         return os.path.isfile(self.path(key))
 
     def set(self, key: str, data: bytes) -> None:
-        """Write ``data`` as file ``key`` atomically (temp file, then replace).
+        """Stage ``data`` as the new content of ``key`` (visible after :meth:`commit`).
 
         Raises
         ------
         ReadOnlyError
             If the store is read-only.
         OSError
-            If the disk refuses the write; the old file is then left intact.
+            If the disk refuses the write; nothing committed changes.
         """
         self._check_writable()
-        path = self.path(key)
-        folder = os.path.dirname(path)
-        fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        self.path(key)
+        self.journal.stage(self.prefix + key, data)
 
     def delete(self, key: str) -> None:
-        """Remove file ``key`` if it exists.
+        """Stage the removal of file ``key``.
 
         Raises
         ------
@@ -113,10 +176,14 @@ class LocalStore:
             If the store is read-only.
         """
         self._check_writable()
-        try:
-            os.unlink(self.path(key))
-        except FileNotFoundError:
-            pass
+        self.path(key)
+        if self.exists(key):
+            self.journal.stage_delete(self.prefix + key)
+
+    def commit(self) -> None:
+        """Commit everything staged in the dataset's journal (see :mod:`.journal`)."""
+        self._check_writable()
+        self.journal.commit()
 
     def makedirs(self, *folders: str) -> None:
         """Create the root and the given sub-folders."""
@@ -126,15 +193,30 @@ class LocalStore:
             os.makedirs(self.path(folder), exist_ok=True)
 
     def listdir(self, folder: str = "") -> list:
-        """Names in ``folder`` (empty list when it does not exist)."""
+        """Names in ``folder`` on disk (empty list when it does not exist)."""
         try:
             return os.listdir(self.path(folder) if folder else self.root)
         except FileNotFoundError:
             return []
 
     def remove_all(self) -> None:
-        """Delete the whole rootdir."""
+        """Delete every file of this folder.
+
+        A column inside a ctable stages the deletions, so replacing or
+        removing a column is part of the table's next commit.  A dataset root
+        is removed at once (mode 'w' and purge mean "discard this dataset").
+        """
         self._check_writable()
+        if self.prefix:
+            for folder, _dirs, files in os.walk(self.root):
+                rel = os.path.relpath(folder, self.root)
+                rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+                for name in files:
+                    self.journal.stage_delete(self.prefix + rel + name)
+            for key in [k for k in self.journal.staged_keys() if k.startswith(self.prefix)]:
+                self.journal.stage_delete(key)
+            return
+        self.journal.reset()
         if os.path.isdir(self.root) and not os.path.islink(self.root):
             shutil.rmtree(self.root)
         elif os.path.lexists(self.root):

@@ -1,0 +1,405 @@
+"""Atomic commits for one dataset root: a redo journal beside bcolz's files.
+
+bcolz rewrites ``meta/sizes`` and chunk files in place, so a writer killed in
+the middle leaves a dataset that may not open, or holds torn data.  Here every
+change goes through a journal inside the rootdir, a folder bcolz never reads::
+
+    ROOT/.bcolz_store-journal/
+        000001.blob ...     new contents of files, written and fsynced first
+        manifest.tmp        the list of changes being prepared
+        manifest.json       the commit record: once this name exists, the
+                            change is committed
+
+A commit (kartothek's lesson: state changes only by one atomic step that
+readers can follow without locks):
+
+1. every new file is written to a blob in the journal and fsynced;
+2. the manifest ``[[key, blob or null], ...]`` is written, fsynced and renamed
+   to ``manifest.json``; the folder is fsynced.  This rename is the commit;
+3. each blob is moved onto its bcolz name with :func:`os.replace` (deletions
+   unlink), ``meta/sizes`` and the checksum file last, as bcolz and zipline
+   read the length there; the touched folders are fsynced;
+4. the manifest is removed, then the journal folder.
+
+On open, a writer rolls a committed manifest forward (moving the blobs that
+are still there; the step is idempotent) and deletes anything uncommitted.  A
+reader that cannot write reads through the committed manifest instead, so it
+too sees the committed state.  The bcolz files themselves never change format.
+
+A checksum file ``bcolz_store.md5`` (md5sum format, as datadings ships one with
+each dataset: ``<hex>  <relative path>`` per line) is rewritten in every commit,
+so ``cd ROOT && md5sum -c bcolz_store.md5`` checks a dataset without this
+library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+
+from ..errors import FormatError, ReadOnlyError
+
+__all__ = ["CHECKSUM_FILE", "JOURNAL_DIR", "Journal", "load_checksums", "dump_checksums",
+           "md5_hex"]
+
+JOURNAL_DIR = ".bcolz_store-journal"
+CHECKSUM_FILE = "bcolz_store.md5"
+LOCK_FILE = ".bcolz_store.lock"
+MANIFEST = "manifest.json"
+MANIFEST_TMP = "manifest.tmp"
+# Names in a rootdir that are ours, not bcolz's: never checksummed, never "extra".
+OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, LOCK_FILE)
+
+
+def md5_hex(data) -> str:
+    """md5 of ``data`` as lowercase hex."""
+    return hashlib.md5(data).hexdigest()
+
+
+def dump_checksums(sums: dict) -> bytes:
+    """The checksum file: ``<hex>  <path>`` lines sorted by path (md5sum's text mode)."""
+    return "".join(f"{sums[key]}  {key}\n" for key in sorted(sums)).encode("utf-8")
+
+
+def load_checksums(data: bytes, where: str = CHECKSUM_FILE) -> dict:
+    """Parse a checksum file into ``{relative path: hex}``.
+
+    Raises
+    ------
+    FormatError
+        On a line that is not ``<32 hex digits>  <path>`` or an unsafe path.
+    """
+    sums = {}
+    for number, line in enumerate(bytes(data).decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        digest, sep, key = line.partition("  ")
+        if not sep or len(digest) != 32 or any(c not in "0123456789abcdef" for c in digest):
+            raise FormatError(f"{where}: line {number} is not '<md5>  <path>'")
+        key = key.lstrip("*")
+        if key.startswith("/") or ".." in key.split("/"):
+            raise FormatError(f"{where}: line {number} names an unsafe path {key!r}")
+        sums[key] = digest
+    return sums
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _commit_order(key: str) -> tuple:
+    """Data first, then metadata, ``meta/sizes`` next to last, checksums last."""
+    if key == CHECKSUM_FILE:
+        return (3, key)
+    if key.endswith("meta/sizes"):
+        return (2, key)
+    if "/data/" in "/" + key:
+        return (0, key)
+    return (1, key)
+
+
+class Journal:
+    """The commits of one dataset root (a carray rootdir, or a ctable rootdir
+    shared by its columns).
+
+    Parameters
+    ----------
+    root : str
+        The dataset rootdir.
+    readonly : bool
+        A read-only journal never writes: it only reads through a committed
+        manifest left by an interrupted writer.
+    fsync : bool, default True
+        fsync blobs, the manifest and folders (turn off only for scratch data).
+    """
+
+    fsync_default = True
+
+    def __init__(self, root: str, readonly: bool = False, fsync: bool | None = None):
+        self.root = root
+        self.readonly = readonly
+        self.fsync = self.fsync_default if fsync is None else fsync
+        self.dir = os.path.join(root, JOURNAL_DIR)
+        self._staged = {}          # key -> blob path (None: delete)
+        self._staged_sums = {}     # key -> md5 hex of the staged content
+        self._overlay = {}         # committed-but-unapplied manifest (readers)
+        self._sums = None          # checksums of the committed files, loaded lazily
+        self._counter = 0
+        self._batch = 0
+        self._commit_requested = False
+
+    # -------------------------------------------------------------- recovery
+
+    def recover(self) -> None:
+        """Finish or discard what an interrupted writer left (see module docstring)."""
+        manifest = os.path.join(self.dir, MANIFEST)
+        self._overlay = {}
+        if not os.path.isdir(self.dir):
+            return
+        if os.path.isfile(manifest):
+            entries = self._read_manifest(manifest)
+            if self.readonly:
+                self._overlay = {key: (None if blob is None else os.path.join(self.dir, blob))
+                                 for key, blob in entries}
+                return
+            self._apply(entries)
+        if not self.readonly:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _read_manifest(self, path: str) -> list:
+        try:
+            with open(path, "rb") as fh:
+                entries = json.loads(fh.read().decode("utf-8"))
+        except (OSError, ValueError) as err:
+            raise FormatError(f"{path}: unreadable commit record ({err})") from err
+        if not isinstance(entries, list) or not all(
+                isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) for e in entries):
+            raise FormatError(f"{path}: malformed commit record")
+        for key, blob in entries:
+            self._check_key(key, path)
+            if blob is not None and (not isinstance(blob, str) or "/" in blob or
+                                     blob.startswith(".")):
+                raise FormatError(f"{path}: malformed blob name {blob!r}")
+        return entries
+
+    @staticmethod
+    def _check_key(key: str, where: str) -> None:
+        parts = key.split("/")
+        if key.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise FormatError(f"{where}: unsafe key {key!r}")
+
+    # --------------------------------------------------------------- reading
+
+    def lookup(self, key: str):
+        """Where the current content of ``key`` lives, if not at its bcolz name.
+
+        Returns
+        -------
+        (found, path)
+            ``found`` False: read the bcolz file itself.  Else ``path`` is a
+            blob to read, or None when the key is deleted.
+        """
+        if key in self._staged:
+            return True, self._staged[key]
+        if key in self._overlay:
+            blob = self._overlay[key]
+            if blob is None or os.path.exists(blob):
+                return True, blob
+        return False, None
+
+    def staged_keys(self) -> list:
+        """Keys with staged changes."""
+        return list(self._staged)
+
+    def reset(self) -> None:
+        """Forget everything (the dataset root is being removed)."""
+        self.discard()
+        self._overlay = {}
+        self._sums = None
+
+    @property
+    def pending(self) -> bool:
+        """True when changes are staged but not committed."""
+        return bool(self._staged)
+
+    # --------------------------------------------------------------- writing
+
+    def _check_writable(self) -> None:
+        if self.readonly:
+            raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
+
+    def stage(self, key: str, data) -> None:
+        """Record new content for ``key``; visible to this writer, committed later."""
+        self._check_writable()
+        self._check_key(key, self.root)
+        os.makedirs(self.dir, exist_ok=True)
+        self._counter += 1
+        blob = os.path.join(self.dir, f"{self._counter:06d}.blob")
+        old = self._staged.get(key)
+        with open(blob, "wb") as fh:
+            fh.write(data)
+        if old:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+        self._staged[key] = blob
+        self._staged_sums[key] = md5_hex(data)
+
+    def stage_delete(self, key: str) -> None:
+        """Record that ``key`` is to be removed."""
+        self._check_writable()
+        self._check_key(key, self.root)
+        old = self._staged.get(key)
+        if old:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+        self._staged[key] = None
+        self._staged_sums[key] = None
+
+    def forget(self, prefix: str) -> None:
+        """Drop checksums and staged changes of every file under ``prefix``
+        (a folder removed outside commits)."""
+        sums = self.checksums()
+        for key in [k for k in sums if k.startswith(prefix)]:
+            del sums[key]
+        for key in [k for k in self._staged if k.startswith(prefix)]:
+            blob = self._staged.pop(key)
+            del self._staged_sums[key]
+            if blob:
+                with contextlib.suppress(OSError):
+                    os.unlink(blob)
+
+    def adopt(self, prefix: str) -> None:
+        """Checksum the files already under ``prefix`` (a folder moved in)."""
+        self.checksums().update(self._scan(prefix))
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Group several operations into one commit.
+
+        Commits asked for inside the block are made once, when the outermost
+        block ends; staged changes nobody asked to commit (pending appends)
+        stay pending.
+        """
+        self._batch += 1
+        try:
+            yield self
+        finally:
+            self._batch -= 1
+        if self._batch == 0 and self._commit_requested:
+            self.commit()
+
+    def discard(self) -> None:
+        """Forget staged changes (after a failed commit preparation)."""
+        for blob in self._staged.values():
+            if blob:
+                with contextlib.suppress(OSError):
+                    os.unlink(blob)
+        self._staged.clear()
+        self._staged_sums.clear()
+
+    # ------------------------------------------------------------ checksums
+
+    def _scan(self, prefix: str = "") -> dict:
+        """md5 of every bcolz file under ``prefix`` as it is on disk now."""
+        sums = {}
+        base = os.path.join(self.root, prefix) if prefix else self.root
+        for folder, dirs, files in os.walk(base):
+            rel_folder = os.path.relpath(folder, self.root)
+            rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
+            dirs[:] = [d for d in dirs if d not in OWN_NAMES]
+            for name in files:
+                key = rel_folder + name
+                if name in OWN_NAMES or name.startswith(".tmp-"):
+                    continue
+                with open(os.path.join(folder, name), "rb") as fh:
+                    sums[key] = md5_hex(fh.read())
+        return sums
+
+    def checksums(self) -> dict:
+        """``{relative path: md5 hex}`` of the committed bcolz files (read or computed once)."""
+        if self._sums is None:
+            path = os.path.join(self.root, CHECKSUM_FILE)
+            found, blob = self.lookup(CHECKSUM_FILE)
+            if found and blob:
+                path = blob
+            if (not found or blob) and os.path.isfile(path):
+                with open(path, "rb") as fh:
+                    self._sums = load_checksums(fh.read(), path)
+            else:
+                self._sums = self._scan() if os.path.isdir(self.root) else {}
+        return self._sums
+
+    # --------------------------------------------------------------- commit
+
+    def commit(self) -> None:
+        """Make the staged changes durable and visible, all at once.
+
+        Raises
+        ------
+        OSError
+            When the disk refuses a write (full, read-only...).  If that happens
+            before the commit record exists, nothing changes; after it, the
+            change is committed and the next writer to open finishes it.
+        """
+        if self._batch:
+            self._commit_requested = True
+            return
+        self._commit_requested = False
+        if not self._staged:
+            return
+        self._check_writable()
+        sums = dict(self.checksums())
+        for key, digest in self._staged_sums.items():
+            if digest is None:
+                sums.pop(key, None)
+            else:
+                sums[key] = digest
+        try:
+            self.stage(CHECKSUM_FILE, dump_checksums(sums))
+            entries = sorted(((key, None if blob is None else os.path.basename(blob))
+                              for key, blob in self._staged.items()),
+                             key=lambda e: _commit_order(e[0]))
+            if self.fsync:
+                for blob in self._staged.values():
+                    if blob:
+                        self._fsync_file(blob)
+            tmp = os.path.join(self.dir, MANIFEST_TMP)
+            with open(tmp, "wb") as fh:
+                fh.write(json.dumps(entries).encode("utf-8"))
+                fh.flush()
+                if self.fsync:
+                    os.fsync(fh.fileno())
+            os.replace(tmp, os.path.join(self.dir, MANIFEST))
+            if self.fsync:
+                _fsync_dir(self.dir)
+        except BaseException:
+            self.discard()
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.dir)
+            raise
+        # Committed: from here on the change stands, even if applying fails.
+        self._staged.clear()
+        self._staged_sums.clear()
+        self._sums = sums
+        self._apply(entries)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @staticmethod
+    def _fsync_file(path: str) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _apply(self, entries: list) -> None:
+        touched = set()
+        for key, blob in entries:
+            target = os.path.join(self.root, *key.split("/"))
+            folder = os.path.dirname(target)
+            if blob is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(target)
+            else:
+                source = os.path.join(self.dir, blob)
+                if os.path.exists(source):
+                    os.makedirs(folder, exist_ok=True)
+                    os.replace(source, target)
+            touched.add(folder)
+        if self.fsync:
+            for folder in touched:
+                _fsync_dir(folder)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(self.dir, MANIFEST))

@@ -1,0 +1,65 @@
+"""The opt-in writer lock: one writer at a time per dataset.
+
+Readers never need it: they see committed states only (see
+:mod:`bcolz_store.storage.journal`).  Writers that may run at the same time on
+one dataset pass ``lock=True`` to ``open``, ``carray`` or ``ctable``; the lock is
+the file ``ROOT/.bcolz_store.lock``, held with :mod:`filelock` (an OS-level
+lock, released if the process dies) until ``close()``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import BcolzStoreError
+from .journal import LOCK_FILE
+
+__all__ = ["DEFAULT_TIMEOUT", "acquire", "release"]
+
+# Seconds a writer waits for another one before giving up.
+DEFAULT_TIMEOUT = 60.0
+
+
+class LockTimeoutError(BcolzStoreError, TimeoutError):
+    """Another writer held the dataset's lock for longer than the timeout."""
+
+
+def acquire(rootdir, wanted, timeout: float = DEFAULT_TIMEOUT):
+    """Take the writer lock of ``rootdir`` when ``wanted``; return it (or None).
+
+    Parameters
+    ----------
+    rootdir : str or None
+    wanted : bool or float
+        False: no lock.  True: wait up to ``timeout`` seconds.  A number: wait
+        that many seconds.
+
+    Raises
+    ------
+    LockTimeoutError
+        When another writer keeps the lock past the timeout.
+    ValueError
+        When a lock is asked for an in-memory container.
+    """
+    if not wanted:
+        return None
+    if rootdir is None:
+        raise ValueError("lock=True needs an on-disk container (a rootdir)")
+    import filelock
+    if not isinstance(wanted, bool):
+        timeout = float(wanted)
+    parent = os.path.abspath(rootdir)
+    os.makedirs(parent, exist_ok=True)
+    lock = filelock.FileLock(os.path.join(parent, LOCK_FILE), timeout=timeout)
+    try:
+        lock.acquire()
+    except filelock.Timeout as err:
+        raise LockTimeoutError(f"{rootdir}: another writer holds the lock "
+                               f"(waited {timeout} s)") from err
+    return lock
+
+
+def release(lock) -> None:
+    """Release a lock taken by :func:`acquire` (None is fine)."""
+    if lock is not None:
+        lock.release()
