@@ -171,6 +171,8 @@ def _fmt(value, kind="time") -> str:
 def _fmt_ratio(r) -> str:
     if r is None:
         return "-"
+    if r < 0.01:
+        return f"{r:.2g}"
     return f"{r:.3f}" if r < 10 else f"{r:.1f}"
 
 
@@ -198,6 +200,27 @@ def format_table(rows: list, libs: list) -> str:
            "  ".join("-" * w for w in widths)]
     out += ["  ".join(str(c).ljust(w) for c, w in zip(cells, widths)) for cells in lines]
     return "\n".join(out)
+
+
+def markdown_table(result: dict) -> str:
+    """The results table of a ``latest.json`` as Markdown (for docs/performance.md)."""
+    names = [n for n in LIBRARY_NAMES if any(n in row["libs"] for row in result["rows"])]
+    head = ["workload"] + names + ["÷ bcolz", "÷ blosc2", "target", "status"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for row in result["rows"]:
+        cells = [f"`{row['key']}`"]
+        for lib in names:
+            info = row["libs"].get(lib)
+            cell = _fmt(info["median"], row["kind"]) if info else "–"
+            if info and info.get("scale", 1) != 1:
+                cell += "\\*"
+            cells.append(cell)
+        cells += [_fmt_ratio(row.get("ratio_bcolz")), _fmt_ratio(row.get("ratio_blosc2"))]
+        cells.append("–" if row["target"] is None else f"≤ {row['target']:g} × {row['target_vs']}")
+        status = row["status"]
+        cells.append(f"**{status}**" if status in ("MISS", "WRONG") else status)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def environment(libs: dict, cfg: W.Config) -> dict:
@@ -357,6 +380,8 @@ def parse_args(argv=None):
     p.add_argument("--label", help="free text stored in latest.json (e.g. which revision of "
                    "bcolz_store was measured)")
     p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
+    p.add_argument("--markdown", action="store_true",
+                   help="print OUT/latest.json as a Markdown table and exit")
     p.add_argument("--profile", metavar="KEYS",
                    help="profile bcolz_store on these workloads ('misses': those missing their "
                    "target in OUT/latest.json) instead of benchmarking")
@@ -382,6 +407,10 @@ def make_config(args) -> W.Config:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.markdown:
+        with open(os.path.join(args.out, "latest.json")) as fh:
+            print(markdown_table(json.load(fh)))
+        return 0
     cfg = make_config(args)
     libs = load_libraries(set(args.libs.split(",")))
     nthreads = cfg.nthreads or os.cpu_count() or 1

@@ -39,8 +39,8 @@ class Config:
     append_len: int = 100
     ngather: int = 100_000
     ngather_bcolz: int = 2_000        # bcolz gathers fewer rows; time scaled linearly
-    repeats: int = 5
-    slow_repeats: int = 3             # for workloads taking seconds per run
+    repeats: int = 7
+    slow_repeats: int = 5             # for workloads taking seconds per run
     open_repeats: int = 15
     seed: int = 20240611
     nthreads: int = 0                 # 0: os.cpu_count()
