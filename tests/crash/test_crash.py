@@ -41,6 +41,7 @@ from .model import (Model, acceptable_states, describe_state, make_spec, operati
 HERE = Path(__file__).resolve().parent
 WRITER = HERE / "writer.py"
 QUICK_KILLS = 20
+CHANGED = getattr(bcolz_store.errors, "DatasetChangedError", ())
 KILLS = int(os.environ.get("BCOLZ_STORE_CRASH_KILLS", QUICK_KILLS))
 SEED_BASE = int(os.environ.get("BCOLZ_STORE_CRASH_SEED", 1000))
 
@@ -288,21 +289,31 @@ def committed_states(spec, upto: int) -> dict:
     return states
 
 
+def _closest(state, states: dict) -> str:
+    """Which commits the values alone, and the attrs alone, of a wrong state match."""
+    values = [label for label, st in states.items()
+              if states_equal(dict(state, attrs={}), dict(st, attrs={}))]
+    attrs = [label for label, st in states.items() if st["attrs"] == state["attrs"]]
+    return f"values match commits {values[:8]}, attrs match commits {attrs[:8]}"
+
+
 def _log_bounds(log: Path) -> tuple:
     done, begun = parse_log(log)
     return done or 0, begun if begun is not None else (done or 0)
 
 
-@pytest.mark.xfail(reason="a reader racing a commit's apply step reads meta/sizes and chunk files "
-                          "of different commits (torn reads, FormatError/ChunkNotFoundError)",
-                   strict=False)
+@pytest.mark.xfail(reason="readers racing a commit: torn reads (meta/sizes and chunks of two "
+                          "commits), a vanished manifest raised as FormatError, attrs of an "
+                          "older commit than the values", strict=False)
 @pytest.mark.parametrize("kind", ["carray", "ctable"])
 @pytest.mark.parametrize("how", ["open", "refresh"])
 def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
     """While a writer commits, every read in mode 'r' shows one committed state.
 
     A read that starts after commit ``lo`` was done and ends before commit
-    ``hi + 1`` begins may show any state ``lo`` .. ``hi``, nothing else.
+    ``hi + 1`` begins may show any state ``lo`` .. ``hi``, nothing else.  A
+    reader may also refuse with DatasetChangedError when a commit lands
+    between its open (or refresh) and its reads.
     """
     if how == "refresh" and not hasattr(bcolz_store.carray, "refresh"):
         pytest.skip("refresh() not available yet")
@@ -310,7 +321,7 @@ def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
     root, log = tmp_path / "d", tmp_path / "d.log"
     proc = subprocess.Popen([sys.executable, str(WRITER), str(seed), str(root), kind, str(log)],
                             env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    reads, errors = [], []
+    reads, errors, changed = [], [], 0
     try:
         assert _wait_for(log, "done 0\n", proc, 30), proc.stderr.read()
         reader = bcolz_store.open(str(root), mode="r") if how == "refresh" else None
@@ -323,6 +334,9 @@ def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
                 else:
                     reader.refresh()
                     state = read_state(reader)
+            except CHANGED:
+                changed += 1            # refused to mix states: the designed answer
+                continue
             except Exception as exc:
                 errors.append(f"read after commit {lo}: {type(exc).__name__}: {exc}")
                 continue
@@ -338,10 +352,11 @@ def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
         allowed = [(label, st) for label, st in states.items() if lo <= _order(label) + 0.5
                    and _order(label) <= hi]
         if _match(state, allowed) is None:
-            wrong.append(f"read between commits {lo} and {hi}: {describe_state(state)}")
+            wrong.append(f"read between commits {lo} and {hi}: {describe_state(state)}; "
+                         f"{_closest(state, states)}")
     with capsys.disabled():
-        print(f"\nconcurrent {how} {kind}: reads={len(reads)} errors={len(errors)} "
-              f"wrong={len(wrong)}")
+        print(f"\nconcurrent {how} {kind}: reads={len(reads)} refused (DatasetChangedError)="
+              f"{changed} errors={len(errors)} wrong={len(wrong)}")
     assert len(reads) > 10
     assert not errors and not wrong, "\n".join((errors + wrong)[:10])
 
