@@ -25,11 +25,12 @@ import numpy as np
 from . import attrs as _attrs
 from .chunks.chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .chunks.cparams import cparams as cparams_cls
-from .errors import (ChunkNotFoundError, DatasetExistsError, DatasetNotFoundError, FormatError,
-                     ReadOnlyError, UnsafeDataError)
+from .errors import (ChunkNotFoundError, DatasetChangedError, DatasetExistsError,
+                     DatasetNotFoundError, FormatError, ReadOnlyError, UnsafeDataError)
 from .storage import locking as _locking
 from .format.meta import (SizesMeta, StorageMeta, dump_sizes, dump_storage, load_sizes,
                           load_storage)
+from .storage.journal import READ_RETRIES, read_consistently
 from .storage.local import LocalStore
 
 __all__ = ["calc_chunklen", "carray", "chunk"]
@@ -226,10 +227,23 @@ class carray:
             raise DatasetNotFoundError(f"{root}: no carray here (directory does not exist)")
         if self._given_store is not None:
             self._store = self._given_store
+            self._read_meta()
         else:
             self._store = LocalStore(root, readonly=self._mode == "r", verify=self._verify)
-            self._store.journal.recover()
-        self._read_meta()
+            self._load_committed()
+
+    def _load_committed(self):
+        """Finish or discard an interrupted commit, then load the committed state.
+
+        In mode 'r' this retries until no writer committed during the load, so
+        the carray holds one committed state (see :func:`read_consistently`).
+        """
+        journal = self._store.journal
+        if self._mode == "r":
+            read_consistently(journal, self._read_meta)
+        else:
+            journal.recover()
+            self._read_meta()
 
     def _read_meta(self):
         """Load the committed state (meta files and leftover) from the store."""
@@ -290,9 +304,10 @@ class carray:
             return
         if self._mode != "r":
             self.flush()
-        elif self._given_store is None:
-            self._store.journal.recover()
-        self._read_meta()
+        if self._given_store is None:
+            self._load_committed()
+        else:
+            self._read_meta()
         self._attrs.reload()
 
     def close(self):
@@ -591,11 +606,16 @@ class carray:
     def __getitem__(self, key):
         """x[key]: ints, slices (any step), tuples, int and boolean arrays, expressions.
 
+        A standalone carray opened in mode 'r' that finds a writer committed
+        since it opened moves to the new committed state (``refresh``) and reads
+        again, so a result always comes from one committed state.
+
         Returns
         -------
         numpy scalar or numpy.ndarray
-            An int gives one element (a numpy scalar, or an array for
-            multidimensional atoms); anything else a new ndarray.
+            An int gives one element (a Python int/bool for integer and
+            boolean dtypes, as bcolz; a numpy scalar for other dtypes; an
+            array for multidimensional atoms); anything else a new ndarray.
 
         Raises
         ------
@@ -603,7 +623,21 @@ class carray:
             Out-of-range ints, a mask of the wrong length, non-integer arrays.
         ValueError
             An empty tuple, or a zero slice step.
+        DatasetChangedError
+            For a carray inside a ctable opened in mode 'r', when a writer
+            committed since (the ctable refreshes and retries).
         """
+        if isinstance(key, str):
+            key = self._eval_expression(key, sys._getframe(1))
+        if self._mode == "r" and self._store is not None and self._given_store is None:
+            for _ in range(READ_RETRIES):
+                try:
+                    return self._getitem(key)
+                except DatasetChangedError:
+                    self.refresh()
+        return self._getitem(key)
+
+    def _getitem(self, key):
         length = self.len
         if _is_int(key):
             i = int(key)
@@ -644,8 +678,6 @@ class carray:
             arr = arr[(slice(None),) + rest] if isinstance(key[0], slice) or (
                 hasattr(key[0], "__len__") and not isinstance(key[0], str)) else arr[rest]
             return np.ascontiguousarray(arr) if isinstance(arr, np.ndarray) else arr
-        if isinstance(key, str):
-            return self[self._eval_expression(key)]
         if isinstance(key, carray):
             if key.dtype != np.bool_:
                 key = key[:]
@@ -667,9 +699,8 @@ class carray:
             return self._gather(self._positions(idx))
         raise IndexError(f"key not supported: {key!r}")
 
-    def _eval_expression(self, expression: str):
+    def _eval_expression(self, expression: str, frame):
         from .query.eval import eval as _eval
-        frame = sys._getframe(2)
         user_dict = dict(frame.f_globals)
         user_dict.update(frame.f_locals)
         result = _eval(expression, user_dict=user_dict)
@@ -889,7 +920,7 @@ class carray:
                 arr[key[1:]] = value
             self[key[0]] = arr
         elif isinstance(key, str):
-            self[self._eval_expression(key)] = value
+            self[self._eval_expression(key, sys._getframe(1))] = value
         else:
             if isinstance(key, carray):
                 key = key[:]

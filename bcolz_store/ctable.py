@@ -33,10 +33,12 @@ import numpy as np
 from . import attrs as _attrs
 from .carray import carray
 from .chunks.cparams import cparams as cparams_cls
-from .errors import (DatasetExistsError, DatasetNotFoundError, FormatError, QueryError,
+from .errors import (DatasetChangedError, DatasetExistsError, DatasetNotFoundError, FormatError,
+                     QueryError,
                      ReadOnlyError)
 from .format.meta import dump_rootdirs, load_rootdirs
 from .storage import locking as _locking
+from .storage.journal import READ_RETRIES, read_consistently
 from .storage.local import LocalStore
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
@@ -342,7 +344,7 @@ class ctable:
                 self._create(columns, names, kwargs)
                 self.attrs = _attrs.attrs(rootdir, mode, _new=True, _store=self._store)
                 if rootdir is not None:
-                    self._flush_columns()
+                    self.flush()
             new = True
         if not new:
             self.attrs = _attrs.attrs(rootdir, mode, _new=False, _store=self._store)
@@ -360,11 +362,20 @@ class ctable:
                     "Disk-based ctable opened with `r`ead mode yet "
                     f"`rootdir='{root}'` does not exist")
             raise DatasetNotFoundError(f"{root}: no ctable here (directory does not exist)")
-        self._store.journal.recover()
+        if self.mode == "r":  # one committed state, even while a writer commits
+            read_consistently(self._store.journal, self._load_columns)
+        else:
+            self._store.journal.recover()
+            self._load_columns()
+
+    def _load_columns(self):
+        allow_pickle = self.cols.allow_pickle
+        self.cols = cols(self.rootdir, self.mode, self._store)
+        self.cols.allow_pickle = allow_pickle
         self.cols.read_meta_and_open()
         lengths = {name: len(self.cols[name]) for name in self.names}
         if len(set(lengths.values())) > 1:
-            raise FormatError(f"{root}: columns have different lengths {lengths}")
+            raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
         self._len = next(iter(lengths.values()), 0)
 
     def _column_sources(self, columns, names):
@@ -811,9 +822,6 @@ class ctable:
         if self._store is None:
             return
         self.flush()
-        allow_pickle = self.cols.allow_pickle
-        self.cols = cols(self.rootdir, self.mode, self._store)
-        self.cols.allow_pickle = allow_pickle
         self._open()
         self.attrs.reload()
 
@@ -877,9 +885,26 @@ class ctable:
             multidimensional key.
         NotImplementedError
             Other key types.
+
+        Notes
+        -----
+        Opened in mode 'r', a table that finds a writer committed since it
+        opened moves to the new committed state (``refresh``) and reads again,
+        so rows always come from one committed state.
         """
         if isinstance(key, str) and key in self.cols:
             return self.cols[key]
+        if isinstance(key, str):
+            key = self._eval_where(key, {}, None, sys._getframe(1), error=IndexError)
+        if self.mode == "r" and self._store is not None:
+            for _ in range(READ_RETRIES):
+                try:
+                    return self._getitem(key)
+                except DatasetChangedError:
+                    self.refresh()
+        return self._getitem(key)
+
+    def _getitem(self, key):
         self._empty_check("retrieve data from")
         if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
             row = np.empty(1, dtype=self.dtype)
@@ -902,9 +927,6 @@ class ctable:
                 key = np.array(key, dtype=np.int64)
             except (TypeError, ValueError) as err:
                 raise IndexError("key cannot be converted to an array of indices") from err
-        if isinstance(key, str):
-            mask = self._eval_where(key, {}, None, sys._getframe(1), IndexError)
-            return self._take_mask(mask)
         if hasattr(key, "dtype"):
             if key.dtype.type == np.bool_:
                 return self._take_mask(key)

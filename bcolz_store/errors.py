@@ -12,6 +12,7 @@ working::
     │   └── ChunkNotFoundError            a chunk file is missing
     ├── DatasetExistsError(FileExistsError)       creating where a dataset exists
     ├── IntegrityError                    checksums do not match
+    ├── DatasetChangedError               a writer committed under a reader
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     └── QueryError(ValueError)            an expression cannot be evaluated
@@ -25,6 +26,7 @@ __all__ = [
     "BcolzStoreError",
     "ChunkNotFoundError",
     "CodecError",
+    "DatasetChangedError",
     "DatasetExistsError",
     "DatasetNotFoundError",
     "FormatError",
@@ -82,4 +84,12 @@ class UnsafeDataError(BcolzStoreError, ValueError):
     """Reading pickled objects from disk without ``allow_pickle=True``.
 
     Unpickling can run arbitrary code, so as in ``numpy.load`` it is opt-in.
+    """
+
+
+class DatasetChangedError(BcolzStoreError):
+    """A writer committed a new state after a read-only reader opened the dataset.
+
+    Readers never see a mix of two states: reads that cannot be served from
+    the state they opened raise this; ``refresh()`` moves to the new state.
     """

@@ -208,7 +208,9 @@ class DiskChunks:
         try:
             data = self.store.get(key)
         except DatasetNotFoundError as err:
+            self.store.journal.check_reading()
             raise ChunkNotFoundError(f"{where}: chunk file not found") from err
+        self.store.journal.check_reading()
         view = split_chunk_file(data, where)
         chunk_ = chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=where)
         expected = self.chunk_nbytes if nbytes is None else nbytes

@@ -40,7 +40,7 @@ import json
 import os
 import shutil
 
-from ..errors import FormatError, ReadOnlyError
+from ..errors import DatasetChangedError, FormatError, ReadOnlyError
 
 __all__ = ["CHECKSUM_FILE", "JOURNAL_DIR", "Journal", "load_checksums", "dump_checksums",
            "md5_hex"]
@@ -52,6 +52,38 @@ MANIFEST = "manifest.json"
 MANIFEST_TMP = "manifest.tmp"
 # Names in a rootdir that are ours, not bcolz's: never checksummed, never "extra".
 OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, LOCK_FILE)
+_UNSET = object()
+# How often a reader retries opening while a writer is applying a commit.
+READ_RETRIES = 400
+
+
+def read_consistently(journal: "Journal", read):
+    """Call ``read()`` until it ran while no commit happened; return its result.
+
+    A reader that opens while a writer commits may see files of two states;
+    it then simply tries again (a commit is applied in milliseconds).
+
+    Raises
+    ------
+    Whatever ``read`` raised, when it failed on a stable dataset.
+    DatasetChangedError
+        When writers kept committing during every attempt.
+    """
+    import time
+    for attempt in range(READ_RETRIES):
+        marker = journal.marker()
+        journal.recover()
+        journal.reader_marker = marker
+        try:
+            result = read()
+        except (FormatError, FileNotFoundError, DatasetChangedError):
+            if journal.is_stable(marker):
+                raise
+        else:
+            if journal.is_stable(marker):
+                return result
+        time.sleep(0.001 * min(attempt + 1, 20))
+    raise DatasetChangedError(f"{journal.root}: writers kept committing while reading")
 
 
 def md5_hex(data) -> str:
@@ -198,6 +230,41 @@ class Journal:
             if blob is None or os.path.exists(blob):
                 return True, blob
         return False, None
+
+    # ------------------------------------------------- lock-free readers
+
+    def marker(self):
+        """Identity of the committed state (changes with every commit).
+
+        The manifest exists from a commit until everything is applied and the
+        checksum file is replaced last, so an unchanged pair (manifest, checksum
+        file) means no commit began or ended in between.  A manifest left by a
+        writer that died stays unchanged: readers then read through it.
+        """
+        def ident(path):
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                return None
+            return (st.st_ino, st.st_mtime_ns, st.st_size)
+        return (ident(os.path.join(self.dir, MANIFEST)),
+                ident(os.path.join(self.root, CHECKSUM_FILE)))
+
+    def is_stable(self, marker) -> bool:
+        """True when no commit has begun or ended since ``marker`` was taken."""
+        return self.marker() == marker
+
+    def start_reading(self) -> None:
+        """Take the snapshot that :meth:`check_reading` compares against."""
+        self.reader_marker = self.marker()
+
+    def check_reading(self) -> None:
+        """Raise :class:`DatasetChangedError` if a commit happened since :meth:`start_reading`."""
+        marker = getattr(self, "reader_marker", _UNSET)
+        if marker is not _UNSET and self.readonly and not self.is_stable(marker):
+            raise DatasetChangedError(
+                f"{self.root}: a writer committed since this reader opened the dataset; "
+                f"call refresh() to read the new state")
 
     def staged_keys(self) -> list:
         """Keys with staged changes."""
