@@ -16,9 +16,10 @@ from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_versi
 from .chunks.cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
 from .ctable import ctable
 from .defaults import defaults, defaults_ctx
-from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetExistsError,
-                     DatasetNotFoundError,
-                     FormatError, IntegrityError, QueryError, ReadOnlyError, UnsafeDataError)
+from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetChangedError,
+                     DatasetExistsError, DatasetNotFoundError, FormatError, IntegrityError,
+                     QueryError, ReadOnlyError, UnsafeDataError)
+from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .query.eval import eval
 from .toplevel import (arange, detect_number_of_cores, fill, fromiter, iterblocks, ones, open,
@@ -39,11 +40,13 @@ pandas_here = _here("pandas")
 tables_here = _here("tables")
 
 __all__ = sorted([
-    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetExistsError", "DatasetNotFoundError",
-    "FormatError", "IntegrityError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
+    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetChangedError",
+    "DatasetExistsError", "DatasetNotFoundError", "FormatError", "IntegrityError", "NOSHUFFLE",
+    "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError", "VerifyReport",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
     "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",
     "get_printoptions", "iterblocks", "numexpr_here", "ones", "open", "pandas_here",
-    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "walk", "zeros",
+    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "verify", "walk",
+    "zeros",
 ])
