@@ -58,6 +58,13 @@ def calc_chunklen(expectedlen: int, atomsize: int) -> int:
     return max(chunksize, atomsize) // atomsize
 
 
+def _as_nitems(nitems) -> int:
+    """A count of items for trim/resize (bcolz also accepts floats)."""
+    if not isinstance(nitems, (int, float, np.integer, np.floating)):
+        raise TypeError("`nitems` must be an integer")
+    return int(nitems)
+
+
 def _is_int(key) -> bool:
     return isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_))
 
@@ -137,7 +144,8 @@ class carray:
             new = False
         else:
             raise ValueError("You need at least to pass an array or/and a rootdir")
-        self._attrs = _attrs.attrs(self._rootdir, self._mode, _new=new, _store=self._store)
+        if new or self._store is None:
+            self._attrs = _attrs.attrs(self._rootdir, self._mode, _new=new, _store=self._store)
         if new and self._store is not None:
             # Creation is one commit (meta, chunks, attrs); it writes even in
             # mode 'r', as bcolz does.
@@ -250,6 +258,7 @@ class carray:
         store = self._store
         root = self._rootdir
         self._drop_cache()
+        self._attrs = _attrs.attrs(root, self._mode, _new=False, _store=store)
         for key in ("meta/sizes", "meta/storage"):
             if not store.exists(key):
                 raise DatasetNotFoundError(f"{store.path(key)}: missing, {root} is not a carray")
@@ -308,7 +317,6 @@ class carray:
             self._load_committed()
         else:
             self._read_meta()
-        self._attrs.reload()
 
     def close(self):
         """Flush (unless read-only) and release the writer lock, if held."""
@@ -812,9 +820,7 @@ class carray:
         ReadOnlyError
             In mode 'r'.
         """
-        if not isinstance(nitems, (int, float, np.integer, np.floating)):
-            raise TypeError("`nitems` must be an integer")
-        nitems = int(nitems)
+        nitems = _as_nitems(nitems)
         if nitems > self.len:
             raise ValueError("`nitems` must be less than total length")
         if nitems <= 0:
@@ -853,9 +859,7 @@ class carray:
         ReadOnlyError
             In mode 'r'.
         """
-        if not isinstance(nitems, (int, float, np.integer, np.floating)):
-            raise TypeError("`nitems` must be an integer")
-        nitems = int(nitems)
+        nitems = _as_nitems(nitems)
         if nitems == self.len:
             return
         if nitems < 0:
@@ -1318,8 +1322,7 @@ class carray:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self._mode != "r":
-            self.flush()
+        self.close()
 
     def __reduce__(self):
         if self._rootdir:

@@ -346,8 +346,6 @@ class ctable:
                 if rootdir is not None:
                     self.flush()
             new = True
-        if not new:
-            self.attrs = _attrs.attrs(rootdir, mode, _new=False, _store=self._store)
         if self._cparams is None:
             self._cparams = (self.cols[self.names[0]].cparams if self.names and not new
                              else cparams_cls())
@@ -373,6 +371,7 @@ class ctable:
         self.cols = cols(self.rootdir, self.mode, self._store)
         self.cols.allow_pickle = allow_pickle
         self.cols.read_meta_and_open()
+        self.attrs = _attrs.attrs(self.rootdir, self.mode, _new=False, _store=self._store)
         lengths = {name: len(self.cols[name]) for name in self.names}
         if len(set(lengths.values())) > 1:
             raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
@@ -823,7 +822,6 @@ class ctable:
             return
         self.flush()
         self._open()
-        self.attrs.reload()
 
     def close(self):
         """Flush (unless read-only) and release the writer lock, if held."""
@@ -1222,8 +1220,7 @@ class ctable:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self.mode != "r":
-            self.flush()
+        self.close()
 
     def __reduce__(self):
         if self.rootdir:

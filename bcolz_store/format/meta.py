@@ -54,6 +54,7 @@ __all__ = [
 # Limits that keep a hostile meta file from driving huge allocations.
 MAX_CHUNKLEN = 2**40
 MAX_NDIM = 32
+MAX_ATOM_ITEMS = 2**31
 KNOWN_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
 
 
@@ -73,6 +74,8 @@ def load_json(data: bytes, where: str) -> Any:
         return json.loads(bytes(data).decode("ascii"))
     except (UnicodeDecodeError, ValueError) as err:
         raise FormatError(f"{where}: not valid JSON ({err})") from err
+    except RecursionError as err:
+        raise FormatError(f"{where}: JSON nested too deeply") from err
 
 
 def _require(obj: Any, key: str, kinds: tuple, where: str) -> Any:
@@ -213,6 +216,12 @@ def load_sizes(data: bytes, where: str = "meta/sizes") -> SizesMeta:
     if not shape or len(shape) > MAX_NDIM or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
         raise FormatError(f"{where}: invalid shape {shape!r}")
+    atom = 1
+    for n in shape[1:]:
+        atom *= n
+    if atom > MAX_ATOM_ITEMS:
+        raise FormatError(f"{where}: atom of shape {tuple(shape[1:])} holds {atom} items, "
+                          f"more than {MAX_ATOM_ITEMS}")
     nbytes = _require(obj, "nbytes", (int,), where)
     cbytes = _require(obj, "cbytes", (int,), where)
     return SizesMeta(tuple(shape), nbytes, cbytes)

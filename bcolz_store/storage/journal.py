@@ -181,7 +181,10 @@ class Journal:
         if not os.path.isdir(self.dir):
             return
         if os.path.isfile(manifest):
-            entries = self._read_manifest(manifest)
+            try:
+                entries = self._read_manifest(manifest)
+            except FileNotFoundError:  # the writer finished applying meanwhile
+                return
             if self.readonly:
                 self._overlay = {key: (None if blob is None else os.path.join(self.dir, blob))
                                  for key, blob in entries}
@@ -194,7 +197,9 @@ class Journal:
         try:
             with open(path, "rb") as fh:
                 entries = json.loads(fh.read().decode("utf-8"))
-        except (OSError, ValueError) as err:
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, RecursionError) as err:
             raise FormatError(f"{path}: unreadable commit record ({err})") from err
         if not isinstance(entries, list) or not all(
                 isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) for e in entries):

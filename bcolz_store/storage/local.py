@@ -119,6 +119,8 @@ class LocalStore:
             raise DatasetNotFoundError(f"{path}: no such file") from err
         except IsADirectoryError as err:
             raise FormatError(f"{path}: expected a file, found a directory") from err
+        except OSError as err:  # symlink loops, permissions, I/O errors
+            raise FormatError(f"{path}: cannot be read ({err})") from err
         if self.verify and not found:
             self.check(key, data)
         return data

@@ -303,9 +303,8 @@ def _log_bounds(log: Path) -> tuple:
 
 
 RACING_CARRAY_READER = pytest.mark.xfail(
-    reason="a carray reader racing a commit: a manifest removed under it is raised as "
-           "FormatError ('unreadable commit record'), and its attrs can come from an older "
-           "commit than its values", strict=False)
+    reason="a standalone carray reader racing commits can still pair values of one commit with "
+           "attrs of an older one (about 2 reads in 500)", strict=False)
 
 
 @pytest.mark.parametrize("kind", [pytest.param("carray", marks=RACING_CARRAY_READER), "ctable"])
