@@ -65,6 +65,30 @@ def _as_nitems(nitems) -> int:
     return int(nitems)
 
 
+# Dtype kinds whose single elements come back as Python scalars, as in bcolz
+# (which returned what numpy's item() gives); others stay numpy scalars.
+PYTHON_SCALAR_KINDS = "biufcSU"
+
+
+def _within_rows(key: tuple) -> tuple:
+    """For a tuple key, the index into ``self[key[0]]`` that gives numpy's ``a[key]``.
+
+    An int first key drops the row dimension; a slice, mask or index array
+    keeps it, and index arrays in the rest pair with the selected rows as
+    numpy's advanced indexing does.
+    """
+    first, rest = key[0], key[1:]
+    if _is_int(first):
+        return rest
+    if isinstance(first, slice):
+        return (slice(None),) + rest
+    rows = np.asarray(first[:] if isinstance(first, carray) else first)
+    n = int(rows.sum()) if rows.dtype == np.bool_ else rows.size
+    if any(isinstance(k, (list, np.ndarray)) for k in rest):
+        return (np.arange(n),) + rest
+    return (slice(None),) + rest
+
+
 def _is_int(key) -> bool:
     return isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_))
 
@@ -659,7 +683,7 @@ class carray:
             value = self._chunk_array(nchunk)[pos]
             if isinstance(value, np.ndarray):
                 return value.copy()
-            return value.item() if self._dtype.kind in "iub" else value
+            return value.item() if self._dtype.kind in PYTHON_SCALAR_KINDS else value
         if isinstance(key, slice):
             start, stop, step = key.indices(length)
             if self._dtype.kind == "O":
@@ -682,9 +706,7 @@ class carray:
             if len(key) == 1:
                 return self[key[0]]
             arr = self[key[0]]
-            rest = key[1:]
-            arr = arr[(slice(None),) + rest] if isinstance(key[0], slice) or (
-                hasattr(key[0], "__len__") and not isinstance(key[0], str)) else arr[rest]
+            arr = arr[_within_rows(key)]
             return np.ascontiguousarray(arr) if isinstance(arr, np.ndarray) else arr
         if isinstance(key, carray):
             if key.dtype != np.bool_:
@@ -918,10 +940,7 @@ class carray:
                 self[key[0]] = value
                 return
             arr = self[key[0]]
-            if isinstance(key[0], slice):
-                arr[(slice(None),) + key[1:]] = value
-            else:
-                arr[key[1:]] = value
+            arr[_within_rows(key)] = value
             self[key[0]] = arr
         elif isinstance(key, str):
             self[self._eval_expression(key, sys._getframe(1))] = value
@@ -1117,7 +1136,9 @@ class carray:
                 drop = min(skip - skipped, len(block))
                 skipped += drop
                 block = block[drop:]
-            for item in block:
+            items = block if self._dtype.shape or self._dtype.kind not in PYTHON_SCALAR_KINDS \
+                else block.tolist()
+            for item in items:
                 yield item
                 emitted += 1
                 if limit is not None and emitted >= limit:
@@ -1246,7 +1267,12 @@ class carray:
         ------
         ValueError
             If the sizes differ or more than one dimension is -1.
+        ReadOnlyError
+            On disk in mode 'r': an on-disk reshape replaces the dataset
+            (as in bcolz), which a read-only carray must not do.
         """
+        if self._rootdir:
+            self._check_writable()
         if _is_int(newshape):
             newshape = (int(newshape),)
         newshape = tuple(int(n) for n in newshape)

@@ -473,8 +473,6 @@ def test_iter_nonpositive_step(store, step):
 
 
 @needs_bcolz
-@pytest.mark.xfail(strict=True, reason="iteration yields numpy scalars (np.int64, np.float64, "
-                   "np.bool_, np.bytes_) where bcolz yields Python int/float/bool/bytes")
 @pytest.mark.parametrize("x", [np.arange(5), np.arange(5.0), np.arange(5) % 2 == 0,
                                np.array([b"a", b"bc"])], ids=["int", "float", "bool", "bytes"])
 def test_iterated_items_have_bcolz_types(x):
@@ -671,8 +669,6 @@ def test_mode_r_refuses_writes(tmp_path, write):
     assert len(back.attrs) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="reshape() of an on-disk carray opened in mode 'r' "
-                   "replaces the dataset on disk (as bcolz does) instead of refusing")
 def test_mode_r_refuses_reshape(tmp_path):
     path = str(tmp_path / "a")
     bcolz_store.carray(np.arange(12), rootdir=path)

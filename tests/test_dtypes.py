@@ -20,34 +20,28 @@ TIMEDELTA_UNITS = ["Y", "D", "h", "s", "ms", "us", "ns", "as"]
 
 NESTED = np.dtype([("a", "<i2", (2, 3)), ("b", [("x", "<f4"), ("y", "S2")]), ("c", "<U2")])
 
-
 def _ints(dtype):
     info = np.iinfo(dtype)
     return np.array([info.min, info.max, 0, 1, info.max // 3, info.min // 7, 42], dtype=dtype)
-
 
 def _floats(dtype):
     info = np.finfo(dtype)
     return np.array([0.0, -0.0, np.nan, np.inf, -np.inf, info.max, info.min, info.tiny,
                      info.smallest_subnormal, 1 / 3, -2.5], dtype=dtype)
 
-
 def _complex(dtype):
     return np.array([0, 1 + 2j, complex(np.nan, 1), complex(-np.inf, np.inf), -0.5j, 1e30],
                     dtype=dtype)
-
 
 def _datetimes(unit):
     dtype = np.dtype(f"M8[{unit}]")
     values = np.array([0, 1, -1, 12345, -98765, 2 ** 40, -(2 ** 40)], dtype="i8").view(dtype)
     return np.concatenate([values, np.array(["NaT"], dtype=dtype)])
 
-
 def _timedeltas(unit):
     dtype = np.dtype(f"m8[{unit}]")
     return np.concatenate([np.array([0, 1, -1, 2 ** 50, -7], dtype="i8").view(dtype),
                            np.array(["NaT"], dtype=dtype)])
-
 
 def _strings(kind, width):
     words = ["", "a", "é" if kind == "U" else "b", "\U0001f600" if kind == "U" else "c",
@@ -56,16 +50,11 @@ def _strings(kind, width):
     values[-2] = "z" * width  # full width
     return values
 
-
 def case(dtype, values, dflt, marks=()):
     dtype = np.dtype(dtype)
     values = np.asarray(values, dtype=dtype)
     return pytest.param(dtype, values, dflt, id=str(dtype) if dtype.names is None
                         else "structured-" + "-".join(dtype.names), marks=marks)
-
-
-_LONGDOUBLE = pytest.mark.xfail(strict=True, raises=TypeError, reason="a longdouble dflt is "
-                                "not JSON serializable when meta/storage is written")
 
 SIMPLE_CASES = (
     [case(d, _ints(d), np.iinfo(d).max) for d in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"]]
@@ -80,7 +69,7 @@ SIMPLE_CASES = (
     + [case(f"m8[{u}]", _timedeltas(u), np.array(-5, f"m8[{u}]")) for u in TIMEDELTA_UNITS]
     + [case("m8[ns]", _timedeltas("ns"), np.timedelta64("NaT", "ns"))]
 )
-LONGDOUBLE_CASE = case("g", _floats("g"), 1.5, marks=_LONGDOUBLE)
+LONGDOUBLE_CASE = case("g", _floats("g"), 1.5)
 
 STRUCTURED_CASES = [
     case("i4,f8", [(1, 2.5), (-3, np.nan), (0, -0.0)], (7, 1.5)),
@@ -100,7 +89,6 @@ ATOM_CASES = [
 
 ALL_CASES = SIMPLE_CASES + [LONGDOUBLE_CASE] + STRUCTURED_CASES + ATOM_CASES
 
-
 def as_rows(dtype, values):
     """The array to store: ``values`` as rows, atoms split off for subarray dtypes."""
     if dtype.subdtype is not None:
@@ -108,11 +96,9 @@ def as_rows(dtype, values):
         return np.asarray(values, dtype=base).reshape((-1,) + shape)
     return np.asarray(values, dtype=dtype)
 
-
 def repeated(rows, n):
     """``rows`` cycled up to length ``n`` (several chunks plus a leftover)."""
     return rows[np.arange(n) % len(rows)]
-
 
 def assert_exact(got, expected):
     """Same dtype, shape and bytes (NaN payloads, -0.0 and NaT included).
@@ -126,12 +112,10 @@ def assert_exact(got, expected):
     assert got.shape == expected.shape
     assert got.tobytes() == expected.tobytes()
 
-
 def dflt_rows(rows, dflt, n):
     fill = np.empty((n,) + rows.shape[1:], dtype=rows.dtype)
     fill[...] = np.asarray(dflt, dtype=rows.dtype) if rows.dtype.names is None else dflt
     return fill
-
 
 @pytest.mark.parametrize("dtype,values,dflt", ALL_CASES)
 def test_dtype_persists_exactly_and_grows_with_dflt(tmp_path, dtype, values, dflt):
@@ -154,14 +138,12 @@ def test_dtype_persists_exactly_and_grows_with_dflt(tmp_path, dtype, values, dfl
     again.flush()
     assert_exact(bcolz_store.carray(rootdir=path, mode="r")[:], expected)
 
-
 @pytest.mark.parametrize("dtype,values,dflt", SIMPLE_CASES[::3] + STRUCTURED_CASES + ATOM_CASES)
 def test_dtype_in_memory_grows_with_dflt(dtype, values, dflt):
     rows = as_rows(dtype, values)
     c = bcolz_store.carray(rows, chunklen=2, dflt=dflt)
     c.resize(len(rows) + 3)
     assert_exact(c[:], np.concatenate([rows, dflt_rows(rows, dflt, 3)]))
-
 
 @pytest.mark.parametrize("dtype,values,dflt", SIMPLE_CASES[::4] + STRUCTURED_CASES[1:])
 def test_dtype_setitem_persists(tmp_path, dtype, values, dflt):
@@ -177,7 +159,6 @@ def test_dtype_setitem_persists(tmp_path, dtype, values, dflt):
     c.flush()
     assert_exact(bcolz_store.carray(rootdir=path)[:], expected)
 
-
 def test_structured_fields_readable_by_name(tmp_path):
     path = str(tmp_path / "a")
     rows = np.array([(1, b"abc", True), (2, b"", False)], dtype="i2,S3,?")
@@ -185,7 +166,6 @@ def test_structured_fields_readable_by_name(tmp_path):
     back = bcolz_store.carray(rootdir=path)
     assert back.dtype.names == ("f0", "f1", "f2")
     assert_array_equal(back[:]["f1"], [b"abc", b""])
-
 
 # ------------------------------------------------------------ bcolz oracle
 
@@ -202,7 +182,6 @@ ORACLE_CASES = (
        for cp in OTHER_CPARAMS for p in SIMPLE_CASES + ATOM_CASES
        if p.values[0].kind in "iSc" and p.values[0].itemsize in (1, 8)]
 )
-
 
 @pytest.mark.parametrize("dtype,values,dflt,cparams", ORACLE_CASES)
 def test_bcolz_opens_what_we_wrote(tmp_path, dtype, values, dflt, cparams):
@@ -222,7 +201,6 @@ def test_bcolz_opens_what_we_wrote(tmp_path, dtype, values, dflt, cparams):
     assert_exact(np.asarray(theirs.dflt, dtype=rows.dtype.base), np.asarray(ours.dflt))
     assert (theirs.nbytes, theirs.cbytes) == (ours.nbytes, ours.cbytes)
 
-
 @pytest.mark.parametrize("dtype,values,dflt", STRUCTURED_CASES)
 def test_structured_dtypes_open_here_though_bcolz_cannot(tmp_path, dtype, values, dflt):
     bcolz = pytest.importorskip("bcolz")
@@ -232,7 +210,6 @@ def test_structured_dtypes_open_here_though_bcolz_cannot(tmp_path, dtype, values
     with pytest.raises(TypeError):  # meta/storage holds a dtype string np.dtype() rejects
         bcolz.carray(rootdir=path, mode="r")
     assert_exact(bcolz_store.carray(rootdir=path, mode="r")[:], rows)
-
 
 @pytest.mark.parametrize("dtype", ["i4", "f8", "S3", "U2", "?", "M8[ns]"])
 def test_we_open_what_bcolz_wrote(tmp_path, dtype):
@@ -244,9 +221,7 @@ def test_we_open_what_bcolz_wrote(tmp_path, dtype):
     assert_exact(ours[:], rows)
     assert ours.chunklen == 6
 
-
 SIMPLE_CASES_BY_DTYPE = {p.values[0]: p.values[1] for p in SIMPLE_CASES}
-
 
 def test_bcolz_opens_our_ctable(tmp_path):
     bcolz = pytest.importorskip("bcolz")

@@ -127,6 +127,10 @@ def _jsonable(value: Any, dtype: np.dtype) -> Any:
         return [_jsonable(v, dtype) for v in value.tolist()]
     if isinstance(value, complex):
         return repr(value)
+    if isinstance(value, np.floating):  # longdouble: JSON keeps a float64 of it
+        return float(value)
+    if isinstance(value, np.complexfloating):
+        return repr(complex(value))
     return value  # NaN and infinities are written as json does (NaN, Infinity), as bcolz
 
 

@@ -256,8 +256,6 @@ def test_tuple_with_int_first_key_on_2d_atoms():
         assert_same(c[key], expected[key])
 
 
-@pytest.mark.xfail(strict=True, reason="carray[rows, cols] with two index arrays takes the "
-                   "outer product (len(rows) x len(cols)); numpy pairs them")
 def test_tuple_of_two_index_arrays_pairs_like_numpy():
     expected = np.arange(60, dtype="i2").reshape(20, 3)
     c = bcolz_store.carray(expected, chunklen=6)
@@ -265,8 +263,6 @@ def test_tuple_of_two_index_arrays_pairs_like_numpy():
     assert_same(c[key], expected[key])
 
 
-@pytest.mark.xfail(strict=True, reason="carray[index_array, j] = v assigns whole rows: "
-                   "__setitem__ indexes the gathered rows with key[1:] instead of [:, key[1:]]")
 @pytest.mark.parametrize("first", [np.array([1, 3]), np.array([False, True, False, True])],
                          ids=["index-array", "mask"])
 def test_setitem_tuple_with_array_first_key_like_numpy(first):
