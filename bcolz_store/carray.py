@@ -25,12 +25,12 @@ import numpy as np
 from . import attrs as _attrs
 from .chunks.chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .chunks.cparams import cparams as cparams_cls
-from .errors import (ChunkNotFoundError, DatasetChangedError, DatasetExistsError,
-                     DatasetNotFoundError, FormatError, ReadOnlyError, UnsafeDataError)
+from .errors import (ChunkNotFoundError, DatasetExistsError, DatasetNotFoundError,
+                     FormatError, ReadOnlyError, UnsafeDataError)
 from .storage import locking as _locking
 from .format.meta import (SizesMeta, StorageMeta, dump_sizes, dump_storage, load_sizes,
                           load_storage)
-from .storage.journal import READ_RETRIES, read_consistently
+from .storage.journal import read_consistently
 from .storage.local import LocalStore
 
 __all__ = ["calc_chunklen", "carray", "chunk"]
@@ -638,9 +638,10 @@ class carray:
     def __getitem__(self, key):
         """x[key]: ints, slices (any step), tuples, int and boolean arrays, expressions.
 
-        A standalone carray opened in mode 'r' that finds a writer committed
-        since it opened moves to the new committed state (``refresh``) and reads
-        again, so a result always comes from one committed state.
+        Opened in mode 'r', a carray serves reads from the committed state it
+        opened (or last refreshed to); when a writer has since replaced files
+        that a read needs, the read raises ``DatasetChangedError`` instead of
+        mixing two states, and ``refresh()`` moves to the new state.
 
         Returns
         -------
@@ -656,17 +657,11 @@ class carray:
         ValueError
             An empty tuple, or a zero slice step.
         DatasetChangedError
-            For a carray inside a ctable opened in mode 'r', when a writer
-            committed since (the ctable refreshes and retries).
+            In mode 'r', when a writer committed since this reader opened
+            (call ``refresh()``).
         """
         if isinstance(key, str):
             key = self._eval_expression(key, sys._getframe(1))
-        if self._mode == "r" and self._store is not None and self._given_store is None:
-            for _ in range(READ_RETRIES):
-                try:
-                    return self._getitem(key)
-                except DatasetChangedError:
-                    self.refresh()
         return self._getitem(key)
 
     def _getitem(self, key):

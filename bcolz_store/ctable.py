@@ -33,12 +33,11 @@ import numpy as np
 from . import attrs as _attrs
 from .carray import carray
 from .chunks.cparams import cparams as cparams_cls
-from .errors import (DatasetChangedError, DatasetExistsError, DatasetNotFoundError, FormatError,
-                     QueryError,
+from .errors import (DatasetExistsError, DatasetNotFoundError, FormatError, QueryError,
                      ReadOnlyError)
 from .format.meta import dump_rootdirs, load_rootdirs
 from .storage import locking as _locking
-from .storage.journal import READ_RETRIES, read_consistently
+from .storage.journal import read_consistently
 from .storage.local import LocalStore
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
@@ -886,20 +885,15 @@ class ctable:
 
         Notes
         -----
-        Opened in mode 'r', a table that finds a writer committed since it
-        opened moves to the new committed state (``refresh``) and reads again,
-        so rows always come from one committed state.
+        Opened in mode 'r', a table serves reads from the committed state it
+        opened (or last refreshed to); when a writer has since replaced files a
+        read needs, the read raises ``DatasetChangedError`` rather than mix two
+        states, and ``refresh()`` moves to the new state.
         """
         if isinstance(key, str) and key in self.cols:
             return self.cols[key]
         if isinstance(key, str):
             key = self._eval_where(key, {}, None, sys._getframe(1), error=IndexError)
-        if self.mode == "r" and self._store is not None:
-            for _ in range(READ_RETRIES):
-                try:
-                    return self._getitem(key)
-                except DatasetChangedError:
-                    self.refresh()
         return self._getitem(key)
 
     def _getitem(self, key):

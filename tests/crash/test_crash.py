@@ -302,12 +302,7 @@ def _log_bounds(log: Path) -> tuple:
     return done or 0, begun if begun is not None else (done or 0)
 
 
-RACING_CARRAY_READER = pytest.mark.xfail(
-    reason="a standalone carray reader racing commits can still pair values of one commit with "
-           "attrs of an older one (about 2 reads in 500)", strict=False)
-
-
-@pytest.mark.parametrize("kind", [pytest.param("carray", marks=RACING_CARRAY_READER), "ctable"])
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
 @pytest.mark.parametrize("how", ["open", "refresh"])
 def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
     """While a writer commits, every read in mode 'r' shows one committed state.
