@@ -18,6 +18,7 @@ import pickle
 import shutil
 import sys
 import tempfile
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -157,6 +158,7 @@ class carray:
         self._lock = _locking.acquire(self._rootdir, lock and _store is None)
         self._cache = OrderedDict()
         self._cache_nbytes = 0
+        self._cache_lock = threading.Lock()
         self.cache_budget = DEFAULT_CACHE_BYTES
         self._iterator = None
         self._is_iter_view = False
@@ -511,18 +513,21 @@ class carray:
         """Decompressed atoms of chunk ``nchunk`` (full chunk or leftover); read-only view."""
         if nchunk == len(self._chunks):
             return self._lastchunkarr[:self._nleft]
-        cached = self._cache.get(nchunk)
-        if cached is not None:
-            self._cache.move_to_end(nchunk)
-            return cached
+        with self._cache_lock:  # several threads may read one carray
+            cached = self._cache.get(nchunk)
+            if cached is not None:
+                self._cache.move_to_end(nchunk)
+                return cached
         data = self._chunks[nchunk].decompress()
         data.flags.writeable = False
         if data.nbytes <= self.cache_budget:
-            self._cache[nchunk] = data
-            self._cache_nbytes += data.nbytes
-            while self._cache_nbytes > self.cache_budget:
-                _, old = self._cache.popitem(last=False)
-                self._cache_nbytes -= old.nbytes
+            with self._cache_lock:
+                if nchunk not in self._cache:
+                    self._cache[nchunk] = data
+                    self._cache_nbytes += data.nbytes
+                while self._cache_nbytes > self.cache_budget:
+                    _, old = self._cache.popitem(last=False)
+                    self._cache_nbytes -= old.nbytes
         return data
 
     def _replace_chunk(self, nchunk: int, data: np.ndarray):
@@ -534,11 +539,12 @@ class carray:
         self._drop_cache(nchunk)
 
     def _drop_cache(self, nchunk=None):
-        if nchunk is None:
-            self._cache.clear()
-            self._cache_nbytes = 0
-        elif nchunk in self._cache:
-            self._cache_nbytes -= self._cache.pop(nchunk).nbytes
+        with self._cache_lock:
+            if nchunk is None:
+                self._cache.clear()
+                self._cache_nbytes = 0
+            elif nchunk in self._cache:
+                self._cache_nbytes -= self._cache.pop(nchunk).nbytes
 
     def free_cachemem(self):
         """Release cached decompressed chunks."""
@@ -1250,6 +1256,7 @@ class carray:
         out.__dict__.update(self.__dict__)
         out._cache = OrderedDict()
         out._cache_nbytes = 0
+        out._cache_lock = threading.Lock()
         out._iterator = None
         out._is_iter_view = False
         out._lastchunkarr = self._lastchunkarr.copy()
