@@ -884,6 +884,8 @@ class carray:
         """
         nitems = _as_nitems(nitems)
         if nitems == self.len:
+            if self._store is not None and self._mode != "r":
+                self.flush()  # still one commit: it includes pending appends
             return
         if nitems < 0:
             raise ValueError("`nitems` cannot be negative")
