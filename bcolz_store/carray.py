@@ -34,7 +34,7 @@ from .format.meta import (SizesMeta, StorageMeta, dump_sizes, dump_storage, load
 from .storage.journal import read_consistently
 from .storage.local import LocalStore
 
-__all__ = ["calc_chunklen", "carray", "chunk"]
+__all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 
 _MB = 1024 * 1024
 # Byte budget of the per-carray cache of decompressed chunks.
@@ -57,6 +57,33 @@ def calc_chunklen(expectedlen: int, atomsize: int) -> int:
     chunksize = 4 * 1024 * int(2 ** (math.log10(10 ** zone) + 6))
     chunksize = (chunksize // atomsize) * atomsize
     return max(chunksize, atomsize) // atomsize
+
+
+def matching_positions(mask, limit, skip, blen):
+    """Yield arrays of the positions where ``mask`` is true, ``blen`` items at a time.
+
+    ``skip`` true positions are passed over first, then at most ``limit``
+    (None: all) are yielded: bcolz's limit/skip semantics for ``where``,
+    ``wheretrue`` and the ctable queries.  ``mask`` is a boolean ndarray or
+    carray.
+    """
+    skip = max(int(skip or 0), 0)
+    remaining = None if limit is None else max(int(limit), 0)
+    if remaining == 0:
+        return
+    for start in range(0, len(mask), blen):
+        hits = np.flatnonzero(np.asarray(mask[start:start + blen]))
+        if skip:
+            dropped = min(skip, len(hits))
+            skip -= dropped
+            hits = hits[dropped:]
+        if remaining is not None:
+            hits = hits[:remaining]
+            remaining -= len(hits)
+        if len(hits):
+            yield hits + start
+        if remaining == 0:
+            return
 
 
 def _as_nitems(nitems) -> int:
@@ -1167,20 +1194,8 @@ class carray:
         return self._iterating(self._wheretrue_gen(limit, skip))
 
     def _wheretrue_gen(self, limit, skip):
-        remaining = limit
-        for offset, block in self._iter_blocks():
-            hits = np.flatnonzero(block)
-            if skip:
-                drop = min(skip, len(hits))
-                skip -= drop
-                hits = hits[drop:]
-            if remaining is not None:
-                hits = hits[:remaining]
-                remaining -= len(hits)
-            for i in hits:
-                yield int(i + offset)
-            if remaining is not None and remaining <= 0:
-                return
+        for positions in matching_positions(self, limit, skip, self._chunklen):
+            yield from positions.tolist()
 
     def where(self, boolarr, limit=None, skip=0):
         """Iterate over the values where ``boolarr`` (ndarray or carray) is true.
@@ -1203,24 +1218,9 @@ class carray:
         return self._iterating(self._where_gen(boolarr, limit, skip))
 
     def _where_gen(self, boolarr, limit, skip):
-        remaining = limit
         blen = boolarr.chunklen if isinstance(boolarr, carray) else self._chunklen
-        length = self.len
-        for start in range(0, length, blen):
-            mask = np.asarray(boolarr[start:start + blen])
-            hits = np.flatnonzero(mask)
-            if skip:
-                drop = min(skip, len(hits))
-                skip -= drop
-                hits = hits[drop:]
-            if remaining is not None:
-                hits = hits[:remaining]
-                remaining -= len(hits)
-            if len(hits):
-                for value in self._gather(hits + start):
-                    yield value
-            if remaining is not None and remaining <= 0:
-                return
+        for positions in matching_positions(boolarr, limit, skip, blen):
+            yield from self._gather(positions)
 
     # ------------------------------------------------------------- utilities
 

@@ -142,15 +142,16 @@ def dataset_info(path) -> dict:
         else:
             facts = {"path": path, "kind": "carray", **_carray_facts(obj)}
     except (BcolzStoreError, OSError) as err:
-        raise CommandError(_describe(err, path)) from err
+        raise CommandError(_describe(err, path, "not a readable bcolz dataset")) from err
     return facts
 
 
-def _describe(err: BaseException, path: str) -> str:
+def _describe(err: BaseException, path: str, what: str) -> str:
+    """One line for an error: ``what: path: message`` (the path once)."""
     text = str(err) or type(err).__name__
     if path not in text:
         text = f"{path}: {text}"
-    return f"not a readable bcolz dataset: {text}"
+    return f"{what}: {text}"
 
 
 def _human(nbytes: int) -> str:
@@ -265,18 +266,11 @@ def verify_dataset(path) -> dict:
     try:
         report = check(path)
     except (BcolzStoreError, OSError) as err:
-        raise CommandError(_describe_verify(err, path)) from err
+        raise CommandError(_describe(err, path, "cannot verify")) from err
     facts = {"path": path, "ok": bool(report.ok)}
     for kind in PROBLEM_KINDS:
         facts[kind] = sorted(str(p) for p in getattr(report, kind))
     return facts
-
-
-def _describe_verify(err: BaseException, path: str) -> str:
-    text = str(err) or type(err).__name__
-    if path not in text:
-        text = f"{path}: {text}"
-    return f"cannot verify: {text}"
 
 
 def format_verify(facts: dict) -> str:

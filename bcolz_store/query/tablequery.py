@@ -24,6 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..carray import matching_positions
 from ..errors import QueryError
 
 __all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "iter_rows",
@@ -210,27 +211,6 @@ def _iter_gen(table, rows, names, make):
 
 # -------------------------------------------------------------------- where
 
-def _matches(mask, limit, skip, blen):
-    """Yield arrays of the matching row numbers, honouring skip and limit."""
-    skip = max(int(skip or 0), 0)
-    remaining = None if limit is None else max(int(limit), 0)
-    if remaining == 0:
-        return
-    for start in range(0, len(mask), blen):
-        hits = np.flatnonzero(np.asarray(mask[start:start + blen]))
-        if skip:
-            dropped = min(skip, len(hits))
-            skip -= dropped
-            hits = hits[dropped:]
-        if remaining is not None:
-            hits = hits[:remaining]
-            remaining -= len(hits)
-        if len(hits):
-            yield hits + start
-        if remaining == 0:
-            return
-
-
 def _read_rows(table, name, positions):
     """Values of column ``name`` at the (sorted) row numbers ``positions``."""
     if name == NROW:
@@ -244,7 +224,7 @@ def _read_rows(table, name, positions):
 
 def _matching_columns(table, mask, names, limit, skip):
     """Yield, per block, the list of matching values of every column in ``names``."""
-    for positions in _matches(mask, limit, skip, _scan_blen(table)):
+    for positions in matching_positions(mask, limit, skip, _scan_blen(table)):
         yield [_read_rows(table, name, positions) for name in names]
 
 
