@@ -545,7 +545,8 @@ class carray:
             if cached is not None:
                 self._cache.move_to_end(nchunk)
                 return cached
-        data = self._chunks[nchunk].decompress()
+        data = np.empty(self._chunklen, dtype=self._dtype)
+        self._chunks.read_into(nchunk, data)
         data.flags.writeable = False
         if data.nbytes <= self.cache_budget:
             with self._cache_lock:
@@ -594,7 +595,7 @@ class carray:
             hi = min(stop - nchunk * cl, cl)
             dest = out[pos - start: pos - start + hi - lo]
             if nchunk < nfull and lo == 0 and hi == cl and nchunk not in self._cache:
-                self._chunks[nchunk].decompress(dest)
+                self._chunks.read_into(nchunk, dest)
             else:
                 dest[...] = self._chunk_array(nchunk)[lo:hi]
             pos += hi - lo

@@ -24,6 +24,7 @@ __all__ = [
     "blosc_version",
     "compress",
     "decompress_into",
+    "decompress_checked",
     "typesize_for",
 ]
 
@@ -150,6 +151,26 @@ def decompress_into(cdata, out: np.ndarray, where: str = "chunk",
         raise CodecError(f"{where}: Blosc could not decompress ({err})") from err
     if n != hdr.nbytes:
         raise CodecError(f"{where}: Blosc returned {n} bytes, expected {hdr.nbytes}")
+
+
+def decompress_checked(cdata, out: np.ndarray, nbytes: int, where: str = "chunk") -> None:
+    """Decompress a Blosc chunk whose header was already checked into ``out``.
+
+    The read path of a chunk file: :func:`bcolz_store.format.bloscpack.chunk_file_nbytes`
+    validated the header and returned ``nbytes``, which the caller compared
+    with ``out.nbytes``; ``out`` is a fresh or owned C-contiguous array.
+
+    Raises
+    ------
+    CodecError
+        If Blosc reports corrupt data or returns another size.
+    """
+    try:
+        n = blosc.decompress_ptr(cdata, out.__array_interface__["data"][0])
+    except Exception as err:  # python-blosc raises RuntimeError or ValueError
+        raise CodecError(f"{where}: Blosc could not decompress ({err})") from err
+    if n != nbytes:
+        raise CodecError(f"{where}: Blosc returned {n} bytes, expected {nbytes}")
 
 
 def decompress(cdata, where: str = "chunk") -> bytes:

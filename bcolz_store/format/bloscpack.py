@@ -43,6 +43,7 @@ __all__ = [
     "BLOSC_HEADER_LENGTH",
     "BLOSC_MAX_OVERHEAD",
     "BloscHeader",
+    "chunk_file_nbytes",
     "pack_bloscpack_header",
     "parse_blosc_header",
     "parse_bloscpack_header",
@@ -59,6 +60,7 @@ BLOSC_MEMCPYED = 0x02
 
 _BLOSCPACK = struct.Struct("<4sB3sq")
 _BLOSC = struct.Struct("<BBBBIII")
+_CHUNK_FILE = struct.Struct("<4sB3sqBBBBIII")  # both headers, as they start a chunk file
 
 
 def pack_bloscpack_header(nchunks: int = 1) -> bytes:
@@ -178,3 +180,28 @@ def split_chunk_file(data: bytes, where: str = "chunk file") -> memoryview:
     view = memoryview(data)[BLOSCPACK_HEADER_LENGTH:]
     parse_blosc_header(view, where)
     return view
+
+
+def chunk_file_nbytes(data: bytes, where: str = "chunk file") -> int:
+    """Check a whole chunk file and return the uncompressed size of its Blosc chunk.
+
+    The same checks as :func:`split_chunk_file` followed by
+    :func:`parse_blosc_header`, in one ``struct`` call for the common case of
+    a valid compressed chunk (the per-chunk cost of every read).
+
+    Raises
+    ------
+    FormatError
+        As :func:`split_chunk_file`.
+    """
+    if len(data) >= BLOSCPACK_HEADER_LENGTH + BLOSC_HEADER_LENGTH:
+        (magic, version, _reserved, nchunks, bversion, _versionlz, flags, typesize, nbytes,
+         blocksize, ctbytes) = _CHUNK_FILE.unpack_from(data)
+        if (magic == BLOSCPACK_MAGIC and version == BLOSCPACK_FORMAT_VERSION and nchunks == 1
+                and bversion in (1, 2) and typesize and not flags & BLOSC_MEMCPYED
+                and ctbytes == len(data) - BLOSCPACK_HEADER_LENGTH and nbytes and blocksize
+                and BLOSC_HEADER_LENGTH + 4 * -(-nbytes // blocksize) <= ctbytes):
+            return nbytes
+    # Anything unusual (uncompressed or empty chunks, or an error) takes the
+    # path that checks field by field and names what is wrong.
+    return parse_blosc_header(split_chunk_file(data, where), where).nbytes

@@ -118,6 +118,15 @@ def load_checksums(data: bytes, where: str = CHECKSUM_FILE) -> dict:
     return sums
 
 
+def _identity(path: str):
+    """``(inode, mtime, size)`` of a file, None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def _fsync_dir(path: str) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -164,6 +173,8 @@ class Journal:
         self.readonly = readonly
         self.fsync = self.fsync_default if fsync is None else fsync
         self.dir = os.path.join(root, JOURNAL_DIR)
+        self._manifest_path = os.path.join(self.dir, MANIFEST)
+        self._checksum_path = os.path.join(root, CHECKSUM_FILE)
         self._staged = {}          # key -> blob path (None: delete)
         self._staged_sums = {}     # key -> md5 hex of the staged content
         self._overlay = {}         # committed-but-unapplied manifest (readers)
@@ -246,14 +257,7 @@ class Journal:
         file) means no commit began or ended in between.  A manifest left by a
         writer that died stays unchanged: readers then read through it.
         """
-        def ident(path):
-            try:
-                st = os.stat(path)
-            except FileNotFoundError:
-                return None
-            return (st.st_ino, st.st_mtime_ns, st.st_size)
-        return (ident(os.path.join(self.dir, MANIFEST)),
-                ident(os.path.join(self.root, CHECKSUM_FILE)))
+        return (_identity(self._manifest_path), _identity(self._checksum_path))
 
     def is_stable(self, marker) -> bool:
         """True when no commit has begun or ended since ``marker`` was taken."""
