@@ -1098,6 +1098,29 @@ class carray:
             yield pos, self[pos:end]
             pos = end
 
+    def _iter_chunks(self):
+        """Yield the decompressed chunks in order (the leftover last), as
+        read-only arrays that are valid only until the next one is yielded:
+        uncached chunks share one reused buffer, so a scan allocates nothing
+        per chunk and stays in the CPU cache."""
+        if self._dtype.kind == "O":
+            yield from (block for _, block in self._iter_blocks())
+            return
+        buffer = None
+        for nchunk in range(len(self._chunks)):
+            with self._cache_lock:
+                cached = self._cache.get(nchunk)
+            if cached is None:
+                if buffer is None:
+                    buffer = np.empty(self._chunklen, dtype=self._dtype)
+                buffer.flags.writeable = True
+                self._chunks.read_into(nchunk, buffer)
+                buffer.flags.writeable = False
+                cached = buffer
+            yield cached
+        if self._nleft:
+            yield self._lastchunkarr[:self._nleft]
+
     def iterblocks_(self, blen=None, start=0, stop=None):
         """Yield consecutive ndarray blocks of ``blen`` atoms."""
         for _, block in self._iter_blocks(blen, start, stop):
@@ -1333,7 +1356,7 @@ class carray:
         if dtype.kind in "SUV":
             raise TypeError("cannot perform reduce with flexible type")
         result = np.zeros((), dtype=dtype)[()]
-        for _, block in self._iter_blocks():
+        for block in self._iter_chunks():
             result += block.sum(dtype=dtype)
         return result
 

@@ -330,7 +330,7 @@ class DiskChunks:
 
     def write(self, nchunk: int, chunk_: chunk) -> None:
         """Write ``chunk_`` as file ``nchunk`` (bloscpack header + Blosc bytes)."""
-        self.store.set(chunk_key(nchunk), pack_bloscpack_header(1) + bytes(chunk_.getdata()))
+        self.store.set(chunk_key(nchunk), [pack_bloscpack_header(1), chunk_.getdata()])
         if self._cached[0] == nchunk:
             self._cached = (-1, None)
 

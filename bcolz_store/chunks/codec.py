@@ -30,6 +30,12 @@ __all__ = [
 
 BLOSC_MAX_TYPESIZE = 255
 
+# Compress and decompress without holding the GIL.  python-blosc then calls
+# c-blosc's context functions, which give the same bytes and are thread-safe,
+# so chunk files are written, checksummed and fsynced on other threads while
+# the next chunk compresses, and several threads can read at once.
+blosc.set_releasegil(True)
+
 
 def blosc_version() -> tuple:
     """Return ``(version, date)`` of the c-blosc library, as bcolz does."""

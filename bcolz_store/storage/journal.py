@@ -39,6 +39,8 @@ import hashlib
 import json
 import os
 import shutil
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from ..errors import DatasetChangedError, FormatError, ReadOnlyError
 
@@ -55,6 +57,41 @@ OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, LOCK_FILE)
 _UNSET = object()
 # How often a reader retries opening while a writer is applying a commit.
 READ_RETRIES = 400
+# Blobs at least this large are written, checksummed and fsynced on a
+# background thread while the caller compresses the next chunk; at most
+# MAX_INFLIGHT_BYTES of them wait in memory.
+ASYNC_MIN_BYTES = 1 << 16
+MAX_INFLIGHT_BYTES = 64 << 20
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _blob_writer() -> ThreadPoolExecutor:
+    """The process's threads that write blobs (md5 and fsync release the GIL)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bcolz_store-blob")
+        return _pool
+
+
+def _write_blob(path: str, parts: list, fsync: bool) -> str:
+    """Write ``parts`` to a new file ``path`` (fsynced when asked); return its md5 hex."""
+    digest = hashlib.md5()
+    with open(path, "wb") as fh:
+        for part in parts:
+            fh.write(part)
+            digest.update(part)
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
+    return digest.hexdigest()
+
+
+def _result(digest):
+    """A staged checksum: the md5 hex itself, or the background write's result."""
+    return digest.result() if isinstance(digest, Future) else digest
 
 
 def read_consistently(journal: "Journal", read):
@@ -176,7 +213,8 @@ class Journal:
         self._manifest_path = os.path.join(self.dir, MANIFEST)
         self._checksum_path = os.path.join(root, CHECKSUM_FILE)
         self._staged = {}          # key -> blob path (None: delete)
-        self._staged_sums = {}     # key -> md5 hex of the staged content
+        self._staged_sums = {}     # key -> md5 hex of the staged content (or its Future)
+        self._inflight = []        # (Future, size) of background blob writes, oldest first
         self._overlay = {}         # committed-but-unapplied manifest (readers)
         self._sums = None          # checksums of the committed files, loaded lazily
         self._counter = 0
@@ -240,6 +278,7 @@ class Journal:
             blob to read, or None when the key is deleted.
         """
         if key in self._staged:
+            _result(self._staged_sums[key])  # written (or its error raised)
             return True, self._staged[key]
         if key in self._overlay:
             blob = self._overlay[key]
@@ -297,29 +336,57 @@ class Journal:
             raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
 
     def stage(self, key: str, data) -> None:
-        """Record new content for ``key``; visible to this writer, committed later."""
+        """Record new content for ``key``; visible to this writer, committed later.
+
+        Parameters
+        ----------
+        key : str
+            Path relative to the root.
+        data : bytes-like, or a list of them (written one after the other)
+            Large contents are written on a background thread; an error there
+            (a full disk) is raised by :meth:`commit`.
+        """
         self._check_writable()
         self._check_key(key, self.root)
+        parts = data if isinstance(data, list) else [data]
+        parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
         os.makedirs(self.dir, exist_ok=True)
         self._counter += 1
         blob = os.path.join(self.dir, f"{self._counter:06d}.blob")
-        old = self._staged.get(key)
-        with open(blob, "wb") as fh:
-            fh.write(data)
-        if old:
-            with contextlib.suppress(OSError):
-                os.unlink(old)
+        size = sum(len(part) for part in parts)
+        if size >= ASYNC_MIN_BYTES:
+            self._limit_inflight(MAX_INFLIGHT_BYTES - size)
+            digest = _blob_writer().submit(_write_blob, blob, parts, self.fsync)
+            self._inflight.append((digest, size))
+        else:
+            digest = _write_blob(blob, parts, self.fsync)
+        self._unstage(key)
         self._staged[key] = blob
-        self._staged_sums[key] = md5_hex(data)
+        self._staged_sums[key] = digest
+
+    def _limit_inflight(self, limit: int) -> None:
+        """Wait for background writes until at most ``limit`` bytes are pending."""
+        pending = sum(size for _, size in self._inflight)
+        while self._inflight and (pending > limit or self._inflight[0][0].done()):
+            future, size = self._inflight.pop(0)
+            wait([future])
+            pending -= size
+
+    def _unstage(self, key: str) -> None:
+        """Forget the staged content of ``key`` and remove its blob."""
+        blob = self._staged.pop(key, None)
+        digest = self._staged_sums.pop(key, None)
+        if isinstance(digest, Future):
+            wait([digest])
+        if blob:
+            with contextlib.suppress(OSError):
+                os.unlink(blob)
 
     def stage_delete(self, key: str) -> None:
         """Record that ``key`` is to be removed."""
         self._check_writable()
         self._check_key(key, self.root)
-        old = self._staged.get(key)
-        if old:
-            with contextlib.suppress(OSError):
-                os.unlink(old)
+        self._unstage(key)
         self._staged[key] = None
         self._staged_sums[key] = None
 
@@ -330,11 +397,7 @@ class Journal:
         for key in [k for k in sums if k.startswith(prefix)]:
             del sums[key]
         for key in [k for k in self._staged if k.startswith(prefix)]:
-            blob = self._staged.pop(key)
-            del self._staged_sums[key]
-            if blob:
-                with contextlib.suppress(OSError):
-                    os.unlink(blob)
+            self._unstage(key)
 
     def adopt(self, prefix: str) -> None:
         """Checksum the files already under ``prefix`` (a folder moved in)."""
@@ -358,12 +421,9 @@ class Journal:
 
     def discard(self) -> None:
         """Forget staged changes (after a failed commit preparation)."""
-        for blob in self._staged.values():
-            if blob:
-                with contextlib.suppress(OSError):
-                    os.unlink(blob)
-        self._staged.clear()
-        self._staged_sums.clear()
+        for key in list(self._staged):
+            self._unstage(key)
+        self._inflight.clear()
 
     # ------------------------------------------------------------ checksums
 
@@ -417,20 +477,17 @@ class Journal:
             return
         self._check_writable()
         sums = dict(self.checksums())
-        for key, digest in self._staged_sums.items():
-            if digest is None:
-                sums.pop(key, None)
-            else:
-                sums[key] = digest
         try:
+            for key, digest in self._staged_sums.items():
+                if digest is None:
+                    sums.pop(key, None)
+                else:  # every blob is written and fsynced once its checksum is known
+                    sums[key] = _result(digest)
+            self._inflight.clear()
             self.stage(CHECKSUM_FILE, dump_checksums(sums))
             entries = sorted(((key, None if blob is None else os.path.basename(blob))
                               for key, blob in self._staged.items()),
                              key=lambda e: _commit_order(e[0]))
-            if self.fsync:
-                for blob in self._staged.values():
-                    if blob:
-                        self._fsync_file(blob)
             tmp = os.path.join(self.dir, MANIFEST_TMP)
             with open(tmp, "wb") as fh:
                 fh.write(json.dumps(entries).encode("utf-8"))
@@ -451,14 +508,6 @@ class Journal:
         self._sums = sums
         self._apply(entries)
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    @staticmethod
-    def _fsync_file(path: str) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     def _apply(self, entries: list) -> None:
         touched = set()

@@ -155,8 +155,9 @@ class LocalStore:
             return blob is not None
         return os.path.isfile(self.path(key))
 
-    def set(self, key: str, data: bytes) -> None:
-        """Stage ``data`` as the new content of ``key`` (visible after :meth:`commit`).
+    def set(self, key: str, data) -> None:
+        """Stage ``data`` (bytes-like, or a list of parts to concatenate) as the
+        new content of ``key`` (visible after :meth:`commit`).
 
         Raises
         ------
