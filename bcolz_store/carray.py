@@ -841,6 +841,15 @@ class carray:
             If the data cannot be converted, or its trailing dimensions differ
             from the atom's.
         """
+        if (type(array) is np.ndarray and array.dtype is self._dtype and array.ndim == 1
+                and self._mode != "r"):
+            # The common case, as cheap as bcolz's: 1-d data of the carray's
+            # own dtype that fits in the leftover is just copied there.
+            end = self._nleft + array.shape[0]
+            if end < self._chunklen:
+                self._lastchunkarr[self._nleft:end] = array
+                self._nleft = end
+                return
         self._check_writable()
         if isinstance(array, carray):
             for block in array.iterblocks_(self._chunklen):

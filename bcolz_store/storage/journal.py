@@ -164,6 +164,23 @@ def _identity(path: str):
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_all(fsync_one, paths) -> None:
+    """fsync several files or folders at once (the filesystem can merge them)."""
+    paths = list(paths)
+    if len(paths) == 1:
+        fsync_one(paths[0])
+    elif paths:
+        list(_blob_writer().map(fsync_one, paths))
+
+
 def _fsync_dir(path: str) -> None:
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -215,6 +232,7 @@ class Journal:
         self._staged = {}          # key -> blob path (None: delete)
         self._staged_sums = {}     # key -> md5 hex of the staged content (or its Future)
         self._inflight = []        # (Future, size) of background blob writes, oldest first
+        self._unsynced = set()     # small blobs written but not yet fsynced
         self._overlay = {}         # committed-but-unapplied manifest (readers)
         self._sums = None          # checksums of the committed files, loaded lazily
         self._counter = 0
@@ -358,8 +376,9 @@ class Journal:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
             digest = _blob_writer().submit(_write_blob, blob, parts, self.fsync)
             self._inflight.append((digest, size))
-        else:
-            digest = _write_blob(blob, parts, self.fsync)
+        else:  # small: written now, fsynced with the others at commit
+            digest = _write_blob(blob, parts, False)
+            self._unsynced.add(blob)
         self._unstage(key)
         self._staged[key] = blob
         self._staged_sums[key] = digest
@@ -424,6 +443,7 @@ class Journal:
         for key in list(self._staged):
             self._unstage(key)
         self._inflight.clear()
+        self._unsynced.clear()
 
     # ------------------------------------------------------------ checksums
 
@@ -485,6 +505,9 @@ class Journal:
                     sums[key] = _result(digest)
             self._inflight.clear()
             self.stage(CHECKSUM_FILE, dump_checksums(sums))
+            if self.fsync:
+                _fsync_all(_fsync_file, self._unsynced.intersection(self._staged.values()))
+            self._unsynced.clear()
             entries = sorted(((key, None if blob is None else os.path.basename(blob))
                               for key, blob in self._staged.items()),
                              key=lambda e: _commit_order(e[0]))
@@ -524,7 +547,6 @@ class Journal:
                     os.replace(source, target)
             touched.add(folder)
         if self.fsync:
-            for folder in touched:
-                _fsync_dir(folder)
+            _fsync_all(_fsync_dir, touched)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(self.dir, MANIFEST))
