@@ -842,7 +842,7 @@ class carray:
             from the atom's.
         """
         if (type(array) is np.ndarray and array.dtype is self._dtype and array.ndim == 1
-                and self._mode != "r"):
+                and self._mode != "r" and array.dtype.kind != "O"):
             # The common case, as cheap as bcolz's: 1-d data of the carray's
             # own dtype that fits in the leftover is just copied there.
             end = self._nleft + array.shape[0]
