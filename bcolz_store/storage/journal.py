@@ -233,6 +233,8 @@ class Journal:
         self._staged_sums = {}     # key -> md5 hex of the staged content (or its Future)
         self._inflight = []        # (Future, size) of background blob writes, oldest first
         self._unsynced = set()     # small blobs written but not yet fsynced
+        self._inflight_bytes = 0
+        self._dir_ready = False    # the journal folder exists (made by this writer)
         self._overlay = {}         # committed-but-unapplied manifest (readers)
         self._sums = None          # checksums of the committed files, loaded lazily
         self._counter = 0
@@ -258,6 +260,7 @@ class Journal:
                 return
             self._apply(entries)
         if not self.readonly:
+            self._dir_ready = False
             shutil.rmtree(self.dir, ignore_errors=True)
 
     def _read_manifest(self, path: str) -> list:
@@ -341,6 +344,7 @@ class Journal:
         self.discard()
         self._overlay = {}
         self._sums = None
+        self._dir_ready = False
 
     @property
     def pending(self) -> bool:
@@ -368,7 +372,9 @@ class Journal:
         self._check_key(key, self.root)
         parts = data if isinstance(data, list) else [data]
         parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
-        os.makedirs(self.dir, exist_ok=True)
+        if not self._dir_ready:
+            os.makedirs(self.dir, exist_ok=True)
+            self._dir_ready = True
         self._counter += 1
         blob = os.path.join(self.dir, f"{self._counter:06d}.blob")
         size = sum(len(part) for part in parts)
@@ -376,6 +382,7 @@ class Journal:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
             digest = _blob_writer().submit(_write_blob, blob, parts, self.fsync)
             self._inflight.append((digest, size))
+            self._inflight_bytes += size
         else:  # small: written now, fsynced with the others at commit
             digest = _write_blob(blob, parts, False)
             self._unsynced.add(blob)
@@ -385,11 +392,10 @@ class Journal:
 
     def _limit_inflight(self, limit: int) -> None:
         """Wait for background writes until at most ``limit`` bytes are pending."""
-        pending = sum(size for _, size in self._inflight)
-        while self._inflight and (pending > limit or self._inflight[0][0].done()):
+        while self._inflight and (self._inflight_bytes > limit or self._inflight[0][0].done()):
             future, size = self._inflight.pop(0)
             wait([future])
-            pending -= size
+            self._inflight_bytes -= size
 
     def _unstage(self, key: str) -> None:
         """Forget the staged content of ``key`` and remove its blob."""
@@ -443,6 +449,7 @@ class Journal:
         for key in list(self._staged):
             self._unstage(key)
         self._inflight.clear()
+        self._inflight_bytes = 0
         self._unsynced.clear()
 
     # ------------------------------------------------------------ checksums
@@ -504,6 +511,7 @@ class Journal:
                 else:  # every blob is written and fsynced once its checksum is known
                     sums[key] = _result(digest)
             self._inflight.clear()
+            self._inflight_bytes = 0
             self.stage(CHECKSUM_FILE, dump_checksums(sums))
             if self.fsync:
                 _fsync_all(_fsync_file, self._unsynced.intersection(self._staged.values()))
@@ -522,6 +530,7 @@ class Journal:
                 _fsync_dir(self.dir)
         except BaseException:
             self.discard()
+            self._dir_ready = False
             with contextlib.suppress(OSError):
                 shutil.rmtree(self.dir)
             raise
@@ -530,10 +539,12 @@ class Journal:
         self._staged_sums.clear()
         self._sums = sums
         self._apply(entries)
+        self._dir_ready = False
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def _apply(self, entries: list) -> None:
         touched = set()
+        made = set()
         for key, blob in entries:
             target = os.path.join(self.root, *key.split("/"))
             folder = os.path.dirname(target)
@@ -542,8 +553,10 @@ class Journal:
                     os.unlink(target)
             else:
                 source = os.path.join(self.dir, blob)
-                if os.path.exists(source):
+                if folder not in made:
                     os.makedirs(folder, exist_ok=True)
+                    made.add(folder)
+                with contextlib.suppress(FileNotFoundError):  # moved already (roll forward)
                     os.replace(source, target)
             touched.add(folder)
         if self.fsync:
