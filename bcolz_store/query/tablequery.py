@@ -32,6 +32,9 @@ __all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "ite
 
 NROW = "nrow__"
 MIN_SCAN_ROWS = 1 << 14  # rows of the condition read at a time, at least
+# Conditions over tables up to this many rows are evaluated into a plain
+# boolean ndarray (one byte per row); longer ones into a compressed carray.
+MAX_NUMPY_MASK_ROWS = 1 << 26
 
 
 def table_variables(table, user_dict, frame) -> dict:
@@ -81,7 +84,8 @@ def condition(table, expression, user_dict, vm, frame, error=QueryError):
         A result whose length is not the table's.
     """
     if isinstance(expression, str):
-        result = evaluate(table, expression, user_dict, frame, vm=vm)
+        flavor = "numpy" if len(table) <= MAX_NUMPY_MASK_ROWS else "carray"
+        result = evaluate(table, expression, user_dict, frame, vm=vm, out_flavor=flavor)
     else:
         result = expression
     if not hasattr(result, "dtype") or result.dtype.type != np.bool_:
