@@ -235,6 +235,9 @@ class Journal:
         self._unsynced = set()     # small blobs written but not yet fsynced
         self._inflight_bytes = 0
         self._dir_ready = False    # the journal folder exists (made by this writer)
+        # Folders of this dataset checked against symlinks leaving the root
+        # (by LocalStore): folder -> its real path (None: outside); None -> root's.
+        self.resolved_folders = {}
         self._overlay = {}         # committed-but-unapplied manifest (readers)
         self._sums = None          # checksums of the committed files, loaded lazily
         self._counter = 0

@@ -84,11 +84,44 @@ class LocalStore:
             raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
 
     def _check_inside(self, path: str) -> None:
-        root = os.path.realpath(self.journal.root)
-        real = os.path.realpath(path)
-        if real != root and os.path.commonpath([root, real]) != root:
-            raise FormatError(f"{path}: leads outside the rootdir {self.journal.root} "
-                              f"(to {real})")
+        """Refuse a file that symlinks lead outside the dataset root.
+
+        Each folder is resolved once per journal (a dataset open); the file
+        itself is resolved only when it is a symlink.
+        """
+        journal = self.journal
+        real = self._resolve(os.path.dirname(path))
+        if real is not None and os.path.islink(path):
+            real = self._within(journal.resolved_folders[None], os.path.realpath(path))
+        if real is None:
+            raise FormatError(f"{path}: leads outside the rootdir {journal.root} "
+                              f"(to {os.path.realpath(path)})")
+
+    def _resolve(self, folder: str):
+        """Real path of ``folder`` if it stays inside the root, else None (memoized)."""
+        resolved = self.journal.resolved_folders
+        if None not in resolved:
+            resolved[None] = os.path.realpath(self.journal.root)
+            resolved[self.journal.root] = resolved[None]
+        if folder in resolved:
+            return resolved[folder]
+        parent = os.path.dirname(folder)
+        if parent != folder and len(parent) >= len(self.journal.root):
+            base = self._resolve(parent)   # a folder below the root: one lstat each
+            real = (None if base is None else
+                    self._within(resolved[None], os.path.realpath(folder))
+                    if os.path.islink(folder) else os.path.join(base, os.path.basename(folder)))
+        else:
+            real = self._within(resolved[None], os.path.realpath(folder))
+        resolved[folder] = real
+        return real
+
+    @staticmethod
+    def _within(root: str, real: str):
+        """``real`` when it is ``root`` or below it, else None."""
+        if real == root or os.path.commonpath([root, real]) == root:
+            return real
+        return None
 
     def get(self, key: str) -> bytes:
         """Read the current content of ``key`` (staged, committed, or on disk).
