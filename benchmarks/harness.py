@@ -382,6 +382,9 @@ def parse_args(argv=None):
     p.add_argument("--no-plot", action="store_true", help="skip the matplotlib plot")
     p.add_argument("--markdown", action="store_true",
                    help="print OUT/latest.json as a Markdown table and exit")
+    p.add_argument("--floor", action="store_true",
+                   help="measure the pieces of a durable write (compression, md5, writing, "
+                   "fsync) and the least time they allow; writes OUT/floor.json")
     p.add_argument("--profile", metavar="KEYS",
                    help="profile bcolz_store on these workloads ('misses': those missing their "
                    "target in OUT/latest.json) instead of benchmarking")
@@ -432,6 +435,13 @@ def main(argv=None) -> int:
         if args.profile:
             keys = _misses(args.out) if args.profile == "misses" else args.profile.split(",")
             profile(keys, ctx, args.out)
+            return 0
+        if args.floor:
+            from .floor import run_floor
+            result = run_floor(ctx)
+            os.makedirs(args.out, exist_ok=True)
+            with open(os.path.join(args.out, "floor.json"), "w") as fh:
+                json.dump(result, fh, indent=1, default=_json_default)
             return 0
         rows = []
         for wl in W.build_workloads(ctx, only):

@@ -76,6 +76,17 @@ def _blob_writer() -> ThreadPoolExecutor:
         return _pool
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child has none of the parent's threads: it starts its own pool."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def _write_blob(path: str, parts: list, fsync: bool) -> str:
     """Write ``parts`` to a new file ``path`` (fsynced when asked); return its md5 hex."""
     digest = hashlib.md5()
