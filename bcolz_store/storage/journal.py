@@ -63,46 +63,55 @@ READ_RETRIES = 400
 ASYNC_MIN_BYTES = 1 << 16
 MAX_INFLIGHT_BYTES = 64 << 20
 
-_pool = None
-_pool_lock = threading.Lock()
+_pools = {}
+_pools_lock = threading.Lock()
 
 
-def _blob_writer() -> ThreadPoolExecutor:
-    """The process's threads that write blobs (md5 and fsync release the GIL)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bcolz_store-blob")
-        return _pool
+def _pool(kind: str) -> ThreadPoolExecutor:
+    """The process's background threads: ``"cpu"`` ones write and checksum
+    blobs (md5 releases the GIL), ``"io"`` ones wait for fsync, so that a
+    slow disk never holds up checksumming."""
+    with _pools_lock:
+        if kind not in _pools:
+            workers = max(2, min(4, os.cpu_count() or 1)) if kind == "cpu" else 4
+            _pools[kind] = ThreadPoolExecutor(max_workers=workers,
+                                              thread_name_prefix=f"bcolz_store-{kind}")
+        return _pools[kind]
 
 
-def _forget_pool_in_child() -> None:
-    """A forked child has none of the parent's threads: it starts its own pool."""
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
+def _forget_pools_in_child() -> None:
+    """A forked child has none of the parent's threads: it starts its own pools."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_in_child)
+    os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
-def _write_blob(path: str, parts: list, fsync: bool) -> str:
-    """Write ``parts`` to a new file ``path`` (fsynced when asked); return its md5 hex."""
+def _write_blob(path: str, parts: list, fsync: bool):
+    """Write ``parts`` to a new file ``path``; return its md5 hex, or with
+    ``fsync`` the pair (md5 hex, Future of the fsync started on an io thread)."""
     digest = hashlib.md5()
     with open(path, "wb") as fh:
         for part in parts:
             fh.write(part)
             digest.update(part)
-        if fsync:
-            fh.flush()
-            os.fsync(fh.fileno())
+    if fsync:
+        return digest.hexdigest(), _pool("io").submit(_fsync_file, path)
     return digest.hexdigest()
 
 
 def _result(digest):
-    """A staged checksum: the md5 hex itself, or the background write's result."""
-    return digest.result() if isinstance(digest, Future) else digest
+    """A staged checksum: the md5 hex, once the background write (and its
+    fsync) is done; raises what they raised."""
+    if isinstance(digest, Future):
+        digest = digest.result()
+    if isinstance(digest, tuple):
+        digest, synced = digest
+        synced.result()
+    return digest
 
 
 def read_consistently(journal: "Journal", read):
@@ -189,7 +198,7 @@ def _fsync_all(fsync_one, paths) -> None:
     if len(paths) == 1:
         fsync_one(paths[0])
     elif paths:
-        list(_blob_writer().map(fsync_one, paths))
+        list(_pool("io").map(fsync_one, paths))
 
 
 def _fsync_dir(path: str) -> None:
@@ -394,7 +403,7 @@ class Journal:
         size = sum(len(part) for part in parts)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
-            digest = _blob_writer().submit(_write_blob, blob, parts, self.fsync)
+            digest = _pool("cpu").submit(_write_blob, blob, parts, self.fsync)
             self._inflight.append((digest, size))
             self._inflight_bytes += size
         else:  # small: written now, fsynced with the others at commit
