@@ -26,6 +26,7 @@ import numpy as np
 from . import attrs as _attrs
 from .chunks.chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .chunks.cparams import cparams as cparams_cls
+from .defaults import check_cache_budget, defaults
 from .errors import (ChunkNotFoundError, DatasetExistsError, DatasetNotFoundError,
                      FormatError, ReadOnlyError, UnsafeDataError)
 from .storage import locking as _locking
@@ -37,8 +38,6 @@ from .storage.local import LocalStore
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 
 _MB = 1024 * 1024
-# Byte budget of the per-carray cache of decompressed chunks.
-DEFAULT_CACHE_BYTES = 8 * _MB
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
 
@@ -186,7 +185,7 @@ class carray:
         self._cache = OrderedDict()
         self._cache_nbytes = 0
         self._cache_lock = threading.Lock()
-        self.cache_budget = DEFAULT_CACHE_BYTES
+        self._cache_budget = defaults.cache_budget
         self._iterator = None
         self._is_iter_view = False
         if array is not None:
@@ -397,6 +396,34 @@ class carray:
         return self._attrs
 
     @property
+    def cache_budget(self) -> int:
+        """Bytes of decompressed chunks kept for re-reads (least recently used
+        go first); a chunk larger than the budget is never kept.
+
+        Starts at ``bcolz_store.defaults.cache_budget`` (8 MiB).  Setting a
+        smaller budget evicts at once; 0 turns the cache off.  Reads of whole
+        chunks (as in ``a[:]`` or ``sum``) decompress straight into their
+        output and bypass the cache, so a full read holds the output plus at
+        most one chunk.
+
+        Raises
+        ------
+        TypeError
+            Setting a value that is not an integer.
+        ValueError
+            Setting a negative value.
+        """
+        return self._cache_budget
+
+    @cache_budget.setter
+    def cache_budget(self, value) -> None:
+        self._cache_budget = check_cache_budget(value)
+        with self._cache_lock:
+            while self._cache_nbytes > self._cache_budget:
+                _, old = self._cache.popitem(last=False)
+                self._cache_nbytes -= old.nbytes
+
+    @property
     def cbytes(self) -> int:
         """Compressed size in bytes (the leftover counts as a full uncompressed chunk)."""
         return self._cbytes
@@ -548,12 +575,12 @@ class carray:
         data = np.empty(self._chunklen, dtype=self._dtype)
         self._chunks.read_into(nchunk, data)
         data.flags.writeable = False
-        if data.nbytes <= self.cache_budget:
+        if data.nbytes <= self._cache_budget:
             with self._cache_lock:
                 if nchunk not in self._cache:
                     self._cache[nchunk] = data
                     self._cache_nbytes += data.nbytes
-                while self._cache_nbytes > self.cache_budget:
+                while self._cache_nbytes > self._cache_budget:
                     _, old = self._cache.popitem(last=False)
                     self._cache_nbytes -= old.nbytes
         return data

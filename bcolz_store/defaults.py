@@ -15,13 +15,33 @@ import contextvars
 import importlib.util
 from contextlib import contextmanager
 
-__all__ = ["defaults", "defaults_ctx"]
+__all__ = ["DEFAULT_CACHE_BUDGET", "check_cache_budget", "defaults", "defaults_ctx"]
 
 _CHOICES = {
     "out_flavor": ("bcolz", "carray", "numpy"),
     "vm": ("numexpr", "python", "dask"),
 }
 _CPARAMS_ENTRIES = ("clevel", "shuffle", "cname", "quantize")
+# Bytes of decompressed chunks each on-disk carray may keep for re-reads.
+DEFAULT_CACHE_BUDGET = 8 * 2**20
+
+
+def check_cache_budget(value) -> int:
+    """``value`` as a byte count for a chunk cache.
+
+    Raises
+    ------
+    TypeError
+        If it is not an integer.
+    ValueError
+        If it is negative.
+    """
+    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"cache_budget must be an integer number of bytes, not {value!r}")
+    if value < 0:
+        raise ValueError(f"cache_budget must be >= 0 bytes, not {value}")
+    return int(value)
 
 
 def _installed(module: str) -> bool:
@@ -39,6 +59,7 @@ def _initial() -> dict:
         "out_flavor": "bcolz",
         "vm": vm,
         "cparams": {"clevel": 5, "shuffle": 1, "cname": "lz4", "quantize": 0},
+        "cache_budget": DEFAULT_CACHE_BUDGET,
     }
 
 
@@ -76,12 +97,19 @@ class Defaults:
     cparams : dict
         Default compression parameters, keys clevel, shuffle, cname, quantize.
         Setting it accepts a ``cparams`` object or a dict with all four keys.
+    cache_budget : int
+        Bytes of decompressed chunks a carray keeps for re-reads, given to
+        each carray when it is created or opened (default 8 MiB = 8,388,608;
+        0 turns the cache off).  Not a bcolz setting: bcolz kept one chunk.
 
     Raises
     ------
     ValueError
         When a value outside the choices is set, an engine that is not
-        installed is chosen, or cparams lack an entry.
+        installed is chosen, cparams lack an entry, or cache_budget is
+        negative.
+    TypeError
+        When cache_budget is not an integer.
     """
 
     @staticmethod
@@ -129,6 +157,14 @@ class Defaults:
             raise ValueError(f"The dictionary must have the next entries: {list(_CPARAMS_ENTRIES)}")
         checked = check_cparams(*(value[k] for k in _CPARAMS_ENTRIES))
         _set("cparams", dict(zip(_CPARAMS_ENTRIES, checked)))
+
+    @property
+    def cache_budget(self) -> int:
+        return _get()["cache_budget"]
+
+    @cache_budget.setter
+    def cache_budget(self, value) -> None:
+        _set("cache_budget", check_cache_budget(value))
 
     def __repr__(self):
         state = _get()

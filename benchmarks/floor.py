@@ -69,8 +69,6 @@ def pieces(columns, chunklens, codec, workdir: str, repeats: int) -> dict:
     paths = [os.path.join(folder, f"__{i}.blp") for i in range(len(blocks))]
 
     def write():
-        remove(folder)
-        os.makedirs(folder)
         for path, c in zip(paths, compressed):
             with open(path, "wb") as fh:
                 fh.write(HEADER)
@@ -87,6 +85,8 @@ def pieces(columns, chunklens, codec, workdir: str, repeats: int) -> dict:
     out = {"compress": _clock(compress, repeats), "md5": _clock(md5, repeats)}
     walls, cpus, syncs = [], [], []
     for _ in range(repeats):
+        remove(folder)
+        os.makedirs(folder)
         w, c = _clock(write, 1)
         walls.append(w)
         cpus.append(c)

@@ -228,7 +228,8 @@ def environment(libs: dict, cfg: W.Config) -> dict:
     env = {"python": sys.version.split()[0], "platform": platform.platform(),
            "machine": platform.machine(), "cpus": os.cpu_count(), "numpy": np.__version__,
            "libraries": {name: a.version for name, a in libs.items()},
-           "nthreads": cfg.nthreads or os.cpu_count(), "bcolz_store": _bcolz_store_source(libs)}
+           "nthreads": cfg.nthreads or os.cpu_count(), "bcolz_store": _bcolz_store_source(libs),
+           "bcolz_store cache_budget": libs["bcolz_store"].mod.defaults.cache_budget}
     try:
         import blosc
         env["python-blosc"] = blosc.__version__
@@ -274,6 +275,8 @@ def report(rows: list, libs: dict, cfg: W.Config, outdir: str, elapsed: float,
             f"on {ncpu} cores" + ("  -- other processes competed for the CPUs; ratios are "
                                   "noisier than usual" if max(loads) > ncpu + 0.5 else ""))
     for row in rows:
+        if row.get("note"):
+            log(f"  note {row['key']}: {row['note']}")
         for lib, info in row["libs"].items():
             if info["note"]:
                 log(f"  note {row['key']} {lib}: {info['note']}")

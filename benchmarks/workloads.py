@@ -496,9 +496,13 @@ def memory_workload(ctx: Context) -> Workload:
     for lib in ctx.libs:
         cases[lib] = Case(run=lambda a: a[:], setup=_opener(
             ctx, lib, lambda lib=lib: ctx.data_source(lib, "f8")))
+    budget = ctx.libs["bcolz_store"].mod.defaults.cache_budget
+    chunk = ctx.cfg.chunklen * 8
     return Workload("read_peak_memory", f"peak memory of a[:] ({ctx.cfg.n:,} f8) beyond the "
                     "output", cases, kind="memory", repeats=1,
-                    note="tracemalloc peak minus the output array's bytes")
+                    note=f"tracemalloc peak minus the output array's bytes; bcolz_store's chunk "
+                    f"cache budget is {budget:,} bytes per carray (defaults.cache_budget; "
+                    f"{budget // chunk} chunks of {chunk:,} bytes), which a full read bypasses")
 
 
 BUILDERS = [

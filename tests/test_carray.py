@@ -584,6 +584,51 @@ def test_free_cachemem_keeps_data(store):
     assert c[5] == 0
 
 
+def test_cache_budget_default_and_setting(store):
+    assert bcolz_store.defaults.cache_budget == 8 * 2**20
+    c = store.make(data(1000), chunklen=10)   # chunks of 80 bytes
+    assert c.cache_budget == 8 * 2**20
+    for i in range(0, 1000, 10):
+        c[i + 3]                               # each read decompresses one chunk
+    assert c._cache_nbytes == 100 * 80
+    c.cache_budget = 5 * 80                    # evicts at once, oldest first
+    assert c._cache_nbytes == 5 * 80 and list(c._cache) == [95, 96, 97, 98, 99]
+    assert c[17] == data(1000)[17]
+    assert c._cache_nbytes <= 5 * 80 and 1 in c._cache and 95 not in c._cache
+    c.cache_budget = 0                         # no cache: reads still right
+    assert c._cache_nbytes == 0
+    assert_array_equal(c[[5, 905, 15]], data(1000)[[5, 905, 15]])
+    assert c._cache_nbytes == 0
+
+
+def test_cache_budget_comes_from_defaults(store):
+    before = bcolz_store.defaults.cache_budget
+    try:
+        bcolz_store.defaults.cache_budget = 1234
+        assert store.make(data(10)).cache_budget == 1234
+    finally:
+        bcolz_store.defaults.cache_budget = before
+    assert store.make(data(10)).cache_budget == before
+
+
+@pytest.mark.parametrize("bad,error", [(-1, ValueError), (1.5, TypeError), ("8MB", TypeError),
+                                       (True, TypeError)])
+def test_cache_budget_refuses_bad_values(store, bad, error):
+    c = store.make(data(10))
+    with pytest.raises(error, match="cache_budget"):
+        c.cache_budget = bad
+    with pytest.raises(error, match="cache_budget"):
+        bcolz_store.defaults.cache_budget = bad
+    assert c.cache_budget == bcolz_store.defaults.cache_budget == 8 * 2**20
+
+
+def test_full_read_bypasses_the_cache(store):
+    c = store.make(data(1000), chunklen=100)
+    assert_array_equal(c[:], data(1000))
+    assert c.sum() == data(1000).sum()
+    assert c._cache_nbytes == 0
+
+
 @pytest.mark.parametrize("n,chunklen", EDGES, ids=EDGE_IDS)
 def test_array_protocol(store, n, chunklen):
     c = store.make(data(n), chunklen=chunklen)

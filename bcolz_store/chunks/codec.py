@@ -23,8 +23,8 @@ __all__ = [
     "blosc_set_nthreads",
     "blosc_version",
     "compress",
-    "decompress_into",
     "decompress_checked",
+    "decompress_into",
     "typesize_for",
 ]
 

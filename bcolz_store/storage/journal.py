@@ -322,7 +322,9 @@ class Journal:
             blob to read, or None when the key is deleted.
         """
         if key in self._staged:
-            _result(self._staged_sums[key])  # written (or its error raised)
+            digest = self._staged_sums[key]
+            if isinstance(digest, Future):
+                digest.result()  # the blob is written (or its error raised)
             return True, self._staged[key]
         if key in self._overlay:
             blob = self._overlay[key]
