@@ -45,13 +45,14 @@ def _clock(fn, repeats: int):
 
 
 def _chunks_of(columns, chunklens):
+    """Every chunk file's data: the full chunks and the leftover of each column."""
     for col, chunklen in zip(columns, chunklens):
-        for start in range(0, len(col) - chunklen + 1, chunklen):
+        for start in range(0, len(col), chunklen):
             yield np.ascontiguousarray(col[start:start + chunklen])
 
 
 def pieces(columns, chunklens, codec, workdir: str, repeats: int) -> dict:
-    """Time each piece of a durable write of ``columns`` (full chunks only)."""
+    """Time each piece of a durable write of ``columns``."""
     import blosc
     blocks = list(_chunks_of(columns, chunklens))
     compressed = []

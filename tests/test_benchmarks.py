@@ -121,3 +121,28 @@ def test_compare_trees_names_the_difference(tmp_path):
     (b / "meta" / "sizes").write_text("{}")
     same, detail = workloads.compare_trees(str(a), str(b))
     assert not same and "missing" in detail
+
+
+def test_quick_run_reports_the_cache_budget(quick_run):
+    _, result, _ = quick_run
+    import bcolz_store
+    assert result["environment"]["bcolz_store cache_budget"] == bcolz_store.defaults.cache_budget
+    row = next(r for r in result["rows"] if r["key"] == "read_peak_memory")
+    assert f"{bcolz_store.defaults.cache_budget:,} bytes" in row["note"]
+
+
+def test_floor_measures_each_piece(tmp_path):
+    out, work = tmp_path / "out", tmp_path / "work"
+    code = harness.main(TINY + ["--floor", "--repeats", "1", "--out", str(out),
+                                "--workdir", str(work)])
+    assert code == 0
+    with open(out / "floor.json") as fh:
+        floor = json.load(fh)
+    for workload in ("write_f8", "ctable_write"):
+        f = floor[workload]
+        assert set(f["pieces"]) >= {"compress", "md5", "write", "fsync", "compressed_mb"}
+        assert f["pieces"]["compressed_mb"] > 0
+        cpu = sum(f["pieces"][k][1] for k in ("compress", "md5", "write"))
+        assert f["floor_s"] == pytest.approx(cpu / floor["cores"])
+        assert f["floor_fsync_s"] >= f["floor_s"]
+        assert {"bcolz_store (fsync on)", "bcolz_store (fsync off)"} <= set(f["whole"])
