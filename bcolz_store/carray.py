@@ -347,7 +347,7 @@ class carray:
                                   chunk_nbytes=self._chunklen * atomsize)
         self._nleft = nleft
         if nleft:
-            self._chunks.read(nfull, nleft * atomsize).decompress(self._lastchunkarr[:nleft])
+            self._chunks.read_into(nfull, self._lastchunkarr[:nleft])
         self._cbytes = sizes.cbytes
 
     def refresh(self):

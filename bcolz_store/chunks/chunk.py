@@ -10,6 +10,7 @@ bytes; an all-zero chunk keeps only its constant (as bcolz does, so
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
@@ -24,6 +25,13 @@ __all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_key"]
 # Chunk files are read without following a final symlink (one that does is
 # read through LocalStore.get, which refuses links leaving the rootdir).
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _check_size(path: str, nbytes: int, expected: int) -> None:
+    """Refuse a chunk whose Blosc header disagrees with the carray's metadata."""
+    if nbytes != expected:
+        raise FormatError(f"{path}: Blosc header announces {nbytes} bytes, the "
+                          f"carray's metadata implies {expected}")
 
 
 def chunk_key(nchunk: int) -> str:
@@ -197,15 +205,8 @@ class DiskChunks:
     def __len__(self) -> int:
         return self.nchunks
 
-    def read(self, nchunk: int, nbytes=None) -> chunk:
-        """Read chunk file ``nchunk``, a full chunk or (with ``nbytes``) the leftover.
-
-        Parameters
-        ----------
-        nchunk : int
-        nbytes : int, optional
-            Bytes the chunk must hold; default a full chunk's
-            (``chunk_nbytes``; None for object chunks, whose size varies).
+    def read(self, nchunk: int) -> chunk:
+        """Read full chunk file ``nchunk`` as a :class:`chunk` (its Blosc bytes).
 
         Raises
         ------
@@ -215,21 +216,18 @@ class DiskChunks:
             If its headers are invalid, it is truncated, or its Blosc header
             announces another size than the carray's metadata implies (checked
             before any memory is allocated for it).
+        DatasetChangedError
+            In mode 'r', when a writer committed since the reader opened.
         """
-        key = chunk_key(nchunk)
-        where = self.store.path(key)
-        try:
-            data = self.store.get(key)
-        except DatasetNotFoundError as err:
-            self.store.journal.check_reading()
-            raise ChunkNotFoundError(f"{where}: chunk file not found") from err
+        expected = self.chunk_nbytes  # None for object chunks, whose size varies
+        limit = sys.maxsize if expected is None else (
+            expected + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
+        data, path = self._read_file(nchunk, limit)
         self.store.journal.check_reading()
-        view = split_chunk_file(data, where)
-        chunk_ = chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=where)
-        expected = self.chunk_nbytes if nbytes is None else nbytes
-        if expected is not None and chunk_.nbytes != expected:
-            raise FormatError(f"{where}: Blosc header announces {chunk_.nbytes} bytes, the "
-                              f"carray's metadata implies {expected}")
+        view = split_chunk_file(data, path)
+        chunk_ = chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=path)
+        if expected is not None:
+            _check_size(path, chunk_.nbytes, expected)
         return chunk_
 
     def _plan_reads(self) -> None:
@@ -285,15 +283,17 @@ class DiskChunks:
             raise ChunkNotFoundError(f"{path}: chunk file not found") from err
 
     def read_into(self, nchunk: int, out: np.ndarray) -> None:
-        """Decompress full chunk file ``nchunk`` straight into ``out``.
+        """Decompress chunk file ``nchunk`` straight into ``out``.
 
         The fast read path: no :class:`chunk` object, one header check.
 
         Parameters
         ----------
         nchunk : int
-            0 <= nchunk < nchunks.
-        out : numpy.ndarray, C-contiguous, writeable, ``chunk_nbytes`` bytes
+            0 <= nchunk <= nchunks (``nchunks`` is the leftover's file).
+        out : numpy.ndarray, C-contiguous, writeable
+            As many bytes as the chunk holds: ``chunk_nbytes``, or the
+            leftover's size.
 
         Raises
         ------
@@ -306,9 +306,7 @@ class DiskChunks:
         data, path = self._read_file(nchunk, expected + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
         self.store.journal.check_reading()
         nbytes = chunk_file_nbytes(data, path)
-        if nbytes != expected:
-            raise FormatError(f"{path}: Blosc header announces {nbytes} bytes, the "
-                              f"carray's metadata implies {expected}")
+        _check_size(path, nbytes, expected)
         codec.decompress_checked(memoryview(data)[BLOSCPACK_HEADER_LENGTH:], out, nbytes, path)
 
     def __getitem__(self, nchunk):
