@@ -12,7 +12,6 @@ space limit) is caught and reported with the mutation that caused it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import select
@@ -30,9 +29,8 @@ import pytest
 import bcolz_store
 from bcolz_store.errors import (BcolzStoreError, ChunkNotFoundError, CodecError,
                                 DatasetNotFoundError, FormatError, IntegrityError)
+from tests.conftest import OWN_NAMES, bcolz_files
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "bcolz-1.13"
-OWN_NAMES = ("bcolz_store.md5", ".bcolz_store-journal", ".bcolz_store.lock")
 FUZZ_CASES = int(os.environ.get("BCOLZ_STORE_FUZZ_CASES", 200))
 CASE_TIMEOUT = 20.0         # seconds a worker may spend on one case
 WORKER_MEMORY = 3 << 30     # address space limit of the worker (bytes)
@@ -74,6 +72,18 @@ def expect_error(path, cls, *names, **kwargs) -> BcolzStoreError:
     return info.value
 
 
+def expect_error_within_memory(path, cls, *names, limit=64 << 20) -> BcolzStoreError:
+    """:func:`expect_error`, and assert that reading allocated less than ``limit`` bytes."""
+    tracemalloc.start()
+    try:
+        err = expect_error(path, cls, *names)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < limit, f"{peak} bytes allocated while reading {path}"
+    return err
+
+
 def make_carray(root: Path, n=35, chunklen=10, dtype="i8") -> Path:
     """A carray with n // chunklen full chunks and a leftover (files __0 .. __3)."""
     bcolz_store.carray(np.arange(n, dtype=dtype), chunklen=chunklen, rootdir=str(root), mode="w")
@@ -104,16 +114,8 @@ def set_json(path: Path, **fields) -> None:
 
 def write_checksums(root: Path) -> None:
     """Write ``bcolz_store.md5`` for every bcolz file under ``root`` (md5sum format)."""
-    lines = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in OWN_NAMES]
-        for name in files:
-            if name in OWN_NAMES:
-                continue
-            full = Path(folder) / name
-            rel = full.relative_to(root).as_posix()
-            lines.append((rel, hashlib.md5(full.read_bytes()).hexdigest()))
-    (root / "bcolz_store.md5").write_text("".join(f"{h}  {r}\n" for r, h in sorted(lines)))
+    sums = bcolz_files(root)
+    (root / "bcolz_store.md5").write_text("".join(f"{sums[r]}  {r}\n" for r in sorted(sums)))
 
 
 # --- chunk files -------------------------------------------------------------------
@@ -194,13 +196,7 @@ def test_lying_blosc_header(tmp_path, case, chunkfile):
     patch(f, 16 + offset, value)
     # Blosc itself refuses some lies (CodecError); all the others are caught before it
     expected = (FormatError, CodecError) if case.startswith("blocksize") else FormatError
-    tracemalloc.start()
-    try:
-        expect_error(root, expected, f)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert peak < 64 << 20, f"{peak} bytes allocated while reading a lying header"
+    expect_error_within_memory(root, expected, f)
 
 
 def test_chunk_file_that_is_a_directory(tmp_path):
@@ -258,15 +254,9 @@ BAD_SIZES = {
 def test_absurd_sizes(tmp_path, case):
     root = make_carray(tmp_path / "a")
     set_json(root / "meta" / "sizes", **BAD_SIZES[case])
-    tracemalloc.start()
-    try:
-        err = expect_error(root, BcolzStoreError)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    err = expect_error_within_memory(root, BcolzStoreError)
     assert isinstance(err, (FormatError, ChunkNotFoundError)), type(err)
     assert "meta/sizes" in str(err) or "data/__" in str(err), str(err)
-    assert peak < 64 << 20, f"{peak} bytes allocated for {case}"
 
 
 BAD_STORAGE = {
@@ -294,15 +284,9 @@ BAD_STORAGE = {
 def test_absurd_storage(tmp_path, case):
     root = make_carray(tmp_path / "a")
     set_json(root / "meta" / "storage", **BAD_STORAGE[case])
-    tracemalloc.start()
-    try:
-        err = expect_error(root, BcolzStoreError)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    err = expect_error_within_memory(root, BcolzStoreError)
     assert isinstance(err, FormatError), f"{type(err).__name__}: {err}"
     assert "meta/storage" in str(err), str(err)
-    assert peak < 64 << 20, f"{peak} bytes allocated for {case}"
 
 
 JUNK = {

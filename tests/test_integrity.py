@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import errno
 import builtins
-import hashlib
 import json
 import os
 import re
@@ -23,9 +22,9 @@ import pytest
 
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError, IntegrityError
+from tests.conftest import bcolz_files
 
 CHECKSUM_FILE = "bcolz_store.md5"
-OWN_NAMES = (CHECKSUM_FILE, ".bcolz_store-journal", ".bcolz_store.lock")
 LINE = re.compile(r"^([0-9a-f]{32})  (\S.*)$")
 
 pytestmark = pytest.mark.skipif(not hasattr(bcolz_store, "verify"),
@@ -33,19 +32,6 @@ pytestmark = pytest.mark.skipif(not hasattr(bcolz_store, "verify"),
 
 
 # --- helpers -----------------------------------------------------------------------
-
-def bcolz_files(root: Path) -> dict:
-    """``{relative path: md5 hex}`` of every bcolz file under root (ours excluded)."""
-    out = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in OWN_NAMES]
-        for name in files:
-            if name in OWN_NAMES:
-                continue
-            full = Path(folder) / name
-            out[full.relative_to(root).as_posix()] = hashlib.md5(full.read_bytes()).hexdigest()
-    return out
-
 
 def read_checksum_file(root: Path) -> dict:
     text = (root / CHECKSUM_FILE).read_text()
