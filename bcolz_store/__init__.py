@@ -18,7 +18,8 @@ from .ctable import ctable
 from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetChangedError,
                      DatasetExistsError, DatasetNotFoundError, FormatError, IntegrityError,
-                     QueryError, ReadOnlyError, UnsafeDataError)
+                     IntegrityWarning, QueryError, ReadOnlyError, UnsafeDataError,
+                     WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .query.eval import eval
@@ -41,8 +42,9 @@ tables_here = _here("tables")
 
 __all__ = sorted([
     "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetChangedError",
-    "DatasetExistsError", "DatasetNotFoundError", "FormatError", "IntegrityError", "NOSHUFFLE",
-    "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError", "VerifyReport",
+    "DatasetExistsError", "DatasetNotFoundError", "FormatError", "IntegrityError",
+    "IntegrityWarning", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
+    "VerifyReport", "WriteFailedError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
     "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",

@@ -59,29 +59,40 @@ class attrs:
 
     def reload(self) -> None:
         """Re-read the attributes from disk (after another writer's commit)."""
-        if self._store is not None and self._store.exists(ATTRS_FILE):
+        if self._store is None:
+            return
+        if self._store.exists(ATTRS_FILE):
             self.attrs = load_attrs(self._store.get(ATTRS_FILE),
                                     f"{self._store.path(ATTRS_FILE)}")
+        else:
+            self.attrs = {}
 
     def _check(self, what: str) -> None:
         if self.rootdir and self.mode == "r":
             raise ReadOnlyError(f"Cannot {what} an attribute when in 'r'ead-only mode")
 
-    def _update_meta(self) -> None:
+    def _commit(self, attrs: dict) -> None:
+        """Make ``attrs`` the attributes: on disk one commit, then in memory."""
         if self._store is not None:
-            self._store.set(ATTRS_FILE, dump_attrs(self.attrs))
-            self._store.commit()
+            with self._store.journal.operation():
+                self._store.set(ATTRS_FILE, dump_attrs(attrs))
+                self._store.commit()
+        self.attrs = attrs
 
     def __setitem__(self, name, obj):
         self._check("modify")
-        json.dumps(obj)  # TypeError before anything changes
-        self.attrs[name] = obj
-        self._update_meta()
+        if not isinstance(name, str):
+            raise TypeError(f"attribute names must be strings, not {type(name).__name__}")
+        attrs = dict(self.attrs)
+        attrs[name] = obj
+        dump_attrs(attrs)  # TypeError (not JSON-serialisable) before anything changes
+        self._commit(attrs)
 
     def __delitem__(self, name):
         self._check("remove")
-        del self.attrs[name]
-        self._update_meta()
+        attrs = dict(self.attrs)
+        del attrs[name]
+        self._commit(attrs)
 
     def __getitem__(self, name):
         return self.attrs[name]

@@ -12,6 +12,7 @@ files is in :mod:`bcolz_store.format`.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pickle
@@ -27,17 +28,19 @@ from . import attrs as _attrs
 from .chunks.chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .chunks.cparams import cparams as cparams_cls
 from .defaults import check_cache_budget, defaults
-from .errors import (ChunkNotFoundError, DatasetExistsError, DatasetNotFoundError,
-                     FormatError, ReadOnlyError, UnsafeDataError)
+from .errors import (BcolzStoreError, ChunkNotFoundError, DatasetExistsError,
+                     DatasetNotFoundError, FormatError, ReadOnlyError, UnsafeDataError)
 from .storage import locking as _locking
-from .format.meta import (SizesMeta, StorageMeta, dump_sizes, dump_storage, load_sizes,
-                          load_storage)
+from .format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
+                          load_sizes, load_storage, storage_kind)
 from .storage.journal import read_consistently
 from .storage.local import LocalStore
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 
 _MB = 1024 * 1024
+# Reads that allocate more than this check first that their chunk files exist.
+CHECK_BEFORE_ALLOCATING = 256 * _MB
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
 
@@ -189,7 +192,7 @@ class carray:
         self._iterator = None
         self._is_iter_view = False
         if array is not None:
-            self._create(array, cparams, dtype, dflt, expectedlen, chunklen)
+            self._create_or_clean_up(array, cparams, dtype, dflt, expectedlen, chunklen)
             new = True
         elif self._rootdir is not None:
             self._open()
@@ -199,12 +202,54 @@ class carray:
         if new or self._store is None:
             self._attrs = _attrs.attrs(self._rootdir, self._mode, _new=new, _store=self._store)
         if new and self._store is not None:
-            # Creation is one commit (meta, chunks, attrs); it writes even in
-            # mode 'r', as bcolz does.
-            self._store.journal.commit()
+            # Creation is one commit (meta, chunks, attrs, and the removal of
+            # what was at the rootdir before); it writes even in mode 'r', as
+            # bcolz does.
+            self._commit_creation()
             self._store.readonly = mode == "r"
+        if self._store is not None and self._given_store is None:
+            # A failed write returns this carray to its last committed state.
+            self._store.journal.owner_reload = self._read_meta
         if not new and mode == "w":
             self.resize(0)
+
+    def _create_or_clean_up(self, *args):
+        """:meth:`_create`; on failure, nothing of the new dataset stays on disk."""
+        existed = self._rootdir is not None and os.path.lexists(self._rootdir)
+        try:
+            self._create(*args)
+        except BaseException:
+            store = getattr(self, "_store", None)
+            if store is not None and self._given_store is None:
+                store.journal.reset()
+                with contextlib.suppress(OSError, BcolzStoreError):
+                    store.journal._remove_dir()
+                if not existed:
+                    shutil.rmtree(self._rootdir, ignore_errors=True)
+            raise
+
+    def _commit_creation(self):
+        journal = self._store.journal
+        if self._given_store is not None:   # a ctable column: the table commits
+            journal.commit()
+            return
+        try:
+            journal.commit()
+        except BaseException:
+            journal.reset()
+            with contextlib.suppress(OSError, BcolzStoreError):
+                journal._remove_dir()
+            raise
+        if getattr(self, "_replaced", False):
+            journal.prune_empty_folders(keep=("data", "meta"))
+
+    def _writing(self):
+        """The context of one write: on any failure, the carray (and, for a
+        ctable column, its whole table) returns to its last committed state
+        (see :meth:`bcolz_store.storage.journal.Journal.operation`)."""
+        if self._store is None:
+            return contextlib.nullcontext()
+        return self._store.journal.operation()
 
     # ------------------------------------------------------------------ setup
 
@@ -227,12 +272,13 @@ class carray:
         if dtype is None:
             dtype = array_.dtype.base
         dtype = np.dtype(dtype)
-        if dtype.hasobject:
-            if dtype != np.object_:
-                raise TypeError(f"{dtype!r} is not a supported dtype")
+        if storage_kind(dtype) == "pickle":
+            if array_.ndim > 1:
+                raise TypeError("object carrays are one-dimensional (each item is pickled)")
             self._dtype = dtype
         else:
             self._dtype = np.dtype((dtype.base, dtype.shape + array_.shape[1:]))
+            storage_kind(self._dtype)
         if self._dtype.itemsize >= 2 ** 31:
             raise ValueError("atomic size is too large (>= 2 GB)")
         if self._dtype.itemsize == 0:
@@ -242,6 +288,8 @@ class carray:
             typesize_for(self._dtype)  # TypeError for > 255-byte items bcolz refuses too
         self._dflt = np.zeros((), dtype=self._dtype.base)
         if dflt is not None:
+            if isinstance(dflt, np.ndarray) and dflt.ndim == 0:
+                dflt = dflt[()]       # a carray's own dflt (a 0-d array)
             self._dflt[()] = dflt
         self.expectedlen = int(source_len if expectedlen is None else expectedlen)
         if chunklen is None:
@@ -261,7 +309,7 @@ class carray:
                     raise DatasetExistsError(
                         f"specified rootdir path '{self._rootdir}' already exists "
                         f"and creation mode is '{self._mode}'")
-                self._store.remove_all()
+                self._replace_existing()
             self._store.makedirs("data", "meta")
             self._chunks = DiskChunks(self._store, self._dtype, self._cparams, 0,
                                       chunk_nbytes=None if self._dtype.kind == "O" else
@@ -280,6 +328,19 @@ class carray:
             self._append_array(array_)
         if self._store is not None:
             self._flush(commit=False)  # committed with the attrs, in __init__
+
+    def _replace_existing(self):
+        """Stage the removal of what is at the rootdir: the new carray replaces
+        it in the creation's one commit, so a killed writer leaves the old
+        dataset whole."""
+        store = self._store
+        if self._given_store is None and not os.path.isdir(self._rootdir):
+            os.unlink(self._rootdir)      # a file, or a broken link: not a dataset
+            return
+        if self._given_store is None:
+            store.journal.recover()       # finish a commit left by a killed writer
+        store.remove_all()
+        self._replaced = True
 
     def _open(self):
         root = self._rootdir
@@ -304,21 +365,27 @@ class carray:
         else:
             journal.recover()
             self._read_meta()
+        self._store.warn_if_unverifiable()
 
     def _read_meta(self):
         """Load the committed state (meta files and leftover) from the store."""
         store = self._store
         root = self._rootdir
         self._drop_cache()
-        self._attrs = _attrs.attrs(root, self._mode, _new=False, _store=store)
+        attrs = getattr(self, "_attrs", None)
+        if attrs is not None and attrs._store is store:
+            attrs.reload()          # in place: callers may hold the attrs object
+        else:
+            self._attrs = _attrs.attrs(root, self._mode, _new=False, _store=store)
         for key in ("meta/sizes", "meta/storage"):
             if not store.exists(key):
                 raise DatasetNotFoundError(f"{store.path(key)}: missing, {root} is not a carray")
         sizes = load_sizes(store.get("meta/sizes"), store.path("meta/sizes"))
         storage = load_storage(store.get("meta/storage"), store.path("meta/storage"))
-        dtype = storage.dtype
-        if len(sizes.shape) > 1:
-            dtype = np.dtype((dtype.base, tuple(sizes.shape[1:])))
+        dtype = atom_dtype(storage.dtype, sizes.shape[1:], store.path("meta/sizes"))
+        if storage_kind(dtype) == "pickle" and len(sizes.shape) > 1:
+            raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for an "
+                              f"object carray, which is one-dimensional")
         self._dtype = dtype
         self._cparams = cparams_cls(**storage.cparams)
         self._chunklen = storage.chunklen
@@ -327,6 +394,11 @@ class carray:
         length = sizes.shape[0]
         atomsize = dtype.itemsize
         if dtype.kind == "O":
+            if length and not (store.exists(chunk_key(0)) and store.exists(chunk_key(length - 1))):
+                raise ChunkNotFoundError(
+                    f"{store.path(chunk_key(0 if not store.exists(chunk_key(0)) else length - 1))}"
+                    f": chunk file missing; meta/sizes promises {length} objects, one chunk "
+                    f"file each")
             self._chunks = DiskChunks(store, dtype, self._cparams, length, chunk_nbytes=None)
             self._lastchunkarr = np.zeros(0, dtype=dtype)
             self._nleft = 0
@@ -363,7 +435,12 @@ class carray:
         """
         if self._store is None:
             return
-        if self._mode != "r":
+        journal = self._store.journal
+        if journal.broken is not None:    # a failed write: back to the committed state
+            journal.reload_committed()
+            if self._given_store is None:
+                return
+        elif self._mode != "r":
             self.flush()
         if self._given_store is None:
             self._load_committed()
@@ -611,10 +688,12 @@ class carray:
     def _read_range(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """Atoms ``start:stop`` (0 <= start <= stop <= len) as a new contiguous array."""
         n = stop - start
-        if out is None:
-            out = np.empty(n, dtype=self._dtype)
         cl = self._chunklen
         nfull = len(self._chunks)
+        if out is None:
+            if n * self._dtype.itemsize > CHECK_BEFORE_ALLOCATING and self._store is not None:
+                self._check_chunk_files(start // cl, min((stop - 1) // cl + 1, nfull))
+            out = np.empty(n, dtype=self._dtype)
         pos = start
         while pos < stop:
             nchunk = pos // cl
@@ -627,6 +706,24 @@ class carray:
                 dest[...] = self._chunk_array(nchunk)[lo:hi]
             pos += hi - lo
         return out
+
+    def _check_chunk_files(self, first: int, stop: int) -> None:
+        """Before a large allocation: every chunk file ``first:stop`` exists.
+
+        A hostile ``meta/sizes`` can claim 10**12 items with a few chunk
+        files; this refuses it before memory for them is asked for.
+
+        Raises
+        ------
+        ChunkNotFoundError
+            Naming the first missing chunk file.
+        """
+        store = self._store
+        for nchunk in range(first, stop):
+            if not store.exists(chunk_key(nchunk)):
+                raise ChunkNotFoundError(
+                    f"{store.path(chunk_key(nchunk))}: chunk file missing; meta/sizes promises "
+                    f"{self.len} items in {self.nchunks + (1 if self._nleft else 0)} chunk files")
 
     def _getitem_object(self, start, stop=None, step=None):
         if stop is None:
@@ -878,14 +975,27 @@ class carray:
                 self._nleft = end
                 return
         self._check_writable()
+        prepared = self._prepare_append(array)
+        with self._writing():
+            self._append_prepared(prepared)
+
+    def _prepare_append(self, array):
+        """``array`` converted for :meth:`_append_prepared`, changing nothing.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`append`.
+        """
         if isinstance(array, carray):
-            for block in array.iterblocks_(self._chunklen):
-                self.append(block)
-            return
+            if array.dtype.kind == "O" or self._dtype.kind == "O":
+                return array[:] if self._dtype.kind == "O" else \
+                    self._prepare_append(array[:])
+            if array.shape[1:] != self._dtype.shape:
+                raise ValueError("array trailing dimensions do not match with self")
+            return array
         if self._dtype.kind == "O":
-            for obj in self._to_ndarray(array, self._dtype):
-                self._store_obj(obj)
-            return
+            return self._to_ndarray(array, self._dtype)
         arr = self._to_ndarray(array, self._dtype.base) if self._safe else array
         if arr.shape == self._dtype.shape or (self._dtype.shape and arr.shape == (1,) and
                                               self._dtype.shape != (1,)):
@@ -893,7 +1003,18 @@ class carray:
                 np.prod(self._dtype.shape)) else arr
         if arr.shape[1:] != self._dtype.shape:
             raise ValueError("array trailing dimensions do not match with self")
-        self._append_array(arr)
+        return arr
+
+    def _append_prepared(self, prepared):
+        """Append what :meth:`_prepare_append` returned."""
+        if self._dtype.kind == "O":
+            for obj in prepared:
+                self._store_obj(obj)
+        elif isinstance(prepared, carray):
+            for block in prepared.iterblocks_(self._chunklen):
+                self._append_array(self._to_ndarray(block, self._dtype.base))
+        else:
+            self._append_array(prepared)
 
     def trim(self, nitems):
         """Remove the trailing ``nitems`` atoms; a negative number grows the array.
@@ -914,6 +1035,10 @@ class carray:
             self.resize(self.len - nitems)
             return
         self._check_writable()
+        with self._writing():
+            self._trim(nitems)
+
+    def _trim(self, nitems: int):
         if self._dtype.kind == "O":
             for _ in range(nitems):
                 self._chunks.pop()
@@ -954,18 +1079,22 @@ class carray:
         if nitems < 0:
             raise ValueError("`nitems` cannot be negative")
         self._check_writable()
-        if nitems > self.len:
+        with self._writing():
+            if nitems < self.len:
+                self._trim(self.len - nitems)
+                return
             grow = nitems - self.len
+            if self._dtype.kind == "O":
+                for _ in range(grow):
+                    self._store_obj(self._dflt[()])
             block = max(self._chunklen, 1)
-            while grow:
+            while grow and self._dtype.kind != "O":
                 n = min(grow, block)
                 filler = np.empty((n,) + self._dtype.shape, dtype=self._dtype.base)
                 filler[...] = self._dflt
                 self._append_array(filler)
                 grow -= n
             self.flush()
-        else:
-            self.trim(self.len - nitems)
 
     def __setitem__(self, key, value):
         """x[key] = value for ints, slices (any step), tuples, int/bool arrays, expressions.
@@ -1038,6 +1167,10 @@ class carray:
             return
         vals = self._to_ndarray(value, self._dtype.base, arrlen=n)
         vals = vals.reshape((n,) + self._dtype.shape)
+        with self._writing():
+            self._set_slice_values(start, stop, step, n, vals)
+
+    def _set_slice_values(self, start, stop, step, n, vals):
         cl = self._chunklen
         nfull = len(self._chunks)
         first = start // cl
@@ -1068,6 +1201,10 @@ class carray:
         vals = self._to_ndarray(value, self._dtype.base, arrlen=len(idx))
         if len(vals) != len(idx):
             raise ValueError(f"cannot assign {len(vals)} values to {len(idx)} positions")
+        with self._writing():
+            self._set_position_values(idx, vals)
+
+    def _set_position_values(self, idx, vals):
         cl = self._chunklen
         nfull = len(self._chunks)
         nchunk = idx // cl
@@ -1097,7 +1234,8 @@ class carray:
         if self._store is None:
             return
         self._check_writable()
-        self._flush()
+        with self._writing():
+            self._flush()
 
     def _flush(self, commit=True):
         if self._dtype.kind != "O":
@@ -1114,12 +1252,28 @@ class carray:
             self._store.commit()
 
     def purge(self):
-        """Remove the on-disk data of this carray (no-op in memory)."""
+        """Remove the on-disk data of this carray (no-op in memory).
+
+        The removal of the files is one commit; a standalone carray's folder
+        is then deleted, a ctable column's folder when its table commits.
+
+        Raises
+        ------
+        ReadOnlyError
+            In mode 'r'.
+        DatasetNotFoundError
+            If the rootdir is gone already.
+        """
         if self._rootdir:
             self._check_writable()
             if not os.path.isdir(self._rootdir):
                 raise DatasetNotFoundError(f"{self._rootdir}: nothing to purge, directory is gone")
             self._store.remove_all()
+            if self._given_store is None:
+                with self._writing():
+                    self._store.commit()
+                self._store.journal.reset()
+                shutil.rmtree(self._rootdir, ignore_errors=True)
 
     # ------------------------------------------------------------- iteration
 
@@ -1349,28 +1503,50 @@ class carray:
             newshape = newshape[:pos] + ((size // other) if other else 0,) + newshape[pos + 1:]
         if int(np.prod(newshape)) != size:
             raise ValueError("`newshape` is not compatible with the current one")
-        newdtype = np.dtype((self._dtype.base, newshape[1:]))
-        rootdir = None
-        if self._rootdir:
-            rootdir = tempfile.mkdtemp(suffix="__temp__", dir=os.path.dirname(
-                os.path.abspath(self._rootdir)))
-            os.rmdir(rootdir)
+        if self._dtype.kind == "O" and len(newshape) > 1:
+            raise ValueError("object carrays are one-dimensional")
+        if not self._rootdir:
+            return self._reshaped(newshape, None)
+        # On disk the reshaped data replaces this dataset in one commit: it is
+        # written into a folder inside the journal, whose files become the
+        # commit's blobs; a killed writer leaves the old dataset whole.
+        with self._writing():
+            journal = self._store.journal
+            journal._ensure_dir()
+            build = tempfile.mkdtemp(prefix="reshape-", dir=journal.dir)
+            out = self._reshaped(newshape, os.path.join(build, "new"))
+            new_files = out._store.journal.recorded()
+            prefix = self._store.prefix
+            self._store.remove_all()
+            for key, digest in new_files.items():
+                journal.stage_file(prefix + key, os.path.join(build, "new", *key.split("/")),
+                                   digest)
+            self._store.commit()
+        self._read_meta()
+        # Mode 'w' would empty the dataset on open: open it in 'a', then say 'w'.
+        out = carray(rootdir=self._rootdir, mode="a" if self._mode == "w" else self._mode,
+                     _store=self._given_store, allow_pickle=self._allow_pickle)
+        out.mode = self._mode
+        return out
+
+    def _reshaped(self, newshape: tuple, rootdir):
+        """A new carray of this data in ``newshape`` (in memory, or at ``rootdir``)."""
         out = carray(np.empty((0,) + newshape[1:], dtype=self._dtype.base), dtype=None,
                      cparams=self._cparams, expectedlen=newshape[0], rootdir=rootdir, mode="w")
         rowsize = int(np.prod(newshape[1:])) if len(newshape) > 1 else 1
-        buf = np.empty(0, dtype=self._dtype.base)
-        for block in self.iterblocks_():
-            buf = np.concatenate((buf, block.ravel()))
-            nrows = len(buf) // rowsize
-            if nrows:
-                out._append_array(buf[:nrows * rowsize].reshape((nrows,) + newshape[1:]))
-                buf = buf[nrows * rowsize:]
-        out.flush()
-        if self._rootdir:
-            shutil.rmtree(self._rootdir)
-            os.rename(rootdir, self._rootdir)
-            out.rootdir = self._rootdir
-            out.mode = self._mode
+        if self._dtype.kind == "O":
+            for i in range(self.len):
+                out._store_obj(self._getitem_object(i))
+        else:
+            buf = np.empty(0, dtype=self._dtype.base)
+            for block in self.iterblocks_():
+                buf = np.concatenate((buf, block.ravel()))
+                nrows = len(buf) // rowsize
+                if nrows:
+                    out._append_array(buf[:nrows * rowsize].reshape((nrows,) + newshape[1:]))
+                    buf = buf[nrows * rowsize:]
+        if rootdir is not None:
+            out.flush()
         return out
 
     def sum(self, dtype=None):

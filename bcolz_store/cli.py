@@ -10,8 +10,8 @@
 
 Exit status: 0 on success, 1 when a dataset is missing, is not a bcolz
 dataset, cannot be read or written, or (``verify``) has a missing, extra or
-damaged file, 2 on a command-line usage error,
-130 when interrupted.  Errors are one line on stderr (``--traceback`` shows
+damaged file, 2 on a command-line usage error, 3 when ``verify`` could check
+nothing because the dataset has no checksum file, 130 when interrupted.  Errors are one line on stderr (``--traceback`` shows
 the Python traceback as well).
 
 Only the public API of :mod:`bcolz_store` is used here, so the command works
@@ -41,6 +41,9 @@ PROG = "bcolz-store"
 MB = 1e6
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# ``verify`` on a dataset without a checksum file (as bcolz writes them):
+# nothing could be checked, which is neither "ok" nor "damaged".
+EXIT_UNVERIFIED = 3
 
 
 class CommandError(Exception):
@@ -267,16 +270,25 @@ def verify_dataset(path) -> dict:
         report = check(path)
     except (BcolzStoreError, OSError) as err:
         raise CommandError(_describe(err, path, "cannot verify")) from err
-    facts = {"path": path, "ok": bool(report.ok)}
+    facts = {"path": path, "ok": bool(report.ok),
+             "no_checksums": bool(getattr(report, "no_checksums", False))}
     for kind in PROBLEM_KINDS:
         facts[kind] = sorted(str(p) for p in getattr(report, kind))
+    facts["reasons"] = {str(k): v for k, v in sorted(getattr(report, "reasons", {}).items())}
     return facts
 
 
 def format_verify(facts: dict) -> str:
     """Render :func:`verify_dataset`'s result: one ``KIND  PATH`` line per problem, then a summary."""
-    lines = [f"{kind:<8}{rel}" for kind in PROBLEM_KINDS for rel in facts[kind]]
-    if facts["ok"]:
+    reasons = facts.get("reasons", {})
+    plain = "content does not match its md5"
+    lines = [f"{kind:<8}{rel}" + (f"  ({reasons[rel]})" if kind == "damaged" and
+                                   reasons.get(rel, plain) != plain else "")
+             for kind in PROBLEM_KINDS for rel in facts[kind]]
+    if facts.get("no_checksums"):
+        lines.append(f"{facts['path']}: not verified: the dataset has no checksum file "
+                     f"(bcolz wrote it, or bcolz_store has not committed to it yet)")
+    elif facts["ok"]:
         lines.append(f"{facts['path']}: ok")
     else:
         counts = ", ".join(f"{len(facts[k])} {k}" for k in PROBLEM_KINDS if facts[k])
@@ -293,6 +305,8 @@ def _cmd_verify(args) -> int:
         print(json.dumps(facts, indent=2))
     else:
         print(format_verify(facts))
+    if facts.get("no_checksums"):
+        return EXIT_UNVERIFIED
     return EXIT_OK if facts["ok"] else EXIT_FAILURE
 
 

@@ -33,8 +33,9 @@ import numpy as np
 from . import attrs as _attrs
 from .carray import carray
 from .chunks.cparams import cparams as cparams_cls
-from .errors import (DatasetExistsError, DatasetNotFoundError, FormatError, QueryError,
-                     ReadOnlyError)
+from .errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError, FormatError,
+                     QueryError, ReadOnlyError)
+from .format.layout import check_column_name
 from .format.meta import dump_rootdirs, load_rootdirs
 from .storage import locking as _locking
 from .storage.journal import read_consistently
@@ -59,7 +60,8 @@ class _TableNotFoundError(DatasetNotFoundError, KeyError):
 
 
 def validate_names(names, keyword_name="names") -> list:
-    """Check that every name is a Python identifier and not a keyword.
+    """Check that every name is a Python identifier, not a keyword, and not a
+    name the library uses itself (``__attrs__``, ``__rootdirs__``).
 
     Returns
     -------
@@ -68,13 +70,15 @@ def validate_names(names, keyword_name="names") -> list:
     Raises
     ------
     ValueError
-        On a name that is not a string, not an identifier, or a keyword.
+        On a name that is not a string, not an identifier, a keyword, or reserved.
     """
     out = []
     for name in names:
         if not isinstance(name, str) or not _IDENTIFIER.match(name) or keyword.iskeyword(name):
             raise ValueError(f"column {keyword_name} must be valid Python identifiers that are "
                              f"not keywords; found {name!r}")
+        if keyword_name == "names":
+            check_column_name(name)
         out.append(str(name))
     return out
 
@@ -82,16 +86,6 @@ def validate_names(names, keyword_name="names") -> list:
 def split_names(text: str) -> list:
     """Split ``'a, b c'`` into ``['a', 'b', 'c']`` (namedtuple's rule)."""
     return [part for part in _NAME_SPLIT.split(str(text)) if part]
-
-
-def _check_column_dirname(name) -> str:
-    """A column name that is safe as a directory name inside the rootdir."""
-    if not isinstance(name, str):
-        raise ValueError(f"`name` must be a string, found {type(name).__name__}")
-    if not name or name in (".", "..") or any(c in name for c in "/\\\0") or \
-            name.startswith(".tmp-"):
-        raise ValueError(f"column name {name!r} cannot be used as a directory name")
-    return name
 
 
 def _is_dataframe(obj) -> bool:
@@ -125,8 +119,14 @@ class cols:
         self.allow_pickle = False
 
     # -- on-disk metadata
-    def read_meta_and_open(self):
+    def read_meta_and_open(self, reuse=None):
         """Read ``__rootdirs__`` and open every column.
+
+        Parameters
+        ----------
+        reuse : dict, optional
+            Open carrays by name; a column still listed is reloaded in place
+            (callers may hold it) instead of opened anew.
 
         Raises
         ------
@@ -142,6 +142,8 @@ class cols:
                 f"{store.path(ROOTDIRS)}: missing, {self.rootdir} is not a ctable")
         names = load_rootdirs(store.get(ROOTDIRS), store.path(ROOTDIRS))
         root = os.path.realpath(self.rootdir)
+        reuse = reuse or {}
+        self._cols = {}
         for name in names:
             path = store.path(name)
             real = os.path.realpath(path)
@@ -151,8 +153,17 @@ class cols:
             if not os.path.isdir(path):
                 raise DatasetNotFoundError(
                     f"{path}: column '{name}' listed in {ROOTDIRS} is missing")
-            self._cols[name] = carray(rootdir=path, mode=self.mode, _store=store.sub(name),
-                                      allow_pickle=self.allow_pickle)
+            old = reuse.get(name)
+            if isinstance(old, carray) and old._store is not None and \
+                    old._store.journal is store.journal and old._store.prefix == name + "/":
+                old._read_meta()
+                self._cols[name] = old
+            else:
+                # mode 'w' empties a carray on open: the table is already made
+                column = carray(rootdir=path, mode="a" if self.mode == "w" else self.mode,
+                                _store=store.sub(name), allow_pickle=self.allow_pickle)
+                column.mode = self.mode
+                self._cols[name] = column
         self.names = list(names)
 
     def column_store(self, name):
@@ -189,13 +200,14 @@ class cols:
         if self.names and len(value) != len(self._cols[self.names[0]]):
             raise ValueError(f"new column {name!r} has length {len(value)}, the ctable "
                              f"has {len(self._cols[self.names[0]])} rows")
-        rootdir = os.path.join(self.rootdir, _check_column_dirname(name)) \
+        rootdir = os.path.join(self.rootdir, check_column_name(name)) \
             if self.rootdir else None
         old = self._cols.get(name)
         if isinstance(value, carray):
             if rootdir and value.rootdir != rootdir:
-                value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
-                                   _store=self.column_store(name))
+                with self._writing():
+                    value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
+                                       _store=self.column_store(name))
         else:
             dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
             try:
@@ -206,12 +218,19 @@ class cols:
             if values.ndim == 0 or values.dtype.kind == "V" and values.dtype.names:
                 raise ValueError(f"`{value!r}` cannot be converted into a carray column")
             cparams = old.cparams if old is not None else None
-            value = carray(values, cparams=cparams, rootdir=rootdir, mode="w",
-                           _store=self.column_store(name))
-        if name not in self._cols:
-            self.names.append(name)
-        self._cols[name] = value
-        self.update_meta()
+            with self._writing():
+                value = carray(values, cparams=cparams, rootdir=rootdir, mode="w",
+                               _store=self.column_store(name))
+        with self._writing():
+            if name not in self._cols:
+                self.names.append(name)
+            self._cols[name] = value
+            self.update_meta()
+
+    def _writing(self):
+        if self._store is None:
+            return contextlib.nullcontext()
+        return self._store.journal.operation()
 
     def __iter__(self):
         return iter(list(self.names))
@@ -339,17 +358,54 @@ class ctable:
             self._open()
             new = False
         else:
-            with self._batch():  # creation is one commit
-                self._create(columns, names, kwargs)
-                self.attrs = _attrs.attrs(rootdir, mode, _new=True, _store=self._store)
-                if rootdir is not None:
-                    self.flush()
+            self._create_or_clean_up(columns, names, kwargs)
             new = True
         if self._cparams is None:
             self._cparams = (self.cols[self.names[0]].cparams if self.names and not new
                              else cparams_cls())
+        if self._store is not None:
+            # A failed write returns the table to its last committed state.
+            self._store.journal.owner_reload = self._reload_committed
 
     # ------------------------------------------------------------------ setup
+
+    def _create_or_clean_up(self, columns, names, kwargs):
+        """Create the table: on disk one commit, which also removes what was at
+        the rootdir before (mode 'w'); on failure nothing new stays on disk."""
+        rootdir = self.rootdir
+        existed = rootdir is not None and os.path.lexists(rootdir)
+        try:
+            with self._batch():
+                self._create(columns, names, kwargs)
+                self.attrs = _attrs.attrs(rootdir, self.mode, _new=True, _store=self._store)
+                if rootdir is not None:
+                    self.flush()
+        except BaseException:
+            if self._store is not None:
+                journal = self._store.journal
+                journal.reset()
+                with contextlib.suppress(OSError, BcolzStoreError):
+                    journal._remove_dir()
+                if not existed:
+                    shutil.rmtree(rootdir, ignore_errors=True)
+            raise
+        if self._store is not None and existed:
+            keep = set()
+            for name in self.names:
+                keep.update((name, f"{name}/data", f"{name}/meta"))
+            self._store.journal.prune_empty_folders(keep)
+
+    def _reload_committed(self):
+        """Load the committed state into this table and its column objects, in place."""
+        self.cols.read_meta_and_open(reuse=dict(self.cols._cols))
+        self.attrs.reload()
+        self._check_lengths()
+
+    def _check_lengths(self):
+        lengths = {name: len(self.cols[name]) for name in self.names}
+        if len(set(lengths.values())) > 1:
+            raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
+        self._len = next(iter(lengths.values()), 0)
 
     def _open(self):
         root = self.rootdir
@@ -364,6 +420,7 @@ class ctable:
         else:
             self._store.journal.recover()
             self._load_columns()
+        self._store.warn_if_unverifiable()
 
     def _load_columns(self):
         allow_pickle = self.cols.allow_pickle
@@ -371,10 +428,7 @@ class ctable:
         self.cols.allow_pickle = allow_pickle
         self.cols.read_meta_and_open()
         self.attrs = _attrs.attrs(self.rootdir, self.mode, _new=False, _store=self._store)
-        lengths = {name: len(self.cols[name]) for name in self.names}
-        if len(set(lengths.values())) > 1:
-            raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
-        self._len = next(iter(lengths.values()), 0)
+        self._check_lengths()
 
     def _column_sources(self, columns, names):
         """Pair the input columns with validated names."""
@@ -434,7 +488,11 @@ class ctable:
                 if self.mode != "w":  # pragma: no cover - guarded in __init__
                     raise DatasetExistsError(f"specified rootdir path '{self.rootdir}' "
                                              f"already exists and creation mode is '{self.mode}'")
-                store.remove_all()
+                if os.path.isdir(self.rootdir):
+                    store.journal.recover()   # finish a commit left by a killed writer
+                    store.remove_all()        # replaced in the creation's one commit
+                else:
+                    os.unlink(self.rootdir)   # a file, or a broken link: not a dataset
             store.makedirs()
         ckwargs = dict(kwargs)
         ckwargs["mode"] = "w" if self.rootdir is not None else ckwargs.get("mode", "w")
@@ -533,6 +591,18 @@ class ctable:
             return contextlib.nullcontext()
         return self._store.journal.batch()
 
+    @contextlib.contextmanager
+    def _writing(self):
+        """One table operation: one commit, and on any failure the whole table
+        returns to its last committed state (see
+        :meth:`bcolz_store.storage.journal.Journal.operation`)."""
+        if self._store is None or self.mode == "r":
+            yield
+            return
+        journal = self._store.journal
+        with journal.operation(), journal.batch():
+            yield
+
     def _flush_columns(self):
         for name in self.names:
             self.cols[name].flush()
@@ -619,9 +689,11 @@ class ctable:
         lengths = {len(v) for v in values}
         if len(lengths) > 1:
             raise ValueError("all cols in `cols` must have the same length")
-        with self._batch():
-            for name, value in zip(self.names, values):
-                self.cols[name].append(value)
+        prepared = [self.cols[name]._prepare_append(value)
+                    for name, value in zip(self.names, values)]
+        with self._writing():
+            for name, value in zip(self.names, prepared):
+                self.cols[name]._append_prepared(value)
             if self.auto_flush:
                 self.flush()
 
@@ -638,7 +710,7 @@ class ctable:
         self._check_writable("trim")
         if nitems > self.len:
             raise ValueError(f"cannot trim {nitems} rows from a ctable of {self.len}")
-        with self._batch():
+        with self._writing():
             for name in self.names:
                 self.cols[name].trim(nitems)
         self._len -= nitems
@@ -652,7 +724,7 @@ class ctable:
             In mode 'r'.
         """
         self._check_writable("resize")
-        with self._batch():
+        with self._writing():
             for name in self.names:
                 self.cols[name].resize(nitems)
         self._len = nitems
@@ -690,7 +762,7 @@ class ctable:
                 or not 0 <= pos <= len(self.names):
             raise ValueError(f"`pos` must be an int in 0..{len(self.names)}, not {pos!r}")
         pos = int(pos)
-        name = f"f{pos}" if name is None else _check_column_dirname(name)
+        name = f"f{pos}" if name is None else check_column_name(name)
         if name in self.names:
             raise ValueError(f"'{name}' column already exists")
         if not isinstance(newcol, (carray, np.ndarray, list, tuple)):
@@ -706,7 +778,7 @@ class ctable:
         store = self.cols.column_store(name)
         if store is not None and kwargs.get("rootdir") == col_rootdir:
             kwargs["_store"] = store
-        with self._batch():
+        with self._writing():
             if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
                 if move:
                     if newcol.mode != "r":
@@ -757,7 +829,7 @@ class ctable:
                                  f"not {pos!r}")
             name = self.names[int(pos)]
         self._len = self.len
-        with self._batch():  # the column's files and __rootdirs__: one commit
+        with self._writing():  # the column's files and __rootdirs__: one commit
             col = self.cols.pop(name)
             if self._store is None:
                 pass
@@ -804,7 +876,7 @@ class ctable:
         """Commit buffered rows of every column, as one commit (no-op in memory or mode 'r')."""
         if self.mode == "r":
             return
-        with self._batch():
+        with self._writing():
             self._flush_columns()
 
     def refresh(self):
@@ -818,6 +890,10 @@ class ctable:
             If the table on disk has become unreadable.
         """
         if self._store is None:
+            return
+        journal = self._store.journal
+        if journal.broken is not None:    # a failed write: back to the committed state
+            journal.reload_committed()
             return
         self.flush()
         self._open()
@@ -840,7 +916,11 @@ class ctable:
         """
         if self.rootdir:
             self._check_writable("purge")
-            self._store.remove_all()
+            with self._writing():
+                self._store.remove_all()
+                self._store.commit()
+            self._store.journal.reset()
+            shutil.rmtree(self.rootdir, ignore_errors=True)
 
     def free_cachemem(self):
         """Drop the decompressed chunks cached by the columns."""
@@ -976,7 +1056,7 @@ class ctable:
         """
         self._check_writable("modify data")
         if isinstance(key, str) and key in self.cols:
-            with self._batch():
+            with self._writing():
                 self.cols[key] = value
             return
         self._empty_check("assign to")
@@ -986,7 +1066,7 @@ class ctable:
             key = np.flatnonzero(mask[:] if isinstance(mask, carray) else mask)
         elif isinstance(key, list):
             key = np.asarray(key)
-        with self._batch():
+        with self._writing():
             for name in self.names:
                 self.cols[name][key] = rows[name]
 

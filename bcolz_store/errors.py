@@ -13,11 +13,21 @@ working::
     ├── DatasetExistsError(FileExistsError)       creating where a dataset exists
     ├── IntegrityError                    checksums do not match
     ├── DatasetChangedError               a writer committed under a reader
+    ├── WriteFailedError                  writes refused after a failed write
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     └── QueryError(ValueError)            an expression cannot be evaluated
 
 Messages say where (path, chunk number), what was expected and what was found.
+
+Warnings: :class:`IntegrityWarning` (a ``UserWarning``) when ``verify=True``
+cannot check anything because a dataset has no checksum file.
+
+Besides these, the built-in exceptions of Python's data model keep their
+meaning: ``TypeError``/``ValueError``/``IndexError``/``KeyError`` for bad
+arguments (as numpy and bcolz raise them), ``OSError`` (naming the file) when
+the operating system refuses a write, and ``ImportError`` for an optional
+library that is not installed.
 """
 
 from __future__ import annotations
@@ -32,8 +42,10 @@ __all__ = [
     "FormatError",
     "IntegrityError",
     "QueryError",
+    "IntegrityWarning",
     "ReadOnlyError",
     "UnsafeDataError",
+    "WriteFailedError",
 ]
 
 
@@ -93,3 +105,17 @@ class DatasetChangedError(BcolzStoreError):
     Readers never see a mix of two states: reads that cannot be served from
     the state they opened raise this; ``refresh()`` moves to the new state.
     """
+
+
+class WriteFailedError(BcolzStoreError):
+    """A write failed, and reloading the last committed state failed too.
+
+    After any failed write a container returns to its last committed state;
+    when even that cannot be read (the disk keeps failing), every further
+    write raises this until ``refresh()`` succeeds, so nothing is committed
+    from a state that mixes old and new.
+    """
+
+
+class IntegrityWarning(UserWarning):
+    """``verify=True`` on a dataset that has no checksum file checks nothing."""

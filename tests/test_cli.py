@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -242,7 +243,7 @@ def test_verify_ok(capsys, tmp_path):
     status, out, err = run(capsys, "verify", root, "--json")
     assert status == 0
     assert json.loads(out) == {"path": str(root), "ok": True, "missing": [], "extra": [],
-                               "damaged": []}
+                               "damaged": [], "no_checksums": False, "reasons": {}}
 
 
 @needs_verify
@@ -262,7 +263,9 @@ def test_verify_lists_every_problem(capsys, tmp_path):
     status, out, _ = run(capsys, "verify", root, "--json")
     assert status == 1
     assert json.loads(out) == {"path": str(root), "ok": False, "missing": ["b/meta/storage"],
-                               "extra": ["stray.txt"], "damaged": ["a/data/__1.blp"]}
+                               "extra": ["stray.txt"], "damaged": ["a/data/__1.blp"],
+                               "no_checksums": False,
+                               "reasons": {"a/data/__1.blp": "content does not match its md5"}}
 
 
 @needs_verify
@@ -272,6 +275,30 @@ def test_verify_one_problem_is_singular(capsys, tmp_path):
     status, out, _ = run(capsys, "verify", root)
     assert status == 1
     assert out.splitlines()[-1] == f"{root}: 1 problem (1 missing)"
+
+
+@needs_verify
+def test_verify_without_checksums_exits_3(capsys, tmp_path):
+    """A dataset bcolz wrote has no checksum file: nothing is checked, and that is said."""
+    root = _small_table(tmp_path / "t")
+    (root / "bcolz_store.md5").unlink()
+    (root / "a" / "data" / "__0.blp").write_bytes(b"garbage")   # not even looked at
+    status, out, err = run(capsys, "verify", root)
+    assert (status, err) == (3, "")
+    assert "not verified" in out and "no checksum file" in out
+    status, out, _ = run(capsys, "verify", root, "--json")
+    assert status == 3 and json.loads(out)["no_checksums"] is True
+
+
+@needs_verify
+def test_verify_reports_a_fifo_without_reading_it(capsys, tmp_path):
+    root = _small_table(tmp_path / "t")
+    chunk = root / "a" / "data" / "__1.blp"
+    chunk.unlink()
+    os.mkfifo(chunk)
+    status, out, _ = run(capsys, "verify", root)
+    assert status == 1
+    assert "damaged a/data/__1.blp  (a FIFO (not read))" in out
 
 
 def test_verify_missing_path(capsys, tmp_path):

@@ -10,6 +10,7 @@ bytes; an all-zero chunk keeps only its constant (as bcolz does, so
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 import numpy as np
@@ -23,8 +24,10 @@ from .cparams import quantize
 __all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_key"]
 
 # Chunk files are read without following a final symlink (one that does is
-# read through LocalStore.get, which refuses links leaving the rootdir).
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+# read through LocalStore.get, which refuses links leaving the rootdir), and
+# without blocking (a FIFO in place of a chunk file is refused, not waited on).
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+               | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
 
 
 def _check_size(path: str, nbytes: int, expected: int) -> None:
@@ -263,7 +266,10 @@ class DiskChunks:
                 pass
             else:
                 try:
-                    size = min(os.fstat(fd).st_size, limit + 1)
+                    st = os.fstat(fd)
+                    if not stat.S_ISREG(st.st_mode):
+                        raise OSError("not a regular file")  # the checked path explains
+                    size = min(st.st_size, limit + 1)
                     parts = []
                     while size > 0:
                         part = os.read(fd, size)
@@ -277,7 +283,7 @@ class DiskChunks:
                 finally:
                     os.close(fd)
         try:
-            return store.get(chunk_key(nchunk)), path
+            return store.get(chunk_key(nchunk), limit), path
         except DatasetNotFoundError as err:
             store.journal.check_reading()
             raise ChunkNotFoundError(f"{path}: chunk file not found") from err

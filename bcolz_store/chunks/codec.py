@@ -122,6 +122,13 @@ def compress(raw, typesize: int, clevel: int, shuffle: int, cname: str) -> bytes
         raise CodecError(f"Blosc could not compress the buffer: {err}") from err
 
 
+def _refuse_object_buffer(out: np.ndarray, where: str) -> None:
+    """Never let Blosc write bytes into slots that hold Python object pointers."""
+    if out.dtype.hasobject:
+        raise CodecError(f"{where}: refusing to decompress into a buffer of {out.dtype}, "
+                         f"which holds Python objects (object data is stored pickled)")
+
+
 def decompress_into(cdata, out: np.ndarray, where: str = "chunk",
                     header: BloscHeader | None = None) -> None:
     """Decompress a whole Blosc chunk straight into ``out``.
@@ -142,6 +149,7 @@ def decompress_into(cdata, out: np.ndarray, where: str = "chunk",
     CodecError
         If the sizes disagree or Blosc reports corrupt data.
     """
+    _refuse_object_buffer(out, where)
     hdr = header or parse_blosc_header(cdata, where)
     if hdr.nbytes != out.nbytes:
         raise CodecError(f"{where}: holds {hdr.nbytes} bytes, expected {out.nbytes}")
@@ -171,6 +179,7 @@ def decompress_checked(cdata, out: np.ndarray, nbytes: int, where: str = "chunk"
     CodecError
         If Blosc reports corrupt data or returns another size.
     """
+    _refuse_object_buffer(out, where)
     try:
         n = blosc.decompress_ptr(cdata, out.__array_interface__["data"][0])
     except Exception as err:  # python-blosc raises RuntimeError or ValueError

@@ -60,6 +60,8 @@ def check_cparams(clevel=None, shuffle=None, cname=None, quantize=None) -> tuple
             raise ValueError("`quantize` must be an int.")
         if quantize < 0:
             raise ValueError("`quantize` must be 0 or a positive integer.")
+        if quantize > 300:
+            raise ValueError("`quantize` must be at most 300 (significant digits of a double).")
     return clevel, shuffle, cname, quantize
 
 

@@ -33,10 +33,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import FormatError
+from .layout import check_column_name
 
 __all__ = [
     "StorageMeta",
     "SizesMeta",
+    "atom_dtype",
     "decode_dflt",
     "decode_dtype",
     "dump_attrs",
@@ -49,12 +51,20 @@ __all__ = [
     "load_rootdirs",
     "load_sizes",
     "load_storage",
+    "storage_kind",
 ]
 
 # Limits that keep a hostile meta file from driving huge allocations.
 MAX_CHUNKLEN = 2**40
 MAX_NDIM = 32
 MAX_ATOM_ITEMS = 2**31
+# Largest atom (one item with its sub-array shape), in bytes: under Blosc-1's
+# 2 GB limit for one chunk.
+MAX_ATOM_BYTES = 2**31 - 1
+# Largest length a carray may claim: positions are int64 everywhere.
+MAX_LENGTH = 2**62
+# Largest quantize value: the filter computes 10**-quantize as a double.
+MAX_QUANTIZE = 300
 KNOWN_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
 
 
@@ -101,16 +111,85 @@ def decode_dtype(text: str, where: str = "meta/storage") -> np.dtype:
     Raises
     ------
     FormatError
-        If the string names no numpy dtype.
+        If the string names no numpy dtype, a dtype of zero bytes (``U0``),
+        a dtype of 2 GB or more, or one that hides Python objects in a
+        structured field or a sub-array (see :func:`storage_kind`).
     """
     if not isinstance(text, str):
         raise FormatError(f"{where}: dtype must be a string, found {type(text).__name__}")
     try:
         if text.startswith("[") or text.startswith("{"):
-            return np.dtype(ast.literal_eval(text))
-        return np.dtype(text)
-    except (TypeError, ValueError, SyntaxError, MemoryError, RecursionError) as err:
-        raise FormatError(f"{where}: unknown dtype {text!r}") from err
+            dtype = np.dtype(ast.literal_eval(text))
+        else:
+            dtype = np.dtype(text)
+    except (Exception, MemoryError, RecursionError) as err:  # numpy raises many kinds here
+        raise FormatError(f"{where}: unknown dtype {text!r:.200}") from err
+    if dtype.itemsize == 0:
+        raise FormatError(f"{where}: dtype {text!r} has items of zero bytes")
+    if dtype.itemsize > MAX_ATOM_BYTES:
+        raise FormatError(f"{where}: dtype {text!r:.200} has items of {dtype.itemsize} bytes, "
+                          f"more than a Blosc chunk can hold")
+    storage_kind(dtype, where)
+    return dtype
+
+
+def storage_kind(dtype: np.dtype, where: str | None = None) -> str:
+    """How items of ``dtype`` are stored: ``'pickle'`` or ``'raw'``.
+
+    This is the one place that decides whether chunk bytes may be
+    decompressed into an array of ``dtype``: only dtypes that hold no Python
+    objects are stored raw.  A plain ``object`` dtype is stored as one pickle
+    per item (bcolz's way, read only with ``allow_pickle=True``).  Objects
+    anywhere else (a structured field, a sub-array of objects) are refused:
+    bcolz never wrote them, and their raw bytes would be object pointers.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        The atom dtype (with its sub-array shape, if any).
+    where : str, optional
+        The file ``dtype`` was read from; given, a refusal is a FormatError
+        naming it, otherwise a TypeError (a caller's dtype).
+
+    Raises
+    ------
+    FormatError, TypeError
+        For a dtype that holds objects other than as a plain ``object`` dtype.
+    """
+    if not dtype.hasobject:
+        return "raw"
+    if dtype == np.dtype(object):
+        return "pickle"
+    message = (f"dtype {dtype} holds Python objects inside a structured field or a "
+               f"sub-array; only plain object arrays can be stored (pickled item by item)")
+    if where is not None:
+        raise FormatError(f"{where}: {message}")
+    raise TypeError(message)
+
+
+def atom_dtype(base: np.dtype, shape: tuple, where: str = "meta/sizes") -> np.dtype:
+    """The dtype of one item: ``base`` with the sub-array ``shape`` (``meta/sizes[1:]``).
+
+    Raises
+    ------
+    FormatError
+        If the atom would hold 2 GB or more, or objects (see :func:`storage_kind`).
+    """
+    if not shape:
+        return base
+    nitems = 1
+    for n in shape:
+        nitems *= n
+    if base.itemsize * nitems > MAX_ATOM_BYTES:
+        raise FormatError(f"{where}: atoms of shape {tuple(shape)} and dtype {base} would "
+                          f"hold {base.itemsize * nitems} bytes each, more than a Blosc chunk "
+                          f"can hold")
+    try:
+        dtype = np.dtype((base.base, tuple(shape)))
+    except (ValueError, TypeError, OverflowError) as err:
+        raise FormatError(f"{where}: atom shape {tuple(shape)} is not valid for {base}") from err
+    storage_kind(dtype, where)
+    return dtype
 
 
 # --- dflt -------------------------------------------------------------------
@@ -219,13 +298,15 @@ def load_sizes(data: bytes, where: str = "meta/sizes") -> SizesMeta:
     shape = _require(obj, "shape", (list,), where)
     if not shape or len(shape) > MAX_NDIM or not all(
             isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
-        raise FormatError(f"{where}: invalid shape {shape!r}")
+        raise FormatError(f"{where}: invalid shape {shape!r:.200}")
+    if shape[0] > MAX_LENGTH:
+        raise FormatError(f"{where}: length {shape[0]} exceeds {MAX_LENGTH}")
     atom = 1
     for n in shape[1:]:
         atom *= n
-    if atom > MAX_ATOM_ITEMS:
+    if atom >= MAX_ATOM_ITEMS:
         raise FormatError(f"{where}: atom of shape {tuple(shape[1:])} holds {atom} items, "
-                          f"more than {MAX_ATOM_ITEMS}")
+                          f"{MAX_ATOM_ITEMS} or more")
     nbytes = _require(obj, "nbytes", (int,), where)
     cbytes = _require(obj, "cbytes", (int,), where)
     return SizesMeta(tuple(shape), nbytes, cbytes)
@@ -283,7 +364,13 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
         cname = cname.decode()
     if cname not in KNOWN_CNAMES:
         raise FormatError(f"{where}: unknown compressor {cname!r}")
-    quantize = raw.get("quantize", 0) or 0
+    quantize = raw.get("quantize", 0)
+    if quantize is None or quantize is False:
+        quantize = 0
+    if not isinstance(quantize, int) or isinstance(quantize, bool) or \
+            not 0 <= quantize <= MAX_QUANTIZE:
+        raise FormatError(f"{where}: quantize {quantize!r:.80} is not an integer in "
+                          f"0..{MAX_QUANTIZE}")
     if not 0 <= clevel <= 9:
         raise FormatError(f"{where}: clevel {clevel} is outside 0..9")
     cparams = {"clevel": clevel, "shuffle": int(shuffle), "cname": cname, "quantize": int(quantize)}
@@ -340,7 +427,8 @@ def load_rootdirs(data: bytes, where: str = "__rootdirs__") -> list:
     for name in names:
         if not isinstance(name, str) or not name or name in (".", "..") \
                 or "/" in name or "\\" in name or "\0" in name:
-            raise FormatError(f"{where}: unsafe column name {name!r}")
+            raise FormatError(f"{where}: unsafe column name {name!r:.80}")
+        check_column_name(name, where)
         if name in seen:
             raise FormatError(f"{where}: column name {name!r} appears twice")
         seen.add(name)

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 
-from ..errors import DatasetNotFoundError, FormatError, IntegrityError, ReadOnlyError
-from .journal import Journal, md5_hex
+from ..errors import DatasetNotFoundError, FormatError, IntegrityError, IntegrityWarning, ReadOnlyError
+from ..format.layout import TEMP_PREFIX, check_key
+from .files import read_regular
+from .journal import Journal, md5_hex, read_limit
 
 __all__ = ["LocalStore", "TEMP_PREFIX"]
-
-# Temporary files carry this prefix; bcolz ignores them (it reads only the
-# files it names) and so do we.
-TEMP_PREFIX = ".tmp-"
 
 
 class LocalStore:
@@ -74,10 +73,8 @@ class LocalStore:
         FormatError
             If ``key`` is absolute or contains ``..``.
         """
-        parts = key.split("/")
-        if key.startswith("/") or any(p in ("", ".", "..") for p in parts):
-            raise FormatError(f"{self.root}: unsafe key {key!r}")
-        return os.path.join(self.root, *parts)
+        check_key(key, self.root)
+        return os.path.join(self.root, *key.split("/"))
 
     def _check_writable(self) -> None:
         if self.readonly:
@@ -123,70 +120,105 @@ class LocalStore:
             return real
         return None
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, limit: int | None = None) -> bytes:
         """Read the current content of ``key`` (staged, committed, or on disk).
+
+        Parameters
+        ----------
+        key : str
+        limit : int, optional
+            Largest size accepted, in bytes (default: what the format allows
+            for such a file, see :func:`~bcolz_store.storage.journal.read_limit`).
 
         Raises
         ------
         DatasetNotFoundError
             If the file does not exist (a FileNotFoundError).
         FormatError
-            If ``key`` is unsafe, names a folder, or leads outside the rootdir
+            If ``key`` is unsafe, names a folder, a FIFO, a device or another
+            non-file, is larger than ``limit``, or leads outside the rootdir
             through a symlink.
         IntegrityError
             With ``verify`` on, when the content does not match its checksum.
         """
         path = self.path(key)
-        found, blob = self.journal.lookup(self.prefix + key)
+        if limit is None:
+            limit = read_limit(key)
+        full_key = self.prefix + key
+        found, blob = self.journal.lookup(full_key)
         if found and blob is None:
             raise DatasetNotFoundError(f"{path}: no such file")
-        source = blob if found else path
-        if not found:
-            self._check_inside(path)
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read()
-        except FileNotFoundError as err:
-            if found:  # moved into place meanwhile by the writer: read it there
-                return self.get_committed(key)
-            raise DatasetNotFoundError(f"{path}: no such file") from err
-        except IsADirectoryError as err:
-            raise FormatError(f"{path}: expected a file, found a directory") from err
-        except OSError as err:  # symlink loops, permissions, I/O errors
-            raise FormatError(f"{path}: cannot be read ({err})") from err
-        if self.verify and not found:
+        if found:
+            try:
+                data = read_regular(blob, limit)   # a blob is never a symlink
+            except DatasetNotFoundError:           # moved into place meanwhile by the writer
+                return self.get_committed(key, limit)
+            if self.verify and self.journal.in_overlay(full_key):
+                self.check(key, data)
+            return data
+        return self.get_committed(key, limit)
+
+    def get_committed(self, key: str, limit: int | None = None) -> bytes:
+        """Read ``key`` from its bcolz file on disk (see :meth:`get`)."""
+        path = self.path(key)
+        self._check_inside(path)
+        data = read_regular(path, read_limit(key) if limit is None else limit, follow=True)
+        if self.verify:
             self.check(key, data)
         return data
 
-    def get_committed(self, key: str) -> bytes:
-        path = self.path(key)
-        self._check_inside(path)
-        try:
-            with open(path, "rb") as fh:
-                return fh.read()
-        except FileNotFoundError as err:
-            raise DatasetNotFoundError(f"{path}: no such file") from err
-
     def check(self, key: str, data: bytes) -> None:
         """Compare ``data`` with the recorded checksum of ``key``.
+
+        Does nothing for a dataset without a checksum file (opening it with
+        ``verify=True`` warns once, see :meth:`warn_if_unverifiable`).
 
         Raises
         ------
         IntegrityError
             When the checksum differs, or the file has none recorded.
+        FormatError
+            When the checksum file itself is unreadable.
         """
-        expected = self.journal.checksums().get(self.prefix + key)
+        recorded = self.journal.recorded()
+        if recorded is None:
+            return
+        expected = recorded.get(self.prefix + key)
         if expected is None:
             raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
         if md5_hex(data) != expected:
             raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
 
+    def warn_if_unverifiable(self) -> None:
+        """With ``verify`` on, warn when the dataset has no checksum file to verify against."""
+        if self.verify and self.journal.recorded() is None:
+            warnings.warn(f"{self.root}: verify=True, but the dataset has no checksum file "
+                          f"(bcolz wrote it, or no bcolz_store commit has been made); nothing "
+                          f"is verified", IntegrityWarning, stacklevel=4)
+
     def exists(self, key: str) -> bool:
-        """True when the file ``key`` currently exists (staged, committed or on disk)."""
+        """True when the file ``key`` currently exists (staged, committed or on
+        disk; on disk, anything at its path counts, so that reading it explains
+        what is wrong when it is not a file).
+
+        Raises
+        ------
+        IntegrityError
+            With ``verify`` on, when the file is missing but the checksum file
+            lists it.
+        """
         found, blob = self.journal.lookup(self.prefix + key)
         if found:
             return blob is not None
-        return os.path.isfile(self.path(key))
+        # Anything at the path counts (a FIFO, a device, a symlink): reading
+        # it then says what is wrong, instead of the file seeming absent.
+        present = os.path.lexists(self.path(key))
+        if not present and self.verify:
+            recorded = self.journal.recorded()
+            if recorded is not None and self.prefix + key in recorded:
+                raise IntegrityError(f"{self.path(key)}: missing, but the checksum file "
+                                     f"lists it")
+        return present
 
     def set(self, key: str, data) -> None:
         """Stage ``data`` (bytes-like, or a list of parts to concatenate) as the
@@ -236,24 +268,11 @@ class LocalStore:
             return []
 
     def remove_all(self) -> None:
-        """Delete every file of this folder.
+        """Stage the removal of every file of this folder (part of the next commit).
 
-        A column inside a ctable stages the deletions, so replacing or
-        removing a column is part of the table's next commit.  A dataset root
-        is removed at once (mode 'w' and purge mean "discard this dataset").
+        Replacing a dataset (mode 'w'), purging it, or removing a column are
+        all one commit: the old files stay whole until the new state is
+        committed.
         """
         self._check_writable()
-        if self.prefix:
-            for folder, _dirs, files in os.walk(self.root):
-                rel = os.path.relpath(folder, self.root)
-                rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-                for name in files:
-                    self.journal.stage_delete(self.prefix + rel + name)
-            for key in [k for k in self.journal.staged_keys() if k.startswith(self.prefix)]:
-                self.journal.stage_delete(key)
-            return
-        self.journal.reset()
-        if os.path.isdir(self.root) and not os.path.islink(self.root):
-            shutil.rmtree(self.root)
-        elif os.path.lexists(self.root):
-            os.unlink(self.root)
+        self.journal.stage_delete_all(self.prefix)

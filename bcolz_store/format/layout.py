@@ -1,0 +1,169 @@
+"""The names of a dataset's files, which of them are bcolz's, and how big each may be.
+
+A carray rootdir holds bcolz's files and, beside them, a few of this
+library's own, which bcolz never reads::
+
+    ROOT/__attrs__                 user attributes (JSON)          bcolz
+    ROOT/meta/sizes                shape, nbytes, cbytes (JSON)    bcolz
+    ROOT/meta/storage              dtype, cparams, chunklen (JSON) bcolz
+    ROOT/data/__N.blp              chunk N                         bcolz
+    ROOT/bcolz_store.md5           checksums (md5sum format)       ours
+    ROOT/.bcolz_store-journal/     commits in progress             ours
+    ROOT/.bcolz_store.lock         the opt-in writer lock          ours
+
+A ctable rootdir holds ``__rootdirs__`` (column names, JSON), ``__attrs__``
+and one carray rootdir per column, named after the column, so a column file
+is ``NAME/meta/sizes``, ``NAME/data/__N.blp``...
+
+Every key (a ``/``-separated path relative to the root) that a commit may
+write is one of these; anything else in a commit record is refused, which is
+what keeps a journal shipped inside a received dataset from reaching other
+files.  Names the library uses itself cannot be column names.
+
+Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md for bcolz's files;
+the others are this library's (docs/durability.md).
+
+Pure functions: nothing here opens a file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import FormatError
+
+__all__ = [
+    "ATTRS_FILE",
+    "CHECKSUM_FILE",
+    "JOURNAL_DIR",
+    "LOCK_FILE",
+    "MAX_CHUNK_FILE_BYTES",
+    "MAX_META_BYTES",
+    "MAX_OWN_FILE_BYTES",
+    "OWN_NAMES",
+    "RESERVED_NAMES",
+    "ROOTDIRS_FILE",
+    "TEMP_PREFIX",
+    "check_column_name",
+    "check_key",
+    "commit_key_limit",
+    "is_reserved_name",
+]
+
+ATTRS_FILE = "__attrs__"
+ROOTDIRS_FILE = "__rootdirs__"
+CHECKSUM_FILE = "bcolz_store.md5"
+JOURNAL_DIR = ".bcolz_store-journal"
+LOCK_FILE = ".bcolz_store.lock"
+# Temporary files carry this prefix; bcolz ignores them (it reads only the
+# files it names) and so does this library.
+TEMP_PREFIX = ".tmp-"
+
+# Names in a rootdir that are this library's, not bcolz's: never checksummed,
+# never reported as "extra".
+OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, LOCK_FILE)
+# Names a column may not take: the files of a ctable rootdir and our own.
+RESERVED_NAMES = frozenset({ATTRS_FILE, ROOTDIRS_FILE, *OWN_NAMES})
+
+# Largest file of each kind that is ever read.  A JSON metadata file of a
+# real dataset holds a few hundred bytes (``__rootdirs__`` of 100,000
+# columns: about 1.5 MB); a chunk file holds one Blosc-1 chunk of at most
+# 2 GB plus its headers.  A file claiming more is refused before it is read.
+MAX_META_BYTES = 64 << 20
+MAX_OWN_FILE_BYTES = 256 << 20          # checksum file, commit record
+MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
+
+_CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.blp")
+_CARRAY_FILES = ("meta/sizes", "meta/storage", ATTRS_FILE)
+
+
+def is_reserved_name(name: str) -> bool:
+    """True for a name the library uses itself, or a hidden/temporary name."""
+    return name in RESERVED_NAMES or name.startswith(".")
+
+
+def check_column_name(name, where: str | None = None) -> str:
+    """A column name that is a safe, unreserved folder name inside a rootdir.
+
+    Parameters
+    ----------
+    name : str
+    where : str, optional
+        The file the name was read from.  Given, a bad name is a
+        :class:`FormatError` naming that file; otherwise a ``ValueError``
+        (a name passed by the caller).
+
+    Raises
+    ------
+    ValueError
+        For a caller's name that is not a string, is empty, contains ``/``,
+        ``\\`` or NUL, is ``.``/``..``, starts with ``.``, or is reserved
+        (``__attrs__``, ``__rootdirs__``, ``bcolz_store.md5``,
+        ``.bcolz_store-journal``, ``.bcolz_store.lock``).
+    FormatError
+        The same, for a name read from ``where``.
+    """
+    problem = None
+    if not isinstance(name, str):
+        problem = f"must be a string, found {type(name).__name__}"
+    elif not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+        problem = "cannot be used as a folder name"
+    elif is_reserved_name(name):
+        problem = "is reserved for the library's own files"
+    if problem is None:
+        return name
+    if where is not None:
+        raise FormatError(f"{where}: column name {name!r} {problem}")
+    raise ValueError(f"column name {name!r} {problem}")
+
+
+def check_key(key, where: str) -> str:
+    """A relative ``/``-separated key that cannot leave its root.
+
+    Raises
+    ------
+    FormatError
+        For a key that is not a string, is empty or absolute, or has an empty,
+        ``.`` or ``..`` component.
+    """
+    if not isinstance(key, str) or not key:
+        raise FormatError(f"{where}: key {key!r} is not a relative path")
+    parts = key.split("/")
+    if key.startswith("/") or any(p in ("", ".", "..") or "\0" in p or "\\" in p
+                                  for p in parts):
+        raise FormatError(f"{where}: unsafe key {key!r}")
+    return key
+
+
+def commit_key_limit(key: str, where: str) -> int:
+    """The largest size the file ``key`` may have, if a commit may write it.
+
+    A commit writes only bcolz's files (of a carray root, a ctable root, or
+    a ctable column) and the checksum file.
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Raises
+    ------
+    FormatError
+        For a key a commit never writes (an unsafe path, a reserved folder,
+        a file bcolz does not know).
+    """
+    check_key(key, where)
+    if key == CHECKSUM_FILE:
+        return MAX_OWN_FILE_BYTES
+    if key == ROOTDIRS_FILE:
+        return MAX_META_BYTES
+    name = key
+    column, sep, rest = key.partition("/")
+    if sep and not (key in _CARRAY_FILES or _CHUNK.fullmatch(key)):
+        check_column_name(column, where)   # a ctable column's file
+        name = rest
+    if name in _CARRAY_FILES:
+        return MAX_META_BYTES
+    if _CHUNK.fullmatch(name):
+        return MAX_CHUNK_FILE_BYTES
+    raise FormatError(f"{where}: {key!r:.200} is not a file a commit writes")
