@@ -708,15 +708,19 @@ class carray:
         return out
 
     def _check_chunk_files(self, first: int, stop: int) -> None:
-        """Before a large allocation: every chunk file ``first:stop`` exists.
+        """Before a large allocation: every chunk file ``first:stop`` exists,
+        and the first and last announce the size the metadata implies.
 
         A hostile ``meta/sizes`` can claim 10**12 items with a few chunk
-        files; this refuses it before memory for them is asked for.
+        files, or ``meta/storage`` a chunklen of 10**8 for files of a few
+        bytes; this refuses them before memory for them is asked for.
 
         Raises
         ------
         ChunkNotFoundError
             Naming the first missing chunk file.
+        FormatError
+            Naming a chunk file whose header announces another size.
         """
         store = self._store
         for nchunk in range(first, stop):
@@ -724,6 +728,8 @@ class carray:
                 raise ChunkNotFoundError(
                     f"{store.path(chunk_key(nchunk))}: chunk file missing; meta/sizes promises "
                     f"{self.len} items in {self.nchunks + (1 if self._nleft else 0)} chunk files")
+        for nchunk in {first, stop - 1} if stop > first else ():
+            self._chunks.check_header(nchunk)   # the size each chunk file announces
 
     def _getitem_object(self, start, stop=None, step=None):
         if stop is None:

@@ -25,6 +25,7 @@ from .carray import carray
 from .chunks import codec
 from .ctable import ctable
 from .errors import DatasetNotFoundError
+from .storage.journal import Journal
 
 __all__ = [
     "arange",
@@ -49,6 +50,22 @@ _WRITE_BLOCK_BYTES = 4 * 2 ** 20
 
 def _is_ctable_dir(path: str) -> bool:
     return os.path.isfile(os.path.join(path, ROOTDIRS))
+
+
+def _is_ctable(path: str, mode: str) -> bool:
+    """True when the committed state at ``path`` is a ctable.
+
+    A commit that replaced a carray by a ctable (or back) may be committed but
+    not yet applied when its writer was killed: a writer finishes it first, a
+    reader looks through it (see :mod:`bcolz_store.storage.journal`).
+    """
+    if os.path.isdir(path):
+        journal = Journal(path, readonly=mode == "r")
+        journal.recover()
+        found, blob = journal.lookup(ROOTDIRS)
+        if found:
+            return blob is not None
+    return _is_ctable_dir(path)
 
 
 def _is_carray_dir(path: str) -> bool:
@@ -111,7 +128,7 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False):
     path = os.fspath(rootdir)
     if not os.path.exists(path):
         raise DatasetNotFoundError(f"{path}: no carray or ctable here (the path does not exist)")
-    if _is_ctable_dir(path):
+    if _is_ctable(path, mode):
         return ctable(rootdir=path, mode=mode, verify=verify, allow_pickle=allow_pickle,
                       lock=lock)
     return carray(rootdir=path, mode=mode, verify=verify, allow_pickle=allow_pickle, lock=lock)

@@ -819,3 +819,26 @@ def test_len_and_bool_free_of_surprises(store, n, chunklen):
     c = store.make(data(n), chunklen=chunklen)
     assert len(c) == n
     assert [int(v) for v in c] == data(n).tolist()
+
+
+# -------------------------------------------------------- object carrays bcolz wrote
+
+@needs_bcolz
+def test_object_carray_written_by_bcolz_copies_resizes_trims_and_reshapes(tmp_path):
+    objs = ["a", {"b": 1}, 3, None]
+    theirs = real_bcolz.carray(np.array(objs, dtype=object), rootdir=str(tmp_path / "o"),
+                               mode="w")
+    theirs.flush()
+    c = bcolz_store.open(str(tmp_path / "o"), allow_pickle=True)
+    copied = c.copy(rootdir=str(tmp_path / "c"), mode="w")
+    assert list(copied[:]) == objs
+    assert list(real_bcolz.open(str(tmp_path / "c"))[:]) == objs
+    c.resize(6)
+    assert list(bcolz_store.open(str(tmp_path / "o"), allow_pickle=True)[:]) == objs + [0, 0]
+    c.trim(3)
+    c.append([{"x": 2}])
+    c.flush()
+    assert list(real_bcolz.open(str(tmp_path / "o"))[:]) == objs[:3] + [{"x": 2}]
+    assert list(c.reshape(4)[:]) == objs[:3] + [{"x": 2}]
+    with pytest.raises(ValueError, match="one-dimensional"):
+        c.reshape((2, 2))

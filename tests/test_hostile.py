@@ -72,11 +72,11 @@ def expect_error(path, cls, *names, **kwargs) -> BcolzStoreError:
     return info.value
 
 
-def expect_error_within_memory(path, cls, *names, limit=64 << 20) -> BcolzStoreError:
+def expect_error_within_memory(path, cls, *names, limit=64 << 20, **kwargs) -> BcolzStoreError:
     """:func:`expect_error`, and assert that reading allocated less than ``limit`` bytes."""
     tracemalloc.start()
     try:
-        err = expect_error(path, cls, *names)
+        err = expect_error(path, cls, *names, **kwargs)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -668,3 +668,324 @@ def test_fuzz_fixtures(tmp_path_factory, worker, fixtures_dir):
 
 if __name__ == "__main__" and "--worker" in sys.argv:
     _worker_main()
+
+
+# --- never hang, never blow up: FIFOs, devices, symlink loops -------------------------
+
+@pytest.fixture
+def no_hang():
+    """Turn a read that blocks for more than 10 s into a test failure."""
+    import signal
+
+    def alarm(signum, frame):
+        raise TimeoutError("blocked for 10 s")
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def _replace_with(path: Path, what: str, tmp_path: Path) -> None:
+    path.unlink()
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif what == "dev-null":
+        path.symlink_to("/dev/null")
+    elif what == "loop":
+        path.symlink_to(path.name)
+    elif what == "dir":
+        path.mkdir()
+
+
+ODD_FILES = ["fifo", "dev-zero", "dev-null", "loop", "dir"]
+
+
+@pytest.mark.parametrize("what", ODD_FILES)
+@pytest.mark.parametrize("rel", ["data/__1.blp", "data/__3.blp", "meta/sizes", "meta/storage",
+                                 "__attrs__", "bcolz_store.md5"])
+def test_odd_file_in_place_of_a_dataset_file(tmp_path, no_hang, rel, what):
+    root = make_carray(tmp_path / "a")
+    _replace_with(root / rel, what, tmp_path)
+    kwargs = {"verify": True} if rel == "bcolz_store.md5" else {}
+    expect_error(root, BcolzStoreError, rel, **kwargs)
+
+
+@pytest.mark.parametrize("what", ODD_FILES)
+def test_odd_file_in_a_dataset_without_checksums(tmp_path, no_hang, what):
+    """verify(), verify=True and the first write (which checksums every file) never read it."""
+    root = make_carray(tmp_path / "a")
+    (root / "bcolz_store.md5").unlink()
+    (root / "data" / "junk").write_bytes(b"x")
+    _replace_with(root / "data" / "junk", what, tmp_path)
+    with pytest.warns(bcolz_store.IntegrityWarning, match="no checksum file"):
+        assert bcolz_store.open(str(root), mode="r", verify=True)[:].tolist() == list(range(35))
+    report = bcolz_store.verify(str(root))
+    assert report.no_checksums and not report.ok
+    c = bcolz_store.open(str(root), mode="a")
+    if what == "dir":                # an empty folder is no file to checksum
+        c.attrs["x"] = 1
+    else:
+        with pytest.raises(BcolzStoreError, match="junk"):
+            c.attrs["x"] = 1
+    assert bcolz_store.open(str(root))[:].tolist() == list(range(35))
+
+
+@pytest.mark.parametrize("what", ["fifo", "dev-zero", "loop"])
+def test_verify_reports_odd_files_without_reading_them(tmp_path, no_hang, what):
+    root = make_carray(tmp_path / "a")
+    _replace_with(root / "data" / "__2.blp", what, tmp_path)
+    report = bcolz_store.verify(str(root))
+    assert report.damaged == ["data/__2.blp"] and "not" in report.reasons["data/__2.blp"]
+
+
+def test_oversized_file_is_refused_before_reading(tmp_path):
+    root = make_carray(tmp_path / "a")
+    with open(root / "__attrs__", "r+b") as fh:
+        fh.truncate(10 << 30)        # sparse: 10 GB claimed, nothing on disk
+    expect_error_within_memory(root, FormatError, "__attrs__")
+
+
+# --- hidden objects and malformed metadata: errors of the hierarchy only -------------------
+
+@pytest.mark.parametrize("dtype,shape", [("[('a', 'O')]", None), ("[('a', '<i8'), ('b', 'O')]", None),
+                                         ("object", [35, 1]), ("object", [35, 2, 2])])
+def test_hidden_object_dtype_is_refused(tmp_path, dtype, shape):
+    """Raw chunk bytes must never be decompressed into object pointer slots."""
+    root = make_carray(tmp_path / "a")
+    set_json(root / "meta" / "storage", dtype=dtype)
+    if shape:
+        set_json(root / "meta" / "sizes", shape=shape)
+    for allow in (False, True):
+        expect_error(root, FormatError, "meta/", allow_pickle=allow)
+
+
+@pytest.mark.parametrize("dtype", [np.dtype([("a", "O")]), np.dtype(("O", (2,))),
+                                   np.dtype([("a", "i8"), ("b", "O", (2,))])])
+def test_creating_with_a_hidden_object_dtype_is_refused(tmp_path, dtype):
+    with pytest.raises(TypeError, match="objects|object carrays"):
+        bcolz_store.carray(np.zeros(3, dtype=dtype), rootdir=str(tmp_path / "a"), mode="w")
+    assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("quantize", ["x", [1], float("inf"), -3, 10**6, True])
+def test_malformed_quantize(tmp_path, quantize):
+    root = make_carray(tmp_path / "a")
+    storage = json.loads((root / "meta" / "storage").read_text())
+    storage["cparams"]["quantize"] = quantize
+    (root / "meta" / "storage").write_text(json.dumps(storage))
+    expect_error(root, FormatError, "meta/storage", "quantize")
+
+
+@pytest.mark.parametrize("file,fields", [
+    ("sizes", {"shape": [35, 2**31]}),
+    ("sizes", {"shape": [35, 2**30, 2]}),
+    ("storage", {"dtype": "U0"}),
+    ("storage", {"dtype": "S0"}),
+    ("storage", {"dtype": "V0"}),
+    ("storage", {"dtype": "(<f8, (2,))"}),
+    ("storage", {"dtype": "[('a', '<i8', (2**31,))]"}),
+])
+def test_malformed_dtype_and_atom(tmp_path, file, fields):
+    root = make_carray(tmp_path / "a")
+    set_json(root / "meta" / file, **fields)
+    expect_error_within_memory(root, FormatError, f"meta/{file}")
+
+
+def test_object_carray_of_absurd_length(tmp_path):
+    root = tmp_path / "o"
+    bcolz_store.carray(np.array(["a", 1], dtype=object), rootdir=str(root), mode="w")
+    for length in (2**63 - 1, 2**62, 10**12):
+        set_json(root / "meta" / "sizes", shape=[length])
+        err = expect_error_within_memory(root, BcolzStoreError, "o", allow_pickle=True)
+        assert isinstance(err, (FormatError, ChunkNotFoundError))
+
+
+@pytest.mark.parametrize("dtype", ["i1", "f8"])
+def test_sizes_claiming_far_more_items_than_chunk_files(tmp_path, dtype):
+    root = make_carray(tmp_path / "a", n=35, chunklen=10, dtype=dtype)
+    set_json(root / "meta" / "sizes", shape=[10**12])
+    err = expect_error_within_memory(root, BcolzStoreError, "data/__")
+    assert isinstance(err, ChunkNotFoundError)
+
+
+def test_chunklen_claiming_huge_chunks_of_small_files(tmp_path):
+    """Three small chunk files cannot hold three chunks of 100 MB each: refused before
+    the output is allocated (the first chunk's header tells)."""
+    root = make_carray(tmp_path / "a", n=35, chunklen=10, dtype="i1")
+    set_json(root / "meta" / "storage", chunklen=10**8)
+    set_json(root / "meta" / "sizes", shape=[3 * 10**8])
+    expect_error_within_memory(root, FormatError, "data/__0.blp", limit=160 << 20)
+
+
+# --- names the library uses itself -----------------------------------------------------------
+
+RESERVED = [".bcolz_store-journal", "bcolz_store.md5", "__attrs__", "__rootdirs__",
+            ".bcolz_store.lock", ".hidden"]
+
+
+@pytest.mark.parametrize("name", RESERVED)
+def test_reserved_column_names_are_refused_before_writing(tmp_path, name):
+    root = make_ctable(tmp_path / "t")
+    before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
+    t = bcolz_store.open(str(root), mode="a")
+    with pytest.raises(ValueError, match="reserved|identifiers"):
+        t.addcol(np.arange(25), name=name)
+    with pytest.raises(ValueError, match="reserved|identifiers"):
+        t.cols[name] = np.arange(25)
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == before
+    assert bcolz_store.open(str(root)).names == ["a", "b"]
+
+
+@pytest.mark.parametrize("name", ["__attrs__", "__rootdirs__"])
+def test_reserved_names_refused_by_the_constructor(tmp_path, name):
+    with pytest.raises(ValueError, match="reserved"):
+        bcolz_store.ctable([np.arange(3)], names=[name], rootdir=str(tmp_path / "t"))
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("name", RESERVED)
+def test_rootdirs_naming_a_reserved_name(tmp_path, name):
+    root = make_ctable(tmp_path / "t")
+    (root / "__rootdirs__").write_text(json.dumps({"names": ["a", name]}) + "\n")
+    expect_error(root, FormatError, "__rootdirs__", "reserved")
+
+
+# --- verify=True gaps ------------------------------------------------------------------------
+
+def test_deleted_attrs_with_verify(tmp_path):
+    root = make_carray(tmp_path / "a")
+    (root / "__attrs__").unlink()
+    expect_error(root, IntegrityError, "__attrs__", verify=True)
+    assert bcolz_store.verify(str(root)).missing == ["__attrs__"]
+
+
+def test_no_checksum_file_warns_with_verify(tmp_path, fixtures_dir):
+    root = tmp_path / "fx"
+    shutil.copytree(fixtures_dir / "i8_zstd_leftover_only", root)
+    with pytest.warns(bcolz_store.IntegrityWarning, match="nothing is verified"):
+        bcolz_store.open(str(root), mode="r", verify=True)
+
+
+def test_reads_through_a_pending_commit_are_verified(tmp_path):
+    """A reader in mode 'r' reading a committed-but-unapplied file checks it too."""
+    root = make_carray(tmp_path / "a")
+    journal = root / ".bcolz_store-journal"
+    journal.mkdir()
+    sums = (root / "bcolz_store.md5").read_text()
+    (journal / "000001.blob").write_text('{"planted": 1}\n')     # not what the sums say
+    (journal / "000002.blob").write_text(sums)
+    (journal / "manifest.json").write_text(json.dumps(
+        [["__attrs__", "000001.blob"], ["bcolz_store.md5", "000002.blob"]]))
+    expect_error(root, IntegrityError, "__attrs__", verify=True)
+
+
+def test_non_string_attrs_key_changes_nothing(tmp_path):
+    root = make_carray(tmp_path / "a")
+    c = bcolz_store.open(str(root), mode="a")
+    with pytest.raises(TypeError, match="strings"):
+        c.attrs[(1, 2)] = 3
+    c.attrs["ok"] = 1
+    assert bcolz_store.open(str(root)).attrs.getall() == {"ok": 1}
+
+
+# --- journals that came with a dataset ---------------------------------------------------------
+
+def _snapshot(folder: Path) -> dict:
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        st = os.lstat(p)
+        out[str(p)] = (st.st_mode, st.st_size, st.st_mtime_ns,
+                       os.readlink(p) if p.is_symlink() else None)
+    return out
+
+
+def _ship_journal(root: Path, entries, blobs: dict) -> None:
+    journal = root / ".bcolz_store-journal"
+    journal.mkdir()
+    for name, make in blobs.items():
+        make(journal / name)
+    (journal / "manifest.json").write_text(json.dumps(entries))
+
+
+@pytest.fixture
+def outside(tmp_path):
+    folder = tmp_path / "outside"
+    (folder / "data").mkdir(parents=True)
+    (folder / "victim").write_text("precious")
+    for i in range(4):
+        (folder / "data" / f"__{i}.blp").write_bytes(b"theirs")
+    return folder
+
+
+def _blob_file(content: bytes):
+    return lambda p: p.write_bytes(content)
+
+
+SHIPPED = {
+    "delete through a symlinked data folder": (
+        [["data/__0.blp", None], ["data/__9.blp", "000001.blob"]],
+        {"000001.blob": _blob_file(b"x")}, "data"),
+    "blob linking outside": (
+        [["__attrs__", "000001.blob"]],
+        {"000001.blob": lambda p: p.symlink_to(p.parents[2] / "outside" / "victim")}, None),
+    "blob is a FIFO": ([["__attrs__", "000001.blob"]], {"000001.blob": os.mkfifo}, None),
+    "blob is /dev/zero": ([["meta/sizes", "000001.blob"]],
+                          {"000001.blob": lambda p: p.symlink_to("/dev/zero")}, None),
+    "blob is a folder": ([["meta/sizes", "000001.blob"]], {"000001.blob": Path.mkdir}, None),
+    "blob of 10 GB": ([["meta/sizes", "000001.blob"]],
+                      {"000001.blob": lambda p: os.truncate(os.open(p, os.O_CREAT | os.O_WRONLY),
+                                                            10 << 30)}, None),
+    "key with ..": ([["../outside/victim", None]], {}, None),
+    "absolute key": ([["/tmp/bcolz-store-victim", None]], {}, None),
+    "key into the journal": ([[".bcolz_store-journal/manifest.json", None]], {}, None),
+    "unknown file": ([["notes.txt", None]], {}, None),
+    "blob name with a path": ([["__attrs__", "../../outside/victim"]], {}, None),
+    "not a list": ({"__attrs__": None}, {}, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHIPPED))
+@pytest.mark.parametrize("mode", ["r", "a"])
+def test_shipped_journal_is_validated_before_use(tmp_path, outside, no_hang, case, mode):
+    root = make_carray(tmp_path / "a")
+    entries, blobs, link = SHIPPED[case]
+    if link:
+        shutil.rmtree(root / link)
+        (root / link).symlink_to(outside / link)
+    _ship_journal(root, entries, blobs)
+    before = _snapshot(outside)
+    with pytest.raises(BcolzStoreError) as info:
+        open_and_read(root, mode=mode)
+    assert ".bcolz_store-journal" in str(info.value) or "data" in str(info.value)
+    if mode == "a" or not link:      # a reader applies nothing, so it may fail later
+        assert isinstance(info.value, FormatError), info.value
+    assert _snapshot(outside) == before
+    assert (outside / "victim").read_text() == "precious"
+
+
+def test_journal_folder_that_is_a_symlink(tmp_path, outside):
+    root = make_carray(tmp_path / "a")
+    (root / ".bcolz_store-journal").symlink_to(outside)
+    before = _snapshot(outside)
+    for mode in ("r", "a"):
+        with pytest.raises(FormatError, match="journal must be a folder"):
+            open_and_read(root, mode=mode)
+    assert _snapshot(outside) == before
+
+
+def test_valid_shipped_commit_is_rolled_forward(tmp_path):
+    """A commit record this library wrote (a writer killed before applying it) still works."""
+    root = make_carray(tmp_path / "a")
+    c = bcolz_store.open(str(root), mode="a")
+    journal = c._store.journal
+    journal._apply = lambda entries: None        # "killed" right after the commit point
+    journal._remove_dir = lambda: None
+    c.attrs["x"] = 1
+    assert (root / ".bcolz_store-journal" / "manifest.json").exists()
+    assert bcolz_store.open(str(root), mode="r").attrs.getall() == {"x": 1}
+    assert bcolz_store.open(str(root), mode="a").attrs.getall() == {"x": 1}
+    assert not (root / ".bcolz_store-journal").exists()
+    assert bcolz_store.verify(str(root)).ok

@@ -176,6 +176,21 @@ class MemoryChunks(list):
     def free_cachemem(self) -> None:
         """Nothing is cached for in-memory chunks."""
 
+    def check_header(self, nchunk: int) -> None:
+        """Check that full chunk file ``nchunk`` announces ``chunk_nbytes`` bytes
+        (reading the file, not decompressing it).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError
+            As :meth:`read`.
+        """
+        if self.chunk_nbytes is None:
+            return
+        data, path = self._read_file(nchunk, self.chunk_nbytes + BLOSCPACK_HEADER_LENGTH +
+                                     BLOSC_MAX_OVERHEAD)
+        _check_size(path, chunk_file_nbytes(data, path), self.chunk_nbytes)
+
     def read_into(self, nchunk: int, out: np.ndarray) -> None:
         """Decompress full chunk ``nchunk`` into ``out`` (C-contiguous, a chunk's size)."""
         self[nchunk].decompress(out)
@@ -287,6 +302,21 @@ class DiskChunks:
         except DatasetNotFoundError as err:
             store.journal.check_reading()
             raise ChunkNotFoundError(f"{path}: chunk file not found") from err
+
+    def check_header(self, nchunk: int) -> None:
+        """Check that full chunk file ``nchunk`` announces ``chunk_nbytes`` bytes
+        (reading the file, not decompressing it).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError
+            As :meth:`read`.
+        """
+        if self.chunk_nbytes is None:
+            return
+        data, path = self._read_file(nchunk, self.chunk_nbytes + BLOSCPACK_HEADER_LENGTH +
+                                     BLOSC_MAX_OVERHEAD)
+        _check_size(path, chunk_file_nbytes(data, path), self.chunk_nbytes)
 
     def read_into(self, nchunk: int, out: np.ndarray) -> None:
         """Decompress chunk file ``nchunk`` straight into ``out``.
