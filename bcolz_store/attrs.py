@@ -44,11 +44,14 @@ class attrs:
     """
 
     def __init__(self, rootdir, mode, _new=False, _store=None):
-        from .storage.local import LocalStore
         self.rootdir = rootdir
         self.mode = mode
         self.attrs = {}
-        self._store = _store or (LocalStore(rootdir, readonly=(mode == "r")) if rootdir else None)
+        if _store is None and rootdir:
+            from .storage.dataset import DatasetStore
+            from .storage.urls import open_store
+            _store = DatasetStore(open_store(rootdir, mode == "r"), readonly=(mode == "r"))
+        self._store = _store
         if self._store is None:
             return
         if _new:

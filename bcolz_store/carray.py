@@ -16,9 +16,7 @@ import contextlib
 import math
 import os
 import pickle
-import shutil
 import sys
-import tempfile
 import threading
 from collections import OrderedDict
 
@@ -33,8 +31,9 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, DatasetExistsError,
 from .storage import locking as _locking
 from .format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
                           load_sizes, load_storage, storage_kind)
+from .storage.dataset import DatasetStore
 from .storage.journal import read_consistently
-from .storage.local import LocalStore
+from .storage.urls import describe_rootdir, open_store
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 
@@ -175,16 +174,20 @@ class carray:
 
     def __init__(self, array=None, cparams=None, dtype=None, dflt=None, expectedlen=None,
                  chunklen=None, rootdir=None, safe=True, mode="a", *, verify=False,
-                 allow_pickle=False, lock=False, _store=None):
+                 allow_pickle=False, lock=False, storage_options=None, consolidated=None,
+                 _store=None):
         if mode not in ("r", "w", "a"):
             raise ValueError("mode should be 'r', 'w' or 'a'")
-        self._rootdir = os.fspath(rootdir) if rootdir is not None else None
+        self._rootdir = describe_rootdir(rootdir) if rootdir is not None else None
+        self._root_arg = rootdir
+        self._storage_options = storage_options
+        self._consolidated = consolidated
         self._mode = mode
         self._safe = safe
         self._verify = verify
         self._allow_pickle = allow_pickle or array is not None
         self._given_store = _store
-        self._lock = _locking.acquire(self._rootdir, lock and _store is None)
+        self._lock = _locking.acquire(rootdir, lock and _store is None)
         self._cache = OrderedDict()
         self._cache_nbytes = 0
         self._cache_lock = threading.Lock()
@@ -210,22 +213,28 @@ class carray:
         if self._store is not None and self._given_store is None:
             # A failed write returns this carray to its last committed state.
             self._store.journal.owner_reload = self._read_meta
+            self._store.journal.locked = self._lock is not None
         if not new and mode == "w":
             self.resize(0)
 
+    def _new_store(self, readonly: bool = False) -> DatasetStore:
+        """The view of this carray's own store (a standalone carray)."""
+        return DatasetStore(open_store(self._root_arg, readonly, self._storage_options),
+                            readonly=readonly, verify=self._verify,
+                            consolidated=self._consolidated)
+
     def _create_or_clean_up(self, *args):
-        """:meth:`_create`; on failure, nothing of the new dataset stays on disk."""
-        existed = self._rootdir is not None and os.path.lexists(self._rootdir)
+        """:meth:`_create`; on failure, nothing of the new dataset stays stored."""
+        self._existed = None
         try:
             self._create(*args)
         except BaseException:
             store = getattr(self, "_store", None)
             if store is not None and self._given_store is None:
-                store.journal.reset()
-                with contextlib.suppress(OSError, BcolzStoreError):
-                    store.journal._remove_dir()
-                if not existed:
-                    shutil.rmtree(self._rootdir, ignore_errors=True)
+                store.journal.discard()
+                if self._existed == "missing":
+                    with contextlib.suppress(OSError, BcolzStoreError):
+                        store.store.remove_root()
             raise
 
     def _commit_creation(self):
@@ -233,15 +242,9 @@ class carray:
         if self._given_store is not None:   # a ctable column: the table commits
             journal.commit()
             return
-        try:
-            journal.commit()
-        except BaseException:
-            journal.reset()
-            with contextlib.suppress(OSError, BcolzStoreError):
-                journal._remove_dir()
-            raise
-        if getattr(self, "_replaced", False):
-            journal.prune_empty_folders(keep=("data", "meta"))
+        journal.commit()      # on failure, _create_or_clean_up's caller cleans
+        if self._existed == "folder":
+            self._store.store.prune_empty_folders(keep=("data", "meta"))
 
     def _writing(self):
         """The context of one write: on any failure, the carray (and, for a
@@ -303,8 +306,9 @@ class carray:
         # cbytes counts the leftover buffer as a full chunk (objects have none).
         self._cbytes = 0 if self._dtype.kind == "O" else self._chunksize
         if self._rootdir is not None:
-            self._store = self._given_store or LocalStore(self._rootdir, verify=self._verify)
-            if os.path.lexists(self._rootdir):
+            self._store = self._given_store or self._new_store()
+            self._existed = self._store.state()
+            if self._existed != "missing":
                 if self._mode != "w":
                     raise DatasetExistsError(
                         f"specified rootdir path '{self._rootdir}' already exists "
@@ -334,24 +338,24 @@ class carray:
         it in the creation's one commit, so a killed writer leaves the old
         dataset whole."""
         store = self._store
-        if self._given_store is None and not os.path.isdir(self._rootdir):
-            os.unlink(self._rootdir)      # a file, or a broken link: not a dataset
+        if self._existed == "other":
+            store.store.remove_root()     # a file, or a broken link: not a dataset
+            self._existed = "missing"
             return
         if self._given_store is None:
             store.journal.recover()       # finish a commit left by a killed writer
         store.remove_all()
-        self._replaced = True
 
     def _open(self):
         root = self._rootdir
-        if not os.path.isdir(root):
-            raise DatasetNotFoundError(f"{root}: no carray here (directory does not exist)")
         if self._given_store is not None:
             self._store = self._given_store
             self._read_meta()
-        else:
-            self._store = LocalStore(root, readonly=self._mode == "r", verify=self._verify)
-            self._load_committed()
+            return
+        self._store = self._new_store(readonly=self._mode == "r")
+        if self._store.state() != "folder":
+            raise DatasetNotFoundError(f"{root}: no carray here (directory does not exist)")
+        self._load_committed()
 
     def _load_committed(self):
         """Finish or discard an interrupted commit, then load the committed state.
@@ -608,10 +612,15 @@ class carray:
     def rootdir(self, value):
         if not self._rootdir:
             raise ValueError("cannot modify the rootdir value of an in-memory carray")
-        self._rootdir = os.fspath(value)
-        self._store.root = self._rootdir
-        if self._attrs._store is not None:
-            self._attrs._store.root = self._rootdir
+        # Compatibility: as in bcolz, only where later writes go changes; no
+        # file is moved.
+        self._rootdir = describe_rootdir(value)
+        self._root_arg = value
+        self._given_store = None
+        self._store = self._new_store(readonly=self._mode == "r")
+        self._store.journal.owner_reload = self._read_meta
+        self._chunks.store = self._store
+        self._attrs._store = self._store
         self._attrs.rootdir = self._rootdir
 
     @property
@@ -1272,14 +1281,14 @@ class carray:
         """
         if self._rootdir:
             self._check_writable()
-            if not os.path.isdir(self._rootdir):
+            if self._store.state() != "folder":
                 raise DatasetNotFoundError(f"{self._rootdir}: nothing to purge, directory is gone")
             self._store.remove_all()
             if self._given_store is None:
                 with self._writing():
                     self._store.commit()
                 self._store.journal.reset()
-                shutil.rmtree(self._rootdir, ignore_errors=True)
+                self._store.store.remove_root()
 
     # ------------------------------------------------------------- iteration
 
@@ -1518,15 +1527,13 @@ class carray:
         # commit's blobs; a killed writer leaves the old dataset whole.
         with self._writing():
             journal = self._store.journal
-            journal._ensure_dir()
-            build = tempfile.mkdtemp(prefix="reshape-", dir=journal.dir)
-            out = self._reshaped(newshape, os.path.join(build, "new"))
+            build = journal.scratch_prefix("reshape")
+            out = self._reshaped(newshape, self._store.store.child(build))
             new_files = out._store.journal.recorded()
             prefix = self._store.prefix
             self._store.remove_all()
             for key, digest in new_files.items():
-                journal.stage_file(prefix + key, os.path.join(build, "new", *key.split("/")),
-                                   digest)
+                journal.stage_moved(prefix + key, build + key, digest)
             self._store.commit()
         self._read_meta()
         # Mode 'w' would empty the dataset on open: open it in 'a', then say 'w'.

@@ -39,7 +39,8 @@ from .format.layout import check_column_name
 from .format.meta import dump_rootdirs, load_rootdirs
 from .storage import locking as _locking
 from .storage.journal import read_consistently
-from .storage.local import LocalStore
+from .storage.dataset import DatasetStore
+from .storage.urls import describe_rootdir, is_url, open_store
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
@@ -141,18 +142,11 @@ class cols:
             raise DatasetNotFoundError(
                 f"{store.path(ROOTDIRS)}: missing, {self.rootdir} is not a ctable")
         names = load_rootdirs(store.get(ROOTDIRS), store.path(ROOTDIRS))
-        root = os.path.realpath(self.rootdir)
         reuse = reuse or {}
         self._cols = {}
         for name in names:
             path = store.path(name)
-            real = os.path.realpath(path)
-            if real == root or os.path.commonpath([root, real]) != root:
-                raise FormatError(f"{path}: column '{name}' leads outside the rootdir "
-                                  f"{self.rootdir} (to {real})")
-            if not os.path.isdir(path):
-                raise DatasetNotFoundError(
-                    f"{path}: column '{name}' listed in {ROOTDIRS} is missing")
+            store.check_column(name)
             old = reuse.get(name)
             if isinstance(old, carray) and old._store is not None and \
                     old._store.journal is store.journal and old._store.prefix == name + "/":
@@ -169,6 +163,10 @@ class cols:
     def column_store(self, name):
         """The store of column ``name`` (None in memory): it shares the table's journal."""
         return self._store.sub(name) if self._store is not None else None
+
+    def column_rootdir(self, name):
+        """Where column ``name`` is stored (None in memory)."""
+        return self._store.path(name) if self._store is not None else None
 
     def update_meta(self):
         """Stage ``__rootdirs__`` and commit (on-disk tables only)."""
@@ -200,8 +198,7 @@ class cols:
         if self.names and len(value) != len(self._cols[self.names[0]]):
             raise ValueError(f"new column {name!r} has length {len(value)}, the ctable "
                              f"has {len(self._cols[self.names[0]])} rows")
-        rootdir = os.path.join(self.rootdir, check_column_name(name)) \
-            if self.rootdir else None
+        rootdir = self.column_rootdir(check_column_name(name)) if self.rootdir else None
         old = self._cols.get(name)
         if isinstance(value, carray):
             if rootdir and value.rootdir != rootdir:
@@ -322,16 +319,24 @@ class ctable:
     """
 
     def __init__(self, columns=None, names=None, **kwargs):
-        rootdir = kwargs.get("rootdir")
-        if rootdir is not None:
-            rootdir = kwargs["rootdir"] = os.fspath(rootdir)
+        root_arg = kwargs.pop("rootdir", None)
+        rootdir = describe_rootdir(root_arg) if root_arg is not None else None
         auto_flush = kwargs.pop("auto_flush", True)
+        storage_options = kwargs.pop("storage_options", None)
+        consolidated = kwargs.pop("consolidated", None)
         self.rootdir = rootdir
         self.auto_flush = bool(auto_flush) if rootdir is not None else False
         if rootdir is None and columns is None:
             raise ValueError("You should pass either a `columns` or a `rootdir` param"
                              " at very least")
-        exists = rootdir is not None and os.path.exists(rootdir)
+        mode = kwargs.get("mode")
+        if mode is not None and mode not in ("r", "w", "a"):
+            raise ValueError(f"mode must be 'r', 'w' or 'a', not {mode!r}")
+        store = None
+        if root_arg is not None:
+            store = open_store(root_arg, mode == "r", storage_options)
+        self._root_state = store.root_state() if store is not None else "missing"
+        exists = self._root_state != "missing"
         mode = kwargs.setdefault("mode", "a" if exists else "w")
         if mode not in ("r", "w", "a"):
             raise ValueError(f"mode must be 'r', 'w' or 'a', not {mode!r}")
@@ -343,9 +348,10 @@ class ctable:
         self.mode = mode
         verify = kwargs.pop("verify", False)
         allow_pickle = kwargs.pop("allow_pickle", False)
-        self._lock = _locking.acquire(rootdir, kwargs.pop("lock", False))
-        self._store = (LocalStore(rootdir, readonly=mode == "r", verify=verify)
-                       if rootdir is not None else None)
+        self._lock = _locking.acquire(root_arg, kwargs.pop("lock", False))
+        self._store = (DatasetStore(store, readonly=mode == "r", verify=verify,
+                                    consolidated=consolidated)
+                       if store is not None else None)
         self.cols = cols(rootdir, mode, self._store)
         self.cols.allow_pickle = allow_pickle
         self._len = 0
@@ -366,6 +372,7 @@ class ctable:
         if self._store is not None:
             # A failed write returns the table to its last committed state.
             self._store.journal.owner_reload = self._reload_committed
+            self._store.journal.locked = self._lock is not None
 
     # ------------------------------------------------------------------ setup
 
@@ -373,7 +380,7 @@ class ctable:
         """Create the table: on disk one commit, which also removes what was at
         the rootdir before (mode 'w'); on failure nothing new stays on disk."""
         rootdir = self.rootdir
-        existed = rootdir is not None and os.path.lexists(rootdir)
+        existed = self._root_state
         try:
             with self._batch():
                 self._create(columns, names, kwargs)
@@ -382,18 +389,16 @@ class ctable:
                     self.flush()
         except BaseException:
             if self._store is not None:
-                journal = self._store.journal
-                journal.reset()
-                with contextlib.suppress(OSError, BcolzStoreError):
-                    journal._remove_dir()
-                if not existed:
-                    shutil.rmtree(rootdir, ignore_errors=True)
+                self._store.journal.discard()
+                if existed == "missing":
+                    with contextlib.suppress(OSError, BcolzStoreError):
+                        self._store.store.remove_root()
             raise
-        if self._store is not None and existed:
+        if self._store is not None and existed == "folder":
             keep = set()
             for name in self.names:
                 keep.update((name, f"{name}/data", f"{name}/meta"))
-            self._store.journal.prune_empty_folders(keep)
+            self._store.store.prune_empty_folders(keep)
 
     def _reload_committed(self):
         """Load the committed state into this table and its column objects, in place."""
@@ -409,7 +414,7 @@ class ctable:
 
     def _open(self):
         root = self.rootdir
-        if not os.path.isdir(root):
+        if self._root_state != "folder":
             if self.mode == "r":
                 raise _TableNotFoundError(
                     "Disk-based ctable opened with `r`ead mode yet "
@@ -484,21 +489,21 @@ class ctable:
             raise ValueError("all `columns` must have the same length")
         if self.rootdir is not None:
             store = self._store
-            if os.path.lexists(self.rootdir):
+            if self._root_state != "missing":
                 if self.mode != "w":  # pragma: no cover - guarded in __init__
                     raise DatasetExistsError(f"specified rootdir path '{self.rootdir}' "
                                              f"already exists and creation mode is '{self.mode}'")
-                if os.path.isdir(self.rootdir):
+                if self._root_state == "folder":
                     store.journal.recover()   # finish a commit left by a killed writer
                     store.remove_all()        # replaced in the creation's one commit
                 else:
-                    os.unlink(self.rootdir)   # a file, or a broken link: not a dataset
+                    store.store.remove_root()  # a file, or a broken link: not a dataset
             store.makedirs()
         ckwargs = dict(kwargs)
         ckwargs["mode"] = "w" if self.rootdir is not None else ckwargs.get("mode", "w")
         for name, src in zip(names, prepared):
             if self.rootdir is not None:
-                ckwargs["rootdir"] = os.path.join(self.rootdir, name)
+                ckwargs["rootdir"] = self.cols.column_rootdir(name)
                 ckwargs["_store"] = self.cols.column_store(name)
             if isinstance(src, carray):
                 column = src.copy(**ckwargs) if self.rootdir is not None else src
@@ -771,7 +776,7 @@ class ctable:
             raise ValueError(f"`newcol` has length {len(newcol)}, the ctable {self.len}")
         col_rootdir = None
         if self.rootdir is not None:
-            col_rootdir = os.path.join(self.rootdir, name)
+            col_rootdir = self.cols.column_rootdir(name)
             kwargs.setdefault("rootdir", col_rootdir)
             kwargs.setdefault("mode", "w")
         kwargs.setdefault("cparams", self.cparams)
@@ -780,7 +785,7 @@ class ctable:
             kwargs["_store"] = store
         with self._writing():
             if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
-                if move:
+                if move and newcol._store.local_root and self._store.local_root:
                     if newcol.mode != "r":
                         newcol.flush()
                     shutil.move(newcol.rootdir, col_rootdir)
@@ -840,7 +845,7 @@ class ctable:
             if self.auto_flush:
                 self.flush()
         if self._store is not None and not keep:
-            shutil.rmtree(os.path.join(self.rootdir, name), ignore_errors=True)
+            self._store.store.delete_prefix(name + "/")
 
     def copy(self, **kwargs):
         """Return a copy, with other constructor parameters if given.
@@ -861,8 +866,7 @@ class ctable:
             When ``rootdir`` is this table's own rootdir (an OSError).
         """
         rootdir = kwargs.get("rootdir")
-        if rootdir and self.rootdir and os.path.abspath(rootdir) == \
-                os.path.abspath(self.rootdir):
+        if rootdir and self.rootdir and _same_root(rootdir, self.rootdir):
             raise DatasetExistsError(f"rootdir cannot be the same during copies: {rootdir}")
         names = kwargs.pop("names", self.names)
         if rootdir:
@@ -920,7 +924,7 @@ class ctable:
                 self._store.remove_all()
                 self._store.commit()
             self._store.journal.reset()
-            shutil.rmtree(self.rootdir, ignore_errors=True)
+            self._store.store.remove_root()
 
     def free_cachemem(self):
         """Drop the decompressed chunks cached by the columns."""
@@ -1313,6 +1317,13 @@ def _object_array(value) -> np.ndarray:
     out = np.empty(1, dtype=object)
     out[0] = value
     return out
+
+
+def _same_root(a, b) -> bool:
+    a, b = describe_rootdir(a), describe_rootdir(b)
+    if is_url(a) or is_url(b):
+        return a.rstrip("/") == b.rstrip("/")
+    return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _reopen(rootdir, mode):

@@ -14,6 +14,7 @@ working::
     ├── IntegrityError                    checksums do not match
     ├── DatasetChangedError               a writer committed under a reader
     ├── WriteFailedError                  writes refused after a failed write
+    ├── ConcurrentWriteError              another writer committed first
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     └── QueryError(ValueError)            an expression cannot be evaluated
@@ -36,6 +37,7 @@ __all__ = [
     "BcolzStoreError",
     "ChunkNotFoundError",
     "CodecError",
+    "ConcurrentWriteError",
     "DatasetChangedError",
     "DatasetExistsError",
     "DatasetNotFoundError",
@@ -119,3 +121,12 @@ class WriteFailedError(BcolzStoreError):
 
 class IntegrityWarning(UserWarning):
     """``verify=True`` on a dataset that has no checksum file checks nothing."""
+
+
+class ConcurrentWriteError(BcolzStoreError):
+    """Another writer committed to the dataset since this one loaded it.
+
+    Nothing of this writer's change is committed; it is discarded, the
+    container returns to the newest committed state, and the change can be
+    made again.  Pass ``lock=True`` (local folders) to serialise writers.
+    """

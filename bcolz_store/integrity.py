@@ -12,11 +12,17 @@ import stat
 from dataclasses import dataclass, field
 
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
-from .format.layout import CHECKSUM_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES, OWN_NAMES, TEMP_PREFIX
-from .storage.files import describe_mode, read_regular
-from .storage.journal import MANIFEST, load_checksums, md5_hex, read_limit
+from .format.layout import CHECKSUM_FILE, MAX_OWN_FILE_BYTES, OWN_NAMES, TEMP_PREFIX
+from .storage.checksums import load_checksums, md5_hex, read_limit
+from .storage.files import describe_mode
+from .storage.journal import Journal
+from .storage.local import LocalStore
+from .storage.urls import open_store
 
 __all__ = ["VerifyReport", "verify"]
+
+# Files read and checked together (fetched concurrently on remote stores).
+VERIFY_BATCH = 64
 
 
 @dataclass
@@ -64,10 +70,10 @@ class VerifyReport:
         return out
 
 
-def verify(rootdir) -> VerifyReport:
-    """Check every file of a carray or ctable rootdir against ``bcolz_store.md5``.
+def verify(rootdir, *, storage_options=None) -> VerifyReport:
+    """Check every file of a carray or ctable against ``bcolz_store.md5``.
 
-    Only regular files are read, each within the size the format allows for
+    Only plain files are read, each within the size the format allows for
     it; a symlink, FIFO, device or oversized file in the dataset is reported
     as damaged (with the reason in :attr:`VerifyReport.reasons`), never
     followed or read.  A dataset without a checksum file is not read at all
@@ -75,7 +81,10 @@ def verify(rootdir) -> VerifyReport:
 
     Parameters
     ----------
-    rootdir : str or os.PathLike
+    rootdir : str, os.PathLike or Store
+        A dataset folder, a URL (``s3://...``), or a ``.zip`` pack.
+    storage_options : dict, optional
+        Passed to fsspec for a URL.
 
     Returns
     -------
@@ -84,46 +93,64 @@ def verify(rootdir) -> VerifyReport:
     Raises
     ------
     DatasetNotFoundError
-        If ``rootdir`` is not a directory.
+        If nothing is stored at ``rootdir``.
     FormatError
         If the checksum file itself is malformed, is not a regular file, or
         is too large.
     """
-    root = os.fspath(rootdir)
-    if not os.path.isdir(root):
-        raise DatasetNotFoundError(f"{root}: no dataset here (not a directory)")
-    report = VerifyReport(root)
-    report.interrupted_commit = os.path.lexists(os.path.join(root, JOURNAL_DIR, MANIFEST))
+    store = open_store(rootdir, True, storage_options)
+    if store.root_state() != "folder":
+        raise DatasetNotFoundError(f"{store.url}: no dataset here (not a directory)")
+    report = VerifyReport(store.url)
+    journal = Journal(store, readonly=True)
     try:
-        data = read_regular(os.path.join(root, CHECKSUM_FILE), MAX_OWN_FILE_BYTES)
+        journal.recover()
+        report.interrupted_commit = bool(journal._overlay)
+    except BcolzStoreError:
+        report.interrupted_commit = True
+    try:
+        data = store.get(CHECKSUM_FILE, MAX_OWN_FILE_BYTES)
     except DatasetNotFoundError:
         report.no_checksums = True
         return report
-    recorded = load_checksums(data, os.path.join(root, CHECKSUM_FILE))
-    on_disk = set()
-    for key, path, problem in _files(root):
-        on_disk.add(key)
-        if key not in recorded:
-            continue
-        if problem is None:
-            try:
-                problem = None if md5_hex(read_regular(path, read_limit(key))) == \
-                    recorded[key] else "content does not match its md5"
-            except BcolzStoreError as err:
-                problem = str(err)
-        if problem is not None:
+    recorded = load_checksums(data, store.path(CHECKSUM_FILE))
+    if isinstance(store, LocalStore):
+        entries = list(_local_files(store.root))
+    else:
+        entries = [(key, None) for key in store.list("")]
+    on_store = {key for key, _problem in entries}
+    wanted = [key for key, problem in entries if key in recorded and problem is None]
+    for key, problem in entries:
+        if key in recorded and problem is not None:
             report.damaged.append(key)
             report.reasons[key] = problem
-    report.missing = sorted(set(recorded) - on_disk)
-    report.extra = sorted(on_disk - set(recorded))
+    for start in range(0, len(wanted), VERIFY_BATCH):
+        batch = wanted[start:start + VERIFY_BATCH]
+        got = store.get_many(batch, max(read_limit(k) for k in batch))
+        for key in batch:
+            data = got[key]
+            if isinstance(data, BcolzStoreError):
+                problem = str(data)
+            elif isinstance(data, Exception):
+                raise data
+            elif len(data) > read_limit(key):
+                problem = f"holds {len(data)} bytes, more than such a file may hold"
+            else:
+                problem = None if md5_hex(data) == recorded[key] else \
+                    "content does not match its md5"
+            if problem is not None:
+                report.damaged.append(key)
+                report.reasons[key] = problem
+    report.missing = sorted(set(recorded) - on_store)
+    report.extra = sorted(on_store - set(recorded))
     report.damaged.sort()
     return report
 
 
-def _files(root: str):
-    """Yield ``(key, path, problem)`` for every entry of the dataset that is
-    not a folder (our own files excluded); ``problem`` says why a symlink or
-    other non-file cannot be checked, else None."""
+def _local_files(root: str):
+    """Yield ``(key, problem)`` for every entry of a local dataset that is not
+    a folder (our own files excluded); ``problem`` says why a symlink or other
+    non-file cannot be checked, else None."""
     def fail(err):
         raise FormatError(f"{err.filename}: cannot be listed ({err.strerror})") from err
 
@@ -132,13 +159,11 @@ def _files(root: str):
         rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
         for name in [d for d in dirs if d not in OWN_NAMES]:
             if os.path.islink(os.path.join(folder, name)):
-                yield rel + name, os.path.join(folder, name), "a symlink (not followed)"
+                yield rel + name, "a symlink (not followed)"
         dirs[:] = sorted(d for d in dirs if d not in OWN_NAMES
                          and not os.path.islink(os.path.join(folder, d)))
         for name in sorted(files):
             if name in OWN_NAMES or name.startswith(TEMP_PREFIX):
                 continue
-            path = os.path.join(folder, name)
-            mode = os.lstat(path).st_mode
-            problem = None if stat.S_ISREG(mode) else f"{describe_mode(mode)} (not read)"
-            yield rel + name, path, problem
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+            yield rel + name, None if stat.S_ISREG(mode) else f"{describe_mode(mode)} (not read)"

@@ -25,7 +25,9 @@ from .carray import carray
 from .chunks import codec
 from .ctable import ctable
 from .errors import DatasetNotFoundError
+from .storage.base import Store
 from .storage.journal import Journal
+from .storage.urls import open_store
 
 __all__ = [
     "arange",
@@ -52,20 +54,21 @@ def _is_ctable_dir(path: str) -> bool:
     return os.path.isfile(os.path.join(path, ROOTDIRS))
 
 
-def _is_ctable(path: str, mode: str) -> bool:
-    """True when the committed state at ``path`` is a ctable.
+def _is_ctable(store, mode: str, consolidated=None) -> bool:
+    """True when the committed state in ``store`` is a ctable.
 
     A commit that replaced a carray by a ctable (or back) may be committed but
     not yet applied when its writer was killed: a writer finishes it first, a
     reader looks through it (see :mod:`bcolz_store.storage.journal`).
     """
-    if os.path.isdir(path):
-        journal = Journal(path, readonly=mode == "r")
-        journal.recover()
-        found, blob = journal.lookup(ROOTDIRS)
-        if found:
-            return blob is not None
-    return _is_ctable_dir(path)
+    journal = Journal(store, readonly=mode == "r", consolidated=consolidated)
+    journal.recover()
+    found, blob = journal.lookup(ROOTDIRS)
+    if found:
+        return blob is not None
+    if journal.metadata(ROOTDIRS) is not None:
+        return True
+    return store.exists(ROOTDIRS)
 
 
 def _is_carray_dir(path: str) -> bool:
@@ -81,13 +84,16 @@ def _rows_per_write(chunklen: int, rowbytes: int) -> int:
 
 # ------------------------------------------------------------------- open
 
-def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False):
+def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
+         storage_options=None, consolidated=None):
     """Open the carray or ctable stored in ``rootdir``.
 
     Parameters
     ----------
-    rootdir : str or os.PathLike
-        The dataset's directory.
+    rootdir : str, os.PathLike or Store
+        The dataset's directory; a URL (``s3://bucket/x.bcolz``, ``gs://``,
+        ``memory://``, ``https://`` read-only...) opened through fsspec; a
+        ``.zip`` pack (read-only); or a :class:`bcolz_store.storage.Store`.
     mode : {'a', 'r', 'w'}, optional
         'r' read-only, 'a' read and write (default), 'w' empty the existing
         data first.
@@ -99,7 +105,13 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False):
         can run code), as in ``numpy.load``.
     lock : bool or float, default False
         Hold the dataset's writer lock until ``close()`` (True waits up to 60 s,
-        a number that many seconds), to serialize several writers.
+        a number that many seconds), to serialize several writers (local
+        folders only).
+    storage_options : dict, optional
+        Passed to fsspec for a URL (credentials, ``client_kwargs``...).
+    consolidated : bool, optional
+        Read the metadata from the consolidated metadata file (one request
+        instead of three per column); default: for remote stores.
 
     Returns
     -------
@@ -125,13 +137,15 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False):
     >>> int(bcolz.open(path, mode="r")[3])
     3
     """
-    path = os.fspath(rootdir)
-    if not os.path.exists(path):
-        raise DatasetNotFoundError(f"{path}: no carray or ctable here (the path does not exist)")
-    if _is_ctable(path, mode):
-        return ctable(rootdir=path, mode=mode, verify=verify, allow_pickle=allow_pickle,
-                      lock=lock)
-    return carray(rootdir=path, mode=mode, verify=verify, allow_pickle=allow_pickle, lock=lock)
+    store = open_store(rootdir, mode == "r", storage_options)
+    if store.root_state() != "folder":
+        raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does not "
+                                   f"exist)")
+    kwargs = dict(mode=mode, verify=verify, allow_pickle=allow_pickle, lock=lock,
+                  consolidated=consolidated)
+    if _is_ctable(store, mode, consolidated):
+        return ctable(rootdir=store, **kwargs)
+    return carray(rootdir=store, **kwargs)
 
 
 # ------------------------------------------------------ fill / zeros / ones
@@ -522,7 +536,7 @@ def _ctable_blocks(obj, blen, start, stop):
 
 # -------------------------------------------------------------------- walk
 
-def walk(dir, classname=None, mode="a"):
+def walk(dir, classname=None, mode="a", *, storage_options=None):
     """Yield every carray and ctable stored under ``dir``, recursively.
 
     The datasets directly in a directory come first (in name order), then
@@ -531,12 +545,14 @@ def walk(dir, classname=None, mode="a"):
 
     Parameters
     ----------
-    dir : str or os.PathLike
-        Where to start.
+    dir : str, os.PathLike or Store
+        Where to start: a folder, a URL (``s3://bucket/prefix``) or a pack.
     classname : {'carray', 'ctable'}, optional
         Yield only objects of this class.
     mode : {'a', 'r'}, optional
         Mode each object is opened in (default 'a').
+    storage_options : dict, optional
+        Passed to fsspec for a URL.
 
     Returns
     -------
@@ -567,10 +583,12 @@ def walk(dir, classname=None, mode="a"):
     """
     if classname not in (None, "carray", "ctable"):
         raise ValueError(f"classname must be None, 'carray' or 'ctable', got {classname!r}")
-    top = os.fspath(dir)
-    if not os.path.isdir(top):
-        raise DatasetNotFoundError(f"{top}: not a directory, cannot walk it")
-    return _walk(top, classname, mode)
+    store = open_store(dir, mode == "r", storage_options)
+    if store.root_state() != "folder":
+        raise DatasetNotFoundError(f"{store.url}: not a directory, cannot walk it")
+    if getattr(store, "root", None) is not None and type(store).__name__ == "LocalStore":
+        return _walk(store.root, classname, mode)
+    return _walk_store(store, classname, mode)
 
 
 def _walk(top, classname, mode):
@@ -588,6 +606,32 @@ def _walk(top, classname, mode):
             subdirs.append(entry.path)
     for path in subdirs:
         yield from _walk(path, classname, mode)
+
+
+def _dataset_roots(keys) -> list:
+    """``[(prefix, kind)]`` of the datasets among ``keys`` (ctable columns and
+    datasets inside datasets excluded), in walk order."""
+    keys = set(keys)
+    tables = {k[:-len(ROOTDIRS)] for k in keys if k.rpartition("/")[2] == ROOTDIRS}
+    arrays = {k[:-len("meta/sizes")] for k in keys if k.endswith("meta/sizes")
+              and (k == "meta/sizes" or k.endswith("/meta/sizes"))
+              and k[:-len("sizes")] + "storage" in keys}
+    roots = [(p, "ctable") for p in tables] + [(p, "carray") for p in arrays - tables]
+    roots = [(p, kind) for p, kind in roots
+             if not any(p != q and p.startswith(q) for q, _k in roots)]
+
+    def order(item):
+        parts = item[0].rstrip("/").split("/")
+        return [(1, part) for part in parts[:-1]] + [(0, parts[-1])]
+    return sorted(roots, key=order)
+
+
+def _walk_store(store: Store, classname, mode):
+    for prefix, kind in _dataset_roots(store.list("")):
+        if not prefix or classname not in (None, kind):
+            continue
+        child = store.child(prefix)
+        yield (ctable if kind == "ctable" else carray)(rootdir=child, mode=mode)
 
 
 # ----------------------------------------------------------------- threads

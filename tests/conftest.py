@@ -9,7 +9,7 @@ import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "bcolz-1.13"
 # Names in a rootdir that are bcolz_store's own (never checksummed).
-OWN_NAMES = ("bcolz_store.md5", ".bcolz_store-journal", ".bcolz_store.lock")
+OWN_NAMES = ("bcolz_store.md5", "bcolz_store.json", ".bcolz_store-journal", ".bcolz_store.lock")
 
 
 def bcolz_files(root: Path) -> dict:

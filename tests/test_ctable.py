@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from bcolz_store.storage.journal import CHECKSUM_FILE
+from tests.conftest import bcolz_files
+from bcolz_store.format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR
 import bcolz_store as bcolz
 from bcolz_store.ctable import ctable
 from bcolz_store.errors import DatasetNotFoundError, FormatError, ReadOnlyError
@@ -367,7 +368,8 @@ def test_on_disk_layout_and_meta_bytes(tmp_path):
     rd = tmp_path / "t"
     t = ctable([np.arange(3), np.arange(3.0)], names=["a", "b"], rootdir=str(rd))
     t.attrs["title"] = "\u00e9t\u00e9"
-    assert sorted(os.listdir(rd)) == ["__attrs__", "__rootdirs__", "a", "b", CHECKSUM_FILE]
+    assert sorted(os.listdir(rd)) == sorted(["__attrs__", "__rootdirs__", "a", "b", CHECKSUM_FILE,
+                                             CONSOLIDATED_FILE, JOURNAL_DIR])
     assert (rd / "__rootdirs__").read_bytes() == b'{"names": ["a", "b"]}\n'
     assert (rd / "__attrs__").read_bytes() == b'{"title": "\\u00e9t\\u00e9"}\n'
     t.addcol(np.arange(3), "c", pos=1)
@@ -455,9 +457,8 @@ def test_bytes_match_bcolz(tmp_path, build):
             t["f0"] = np.arange(len(ra))[::-1]
             t.flush()
 
-    def tree(root):  # the files bcolz reads (our checksum file sits beside them)
-        return {os.path.relpath(os.path.join(d, f), root): open(os.path.join(d, f), "rb").read()
-                for d, _, files in os.walk(root) for f in files if f != CHECKSUM_FILE}
+    def tree(root):  # the files bcolz reads (our own files sit beside them)
+        return {rel: open(os.path.join(root, rel), "rb").read() for rel in bcolz_files(root)}
 
     make(ref_bcolz, str(tmp_path / "ref"))
     make(bcolz, str(tmp_path / "ours"))

@@ -873,7 +873,7 @@ def test_reads_through_a_pending_commit_are_verified(tmp_path):
     """A reader in mode 'r' reading a committed-but-unapplied file checks it too."""
     root = make_carray(tmp_path / "a")
     journal = root / ".bcolz_store-journal"
-    journal.mkdir()
+    journal.mkdir(exist_ok=True)
     sums = (root / "bcolz_store.md5").read_text()
     (journal / "000001.blob").write_text('{"planted": 1}\n')     # not what the sums say
     (journal / "000002.blob").write_text(sums)
@@ -902,12 +902,20 @@ def _snapshot(folder: Path) -> dict:
     return out
 
 
-def _ship_journal(root: Path, entries, blobs: dict) -> None:
+def _pending_record(root: Path) -> str:
+    """The name of the commit record a writer would create next (a pending commit)."""
+    generation = json.loads((root / "bcolz_store.json").read_text())["generation"]
+    return f"commit-{generation + 1:012d}.json"
+
+
+def _ship_journal(root: Path, entries, blobs: dict, record: str = "manifest.json") -> None:
     journal = root / ".bcolz_store-journal"
-    journal.mkdir()
+    journal.mkdir(exist_ok=True)
     for name, make in blobs.items():
         make(journal / name)
-    (journal / "manifest.json").write_text(json.dumps(entries))
+    if record == "pending":
+        record = _pending_record(root)
+    (journal / record).write_text(json.dumps(entries))
 
 
 @pytest.fixture
@@ -949,13 +957,16 @@ SHIPPED = {
 
 @pytest.mark.parametrize("case", sorted(SHIPPED))
 @pytest.mark.parametrize("mode", ["r", "a"])
-def test_shipped_journal_is_validated_before_use(tmp_path, outside, no_hang, case, mode):
+@pytest.mark.parametrize("record", ["pending", "manifest.json"])
+def test_shipped_journal_is_validated_before_use(tmp_path, outside, no_hang, case, mode, record):
+    """A commit record in a received dataset, of this version (the next generation's
+    record) or of earlier ones (manifest.json), is checked before anything is used."""
     root = make_carray(tmp_path / "a")
     entries, blobs, link = SHIPPED[case]
     if link:
         shutil.rmtree(root / link)
         (root / link).symlink_to(outside / link)
-    _ship_journal(root, entries, blobs)
+    _ship_journal(root, entries, blobs, record)
     before = _snapshot(outside)
     with pytest.raises(BcolzStoreError) as info:
         open_and_read(root, mode=mode)
@@ -968,10 +979,11 @@ def test_shipped_journal_is_validated_before_use(tmp_path, outside, no_hang, cas
 
 def test_journal_folder_that_is_a_symlink(tmp_path, outside):
     root = make_carray(tmp_path / "a")
+    shutil.rmtree(root / ".bcolz_store-journal", ignore_errors=True)
     (root / ".bcolz_store-journal").symlink_to(outside)
     before = _snapshot(outside)
     for mode in ("r", "a"):
-        with pytest.raises(FormatError, match="journal must be a folder"):
+        with pytest.raises(FormatError, match="expected a folder, found a symlink"):
             open_and_read(root, mode=mode)
     assert _snapshot(outside) == before
 
@@ -979,13 +991,19 @@ def test_journal_folder_that_is_a_symlink(tmp_path, outside):
 def test_valid_shipped_commit_is_rolled_forward(tmp_path):
     """A commit record this library wrote (a writer killed before applying it) still works."""
     root = make_carray(tmp_path / "a")
-    c = bcolz_store.open(str(root), mode="a")
-    journal = c._store.journal
-    journal._apply = lambda entries: None        # "killed" right after the commit point
-    journal._remove_dir = lambda: None
-    c.attrs["x"] = 1
-    assert (root / ".bcolz_store-journal" / "manifest.json").exists()
+    record = _pending_record(root)
+    killed = ("import os, bcolz_store\n"
+              f"c = bcolz_store.open({str(root)!r}, mode='a')\n"
+              "c._store.journal._apply = lambda entries: os._exit(0)\n"  # killed at the commit
+              "c.attrs['x'] = 1\n")
+    package_parent = str(Path(bcolz_store.__file__).resolve().parents[1])
+    subprocess.run([sys.executable, "-c", killed], check=True, timeout=60,
+                   env=dict(os.environ, PYTHONPATH=package_parent))
+    assert (root / ".bcolz_store-journal" / record).exists()
+    assert bcolz_store.open(str(root), mode="r").attrs.getall() == {"x": 1}
+    assert json.loads((root / "__attrs__").read_text()) == {}    # not applied yet
     assert bcolz_store.open(str(root), mode="r").attrs.getall() == {"x": 1}
     assert bcolz_store.open(str(root), mode="a").attrs.getall() == {"x": 1}
-    assert not (root / ".bcolz_store-journal").exists()
+    assert _pending_record(root) > record           # applied: the generation moved on
+    assert sorted(os.listdir(root / ".bcolz_store-journal")) == [record]
     assert bcolz_store.verify(str(root)).ok

@@ -251,7 +251,7 @@ def test_verify_finds_everything_at_once(tmp_path):
 def test_verify_ignores_a_journal_of_an_unfinished_writer(tmp_path):
     root = tmp_path / "a"
     make_carray(root)
-    (root / ".bcolz_store-journal").mkdir()
+    (root / ".bcolz_store-journal").mkdir(exist_ok=True)
     (root / ".bcolz_store-journal" / "000001.blob").write_bytes(b"partial")
     assert bcolz_store.verify(str(root)).ok
 

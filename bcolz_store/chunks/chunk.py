@@ -9,8 +9,6 @@ bytes; an all-zero chunk keeps only its constant (as bcolz does, so
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
 
 import numpy as np
@@ -23,11 +21,6 @@ from .cparams import quantize
 
 __all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_key"]
 
-# Chunk files are read without following a final symlink (one that does is
-# read through LocalStore.get, which refuses links leaving the rootdir), and
-# without blocking (a FIFO in place of a chunk file is refused, not waited on).
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-               | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
 
 
 def _check_size(path: str, nbytes: int, expected: int) -> None:
@@ -176,36 +169,24 @@ class MemoryChunks(list):
     def free_cachemem(self) -> None:
         """Nothing is cached for in-memory chunks."""
 
-    def check_header(self, nchunk: int) -> None:
-        """Check that full chunk file ``nchunk`` announces ``chunk_nbytes`` bytes
-        (reading the file, not decompressing it).
-
-        Raises
-        ------
-        ChunkNotFoundError, FormatError
-            As :meth:`read`.
-        """
-        if self.chunk_nbytes is None:
-            return
-        data, path = self._read_file(nchunk, self.chunk_nbytes + BLOSCPACK_HEADER_LENGTH +
-                                     BLOSC_MAX_OVERHEAD)
-        _check_size(path, chunk_file_nbytes(data, path), self.chunk_nbytes)
-
     def read_into(self, nchunk: int, out: np.ndarray) -> None:
         """Decompress full chunk ``nchunk`` into ``out`` (C-contiguous, a chunk's size)."""
         self[nchunk].decompress(out)
 
 
 class DiskChunks:
-    """The full chunks of an on-disk carray, read from ``data/__N.blp`` on demand.
+    """The full chunks of a stored carray, read from ``data/__N.blp`` on demand.
 
     Parameters
     ----------
-    store : LocalStore
+    store : DatasetStore
+        The carray's view of its store.
     atom : numpy.dtype
     cparams : cparams
     nchunks : int
         Number of full chunk files present.
+    chunk_nbytes : int or None
+        Uncompressed bytes of a full chunk (None for object chunks).
     """
 
     memory = False
@@ -217,11 +198,23 @@ class DiskChunks:
         self.nchunks = nchunks
         self.chunk_nbytes = chunk_nbytes
         self._cached = (-1, None)
-        self._root_seen = None  # store.root for which _file_prefix was made
-        self._file_prefix = None
+        self._shown = None      # (store.root, path prefix of chunk files in messages)
 
     def __len__(self) -> int:
         return self.nchunks
+
+    def path(self, nchunk: int) -> str:
+        """Where chunk file ``nchunk`` is, for messages."""
+        shown = self._shown
+        if shown is None or shown[0] is not self.store.root:
+            shown = self._shown = (self.store.root, self.store.path("data/__"))
+        return f"{shown[1]}{nchunk}.blp"
+
+    def limit(self, nbytes=None) -> int:
+        """Largest chunk file that can hold ``nbytes`` (default a full chunk)."""
+        nbytes = self.chunk_nbytes if nbytes is None else nbytes
+        return sys.maxsize if nbytes is None else (
+            nbytes + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
 
     def read(self, nchunk: int) -> chunk:
         """Read full chunk file ``nchunk`` as a :class:`chunk` (its Blosc bytes).
@@ -238,70 +231,50 @@ class DiskChunks:
             In mode 'r', when a writer committed since the reader opened.
         """
         expected = self.chunk_nbytes  # None for object chunks, whose size varies
-        limit = sys.maxsize if expected is None else (
-            expected + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
-        data, path = self._read_file(nchunk, limit)
-        self.store.journal.check_reading()
+        data = self._read_file(nchunk, self.limit())
+        path = self.path(nchunk)
+        self.store.check_reading()
         view = split_chunk_file(data, path)
         chunk_ = chunk(view, self.atom, self.cparams, _memory=False, _compr=True, _where=path)
         if expected is not None:
             _check_size(path, chunk_.nbytes, expected)
         return chunk_
 
-    def _plan_reads(self) -> None:
-        """Check once that the data folder stays inside the rootdir (symlinks
-        included); only then are chunk files opened directly by name."""
-        store = self.store
-        self._root_seen = store.root
-        self._prefix_shown = os.path.join(store.root, "data", "__")
-        inside = False
-        try:
-            store._check_inside(os.path.join(store.root, "data"))
-            inside = True
-        except FormatError:
-            pass
-        self._file_prefix = self._prefix_shown if inside else None
+    def _read_file(self, nchunk: int, limit: int) -> bytes:
+        """The bytes of chunk file ``nchunk``, which may hold at most ``limit``.
 
-    def _read_file(self, nchunk: int, limit: int) -> tuple:
-        """``(bytes, path)`` of chunk file ``nchunk``, at most ``limit`` + 1 bytes of it.
-
-        The plain file is opened without following a symlink; anything
-        unusual (a staged or uncommitted file, a symlink, verification on, an
-        error) goes through :meth:`LocalStore.get`, which checks and explains.
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
+            As :meth:`read`.
         """
-        store = self.store
-        if store.root is not self._root_seen:
-            self._plan_reads()
-        path = f"{self._prefix_shown}{nchunk}.blp"
-        found, _blob = store.journal.lookup(f"{store.prefix}data/__{nchunk}.blp")
-        if not found and not store.verify and self._file_prefix:
-            try:
-                fd = os.open(f"{self._file_prefix}{nchunk}.blp", _OPEN_FLAGS)
-            except OSError:
-                pass
-            else:
-                try:
-                    st = os.fstat(fd)
-                    if not stat.S_ISREG(st.st_mode):
-                        raise OSError("not a regular file")  # the checked path explains
-                    size = min(st.st_size, limit + 1)
-                    parts = []
-                    while size > 0:
-                        part = os.read(fd, size)
-                        if not part:
-                            break
-                        parts.append(part)
-                        size -= len(part)
-                    return (parts[0] if len(parts) == 1 else b"".join(parts)), path
-                except OSError:
-                    pass  # a folder, an I/O error: the checked path explains
-                finally:
-                    os.close(fd)
         try:
-            return store.get(chunk_key(nchunk), limit), path
+            return self.store.get(chunk_key(nchunk), limit)
         except DatasetNotFoundError as err:
-            store.journal.check_reading()
-            raise ChunkNotFoundError(f"{path}: chunk file not found") from err
+            self.store.check_reading()
+            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
+
+    def read_files(self, nchunks, limit: int) -> dict:
+        """``{nchunk: bytes}`` of several chunk files, fetched together
+        (concurrently on remote stores).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
+            As :meth:`read`, for the first chunk that fails.
+        """
+        nchunks = list(nchunks)
+        got = self.store.get_many([chunk_key(n) for n in nchunks], limit)
+        out = {}
+        for n in nchunks:
+            data = got[chunk_key(n)]
+            if isinstance(data, DatasetNotFoundError):
+                self.store.check_reading()
+                raise ChunkNotFoundError(f"{self.path(n)}: chunk file not found") from data
+            if isinstance(data, Exception):
+                raise data
+            out[n] = data
+        return out
 
     def check_header(self, nchunk: int) -> None:
         """Check that full chunk file ``nchunk`` announces ``chunk_nbytes`` bytes
@@ -314,9 +287,22 @@ class DiskChunks:
         """
         if self.chunk_nbytes is None:
             return
-        data, path = self._read_file(nchunk, self.chunk_nbytes + BLOSCPACK_HEADER_LENGTH +
-                                     BLOSC_MAX_OVERHEAD)
+        data = self._read_file(nchunk, self.limit())
+        path = self.path(nchunk)
         _check_size(path, chunk_file_nbytes(data, path), self.chunk_nbytes)
+
+    def decode_into(self, nchunk: int, data: bytes, out: np.ndarray) -> None:
+        """Decompress the bytes ``data`` of chunk file ``nchunk`` into ``out``.
+
+        Raises
+        ------
+        FormatError, CodecError
+            As :meth:`read_into`.
+        """
+        path = self.path(nchunk)
+        nbytes = chunk_file_nbytes(data, path)
+        _check_size(path, nbytes, out.nbytes)
+        codec.decompress_checked(memoryview(data)[BLOSCPACK_HEADER_LENGTH:], out, nbytes, path)
 
     def read_into(self, nchunk: int, out: np.ndarray) -> None:
         """Decompress chunk file ``nchunk`` straight into ``out``.
@@ -338,12 +324,9 @@ class DiskChunks:
         DatasetChangedError
             In mode 'r', when a writer committed since the reader opened.
         """
-        expected = out.nbytes
-        data, path = self._read_file(nchunk, expected + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
-        self.store.journal.check_reading()
-        nbytes = chunk_file_nbytes(data, path)
-        _check_size(path, nbytes, expected)
-        codec.decompress_checked(memoryview(data)[BLOSCPACK_HEADER_LENGTH:], out, nbytes, path)
+        data = self._read_file(nchunk, self.limit(out.nbytes))
+        self.store.check_reading()
+        self.decode_into(nchunk, data, out)
 
     def __getitem__(self, nchunk):
         if isinstance(nchunk, slice):

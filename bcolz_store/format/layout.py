@@ -8,7 +8,8 @@ library's own, which bcolz never reads::
     ROOT/meta/storage              dtype, cparams, chunklen (JSON) bcolz
     ROOT/data/__N.blp              chunk N                         bcolz
     ROOT/bcolz_store.md5           checksums (md5sum format)       ours
-    ROOT/.bcolz_store-journal/     commits in progress             ours
+    ROOT/bcolz_store.json          consolidated metadata           ours
+    ROOT/.bcolz_store-journal/     commit records, staged blobs    ours
     ROOT/.bcolz_store.lock         the opt-in writer lock          ours
 
 A ctable rootdir holds ``__rootdirs__`` (column names, JSON), ``__attrs__``
@@ -35,6 +36,7 @@ from ..errors import FormatError
 __all__ = [
     "ATTRS_FILE",
     "CHECKSUM_FILE",
+    "CONSOLIDATED_FILE",
     "JOURNAL_DIR",
     "LOCK_FILE",
     "MAX_CHUNK_FILE_BYTES",
@@ -47,12 +49,14 @@ __all__ = [
     "check_column_name",
     "check_key",
     "commit_key_limit",
+    "is_metadata_key",
     "is_reserved_name",
 ]
 
 ATTRS_FILE = "__attrs__"
 ROOTDIRS_FILE = "__rootdirs__"
 CHECKSUM_FILE = "bcolz_store.md5"
+CONSOLIDATED_FILE = "bcolz_store.json"
 JOURNAL_DIR = ".bcolz_store-journal"
 LOCK_FILE = ".bcolz_store.lock"
 # Temporary files carry this prefix; bcolz ignores them (it reads only the
@@ -61,7 +65,7 @@ TEMP_PREFIX = ".tmp-"
 
 # Names in a rootdir that are this library's, not bcolz's: never checksummed,
 # never reported as "extra".
-OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, LOCK_FILE)
+OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, CONSOLIDATED_FILE, LOCK_FILE)
 # Names a column may not take: the files of a ctable rootdir and our own.
 RESERVED_NAMES = frozenset({ATTRS_FILE, ROOTDIRS_FILE, *OWN_NAMES})
 
@@ -75,6 +79,13 @@ MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
 
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.blp")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", ATTRS_FILE)
+
+
+def is_metadata_key(key: str) -> bool:
+    """True for the small JSON files of a dataset (``meta/sizes``, ``meta/storage``,
+    ``__attrs__``, ``__rootdirs__``, of the root or of a column)."""
+    return key == ROOTDIRS_FILE or key.endswith(_CARRAY_FILES) and (
+        key in _CARRAY_FILES or key.partition("/")[2] in _CARRAY_FILES)
 
 
 def is_reserved_name(name: str) -> bool:
@@ -139,7 +150,7 @@ def commit_key_limit(key: str, where: str) -> int:
     """The largest size the file ``key`` may have, if a commit may write it.
 
     A commit writes only bcolz's files (of a carray root, a ctable root, or
-    a ctable column) and the checksum file.
+    a ctable column), the checksum file and the consolidated metadata.
 
     Returns
     -------
@@ -153,7 +164,7 @@ def commit_key_limit(key: str, where: str) -> int:
         a file bcolz does not know).
     """
     check_key(key, where)
-    if key == CHECKSUM_FILE:
+    if key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
         return MAX_OWN_FILE_BYTES
     if key == ROOTDIRS_FILE:
         return MAX_META_BYTES

@@ -1,35 +1,47 @@
-"""Atomic commits for one dataset root: a redo journal beside bcolz's files.
+"""Atomic commits for one dataset root, on any :class:`~.base.Store`.
 
 bcolz rewrites ``meta/sizes`` and chunk files in place, so a writer killed in
 the middle leaves a dataset that may not open, or holds torn data.  Here every
-change goes through a journal inside the rootdir, a folder bcolz never reads::
+change goes through a journal inside the root, under keys bcolz never reads::
 
     ROOT/.bcolz_store-journal/
-        000001.blob ...     new contents of files, written and fsynced first
-        manifest.tmp        the list of changes being prepared
-        manifest.json       the commit record: once this name exists, the
-                            change is committed
+        <writer>/000001.blob ...  new contents of files, one folder per writer
+        commit-000000000042.json  the record of commit 42: once it exists,
+                                  the change is committed
+    ROOT/bcolz_store.md5          checksums of the bcolz files
+    ROOT/bcolz_store.json         consolidated metadata, with the generation
+                                  of the last applied commit
 
-A commit (kartothek's lesson: state changes only by one atomic step that
-readers can follow without locks):
+A commit (kartothek's lesson, seeds/003: state changes only by one atomic
+step that readers can follow without locks):
 
-1. every new file is written to a blob in the journal and fsynced;
-2. the manifest ``[[key, blob or null], ...]`` is written, fsynced and renamed
-   to ``manifest.json``; the folder is fsynced.  This rename is the commit;
-3. each blob is moved onto its bcolz name with :func:`os.replace` (deletions
-   unlink), ``meta/sizes`` and the checksum file last, as bcolz and zipline
-   read the length there; the touched folders are fsynced;
-4. the manifest is removed, then the journal folder.
+1. every new file is written to a blob in the writer's own folder of the
+   journal (and, on a local disk, fsynced);
+2. the record ``[[key, blob or null], ...]`` of generation ``g + 1`` is created
+   atomically and only if it does not exist (an exclusive hard link of a
+   written, fsynced file on a local disk; a conditional PUT with
+   ``If-None-Match`` on S3).  This is the commit.  ``g`` is the generation this
+   writer loaded, so of two writers that loaded the same state only one can
+   commit; the other gets :class:`ConcurrentWriteError` and nothing of its
+   change is committed: no commit is ever lost silently;
+3. each blob is moved onto its bcolz name (a rename on a local disk, a copy
+   and a delete in an object store), deletions are made, ``meta/sizes``, the
+   checksum file and the consolidated metadata (now saying ``g + 1``) last;
+4. the writer's blob folder and the record of generation ``g`` are removed.
+   The newest record stays until the next commit applies, so that a writer
+   still working from ``g`` finds generation ``g + 1`` taken.
 
-On open, a writer rolls a committed manifest forward (moving the blobs that
-are still there; the step is idempotent) and deletes anything uncommitted.  A
-reader that cannot write reads through the committed manifest instead, so it
-too sees the committed state.  The bcolz files themselves never change format.
+On open, a writer rolls a committed but unapplied record forward (moving the
+blobs that are still there; the step is idempotent) and removes blob folders
+that no live writer can own (all of them under ``lock=True``, else those
+untouched for :attr:`Journal.stale_after` seconds).  A reader that cannot
+write reads through an unapplied record instead, so it too sees the committed
+state.  The bcolz files themselves never change format.
 
-A checksum file ``bcolz_store.md5`` (md5sum format, as datadings ships one with
-each dataset: ``<hex>  <relative path>`` per line) is rewritten in every commit,
-so ``cd ROOT && md5sum -c bcolz_store.md5`` checks a dataset without this
-library.
+A record found in a dataset may come from anyone: before it is read through or
+rolled forward, every entry is validated (:func:`check_manifest`), every blob
+must be a plain object no larger than its target may be, and (local disks) no
+folder on the way to a target may be a symlink.
 """
 
 from __future__ import annotations
@@ -37,83 +49,40 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
-import shutil
-import stat
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+import time
+import uuid
+from concurrent.futures import Future, wait
 
-from ..errors import (DatasetChangedError, DatasetNotFoundError, FormatError, ReadOnlyError,
-                      WriteFailedError)
-from ..format.layout import (CHECKSUM_FILE, JOURNAL_DIR, LOCK_FILE, MAX_CHUNK_FILE_BYTES,
-                             MAX_META_BYTES, MAX_OWN_FILE_BYTES, OWN_NAMES, TEMP_PREFIX,
-                             check_key, commit_key_limit)
-from .files import describe_mode, read_regular
+from ..errors import (ConcurrentWriteError, DatasetChangedError, DatasetNotFoundError,
+                      FormatError, ReadOnlyError, WriteFailedError)
+from ..format.consolidated import dump_consolidated, load_consolidated
+from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES,
+                             commit_key_limit, is_metadata_key)
+from .base import Store
+from .checksums import dump_checksums, load_checksums, md5_hex, read_limit
+from .io import pool
 
-__all__ = ["CHECKSUM_FILE", "JOURNAL_DIR", "Journal", "load_checksums", "dump_checksums",
-           "md5_hex", "read_limit"]
+__all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "read_consistently", "record_key"]
 
-MANIFEST = "manifest.json"
-MANIFEST_TMP = "manifest.tmp"
-_BLOB_NAME = re.compile(r"[0-9]{6,18}\.blob")
+JOURNAL_PREFIX = JOURNAL_DIR + "/"
+# The record of an interrupted commit of earlier versions (one writer, one record).
+LEGACY_MANIFEST = JOURNAL_PREFIX + "manifest.json"
+_RECORD = re.compile(r"commit-([0-9]{12})\.json")
+_BLOB_NAME = re.compile(r"(?:[0-9a-f]{16}/)?[0-9]{6,18}\.blob")
 _UNSET = object()
 # How often a reader retries opening while a writer is applying a commit.
 READ_RETRIES = 400
-# Blobs at least this large are written, checksummed and fsynced on a
+# Blobs at least this large are written, checksummed and synced on a
 # background thread while the caller compresses the next chunk; at most
 # MAX_INFLIGHT_BYTES of them wait in memory.
 ASYNC_MIN_BYTES = 1 << 16
 MAX_INFLIGHT_BYTES = 64 << 20
 
-_pools = {}
-_pools_lock = threading.Lock()
 
-
-def _pool(kind: str) -> ThreadPoolExecutor:
-    """The process's background threads: ``"cpu"`` ones write and checksum
-    blobs (md5 releases the GIL), ``"io"`` ones wait for fsync, so that a
-    slow disk never holds up checksumming."""
-    with _pools_lock:
-        if kind not in _pools:
-            workers = max(2, min(4, os.cpu_count() or 1)) if kind == "cpu" else 4
-            _pools[kind] = ThreadPoolExecutor(max_workers=workers,
-                                              thread_name_prefix=f"bcolz_store-{kind}")
-        return _pools[kind]
-
-
-def _forget_pools_in_child() -> None:
-    """A forked child has none of the parent's threads: it starts its own pools."""
-    global _pools_lock
-    _pools.clear()
-    _pools_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools_in_child)
-
-
-def _write_blob(path: str, parts: list, fsync: bool, key: str = "", root: str = ""):
-    """Write ``parts`` to a new file ``path``; return its md5 hex, or with
-    ``fsync`` the pair (md5 hex, Future of the fsync started on an io thread).
-
-    Raises
-    ------
-    OSError
-        When the disk refuses the write; the message names ``key`` (the
-        bcolz file being written) and ``path``.
-    """
-    digest = hashlib.md5()
-    try:
-        with open(path, "wb") as fh:
-            for part in parts:
-                fh.write(part)
-                digest.update(part)
-    except OSError as err:
-        raise _naming(err, key, path, root) from err
-    if fsync:
-        return digest.hexdigest(), _pool("io").submit(_fsync_file, path)
-    return digest.hexdigest()
+def record_key(generation: int) -> str:
+    """Key of the commit record of ``generation``."""
+    return f"{JOURNAL_PREFIX}commit-{generation:012d}.json"
 
 
 def _naming(err: OSError, key: str, path: str, root: str = "") -> OSError:
@@ -123,14 +92,26 @@ def _naming(err: OSError, key: str, path: str, root: str = "") -> OSError:
     return type(err)(err.errno, f"{err.strerror or err} ({what})", path)
 
 
-def read_limit(key: str) -> int:
-    """Largest size accepted for the file ``key`` of a dataset (see :mod:`..format.layout`)."""
-    name = key.rpartition("/")[2]
-    if name.endswith(".blp"):
-        return MAX_CHUNK_FILE_BYTES
-    if name == CHECKSUM_FILE:
-        return MAX_OWN_FILE_BYTES
-    return MAX_META_BYTES
+def _write_blob(store: Store, blob: str, parts: list, sync: bool, key: str):
+    """Write ``parts`` as the new object ``blob``; return its md5 hex, or with
+    ``sync`` the pair (md5 hex, Future of the fsync started on an io thread).
+
+    Raises
+    ------
+    OSError
+        When the medium refuses the write; the message names ``key`` (the
+        bcolz file being written) and where its blob goes.
+    """
+    digest = hashlib.md5()
+    for part in parts:
+        digest.update(part)
+    try:
+        store.put(blob, parts)
+    except OSError as err:
+        raise _naming(err, key, store.path(blob), store.url) from err
+    if sync:
+        return digest.hexdigest(), pool("io").submit(store.sync, [blob])
+    return digest.hexdigest()
 
 
 def _result(digest):
@@ -156,10 +137,9 @@ def read_consistently(journal: "Journal", read):
     DatasetChangedError
         When writers kept committing during every attempt.
     """
-    import time
     for attempt in range(READ_RETRIES):
-        marker = journal.marker()
         journal.recover()
+        marker = journal.loaded_marker
         journal.reader_marker = marker
         try:
             result = read()
@@ -173,79 +153,11 @@ def read_consistently(journal: "Journal", read):
     raise DatasetChangedError(f"{journal.root}: writers kept committing while reading")
 
 
-def md5_hex(data) -> str:
-    """md5 of ``data`` as lowercase hex."""
-    return hashlib.md5(data).hexdigest()
-
-
-def dump_checksums(sums: dict) -> bytes:
-    """The checksum file: ``<hex>  <path>`` lines sorted by path (md5sum's text mode)."""
-    return "".join(f"{sums[key]}  {key}\n" for key in sorted(sums)).encode("utf-8")
-
-
-def load_checksums(data: bytes, where: str = CHECKSUM_FILE) -> dict:
-    """Parse a checksum file into ``{relative path: hex}``.
-
-    Raises
-    ------
-    FormatError
-        On a line that is not ``<32 hex digits>  <path>`` or an unsafe path.
-    """
-    sums = {}
-    for number, line in enumerate(bytes(data).decode("utf-8", "replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        digest, sep, key = line.partition("  ")
-        if not sep or len(digest) != 32 or any(c not in "0123456789abcdef" for c in digest):
-            raise FormatError(f"{where}: line {number} is not '<md5>  <path>'")
-        check_key(key.lstrip("*"), f"{where}: line {number}")
-        sums[key.lstrip("*")] = digest
-    return sums
-
-
-def _identity(path: str):
-    """``(inode, mtime, size)`` of a file, None when it does not exist."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError:                 # a symlink loop, permissions: some fixed identity
-        return ("unreadable",)
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_all(fsync_one, paths) -> None:
-    """fsync several files or folders at once (the filesystem can merge them)."""
-    paths = list(paths)
-    if len(paths) == 1:
-        fsync_one(paths[0])
-    elif paths:
-        list(_pool("io").map(fsync_one, paths))
-
-
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _commit_order(key: str) -> tuple:
-    """Data first, then metadata, ``meta/sizes`` next to last, checksums last."""
+    """Data first, then metadata, ``meta/sizes`` next, the checksum file and
+    the consolidated metadata (which marks the commit applied) last."""
+    if key == CONSOLIDATED_FILE:
+        return (4, key)
     if key == CHECKSUM_FILE:
         return (3, key)
     if key.endswith("meta/sizes"):
@@ -259,8 +171,8 @@ def check_manifest(entries, where: str) -> list:
     """Validate a commit record before anything it names is read or moved.
 
     Every key must be a file a commit writes (:func:`commit_key_limit`), every
-    blob a name this library gives its blobs (``NNNNNN.blob``), and no key
-    may appear twice.
+    blob a name this library gives its blobs (``[writer/]NNNNNN.blob``), and
+    no key may appear twice.
 
     Returns
     -------
@@ -293,44 +205,49 @@ class Journal:
 
     Parameters
     ----------
-    root : str
-        The dataset rootdir.
+    store : Store
+        The dataset's store (its root is the dataset root).
     readonly : bool
         A read-only journal never writes: it only reads through a committed
-        manifest left by an interrupted writer.
-    fsync : bool, default True
-        fsync blobs, the manifest and folders (turn off only for scratch data).
-
-    Notes
-    -----
-    A journal found in a dataset may come from anyone, so before a committed
-    manifest is read through or rolled forward, every entry is validated
-    (:func:`check_manifest`), every blob must be a regular file inside the
-    journal folder, no larger than its target may be, and every folder on the
-    way to a target must be a real folder inside the rootdir, not a symlink.
+        record left by an interrupted writer.
+    fsync : bool, optional
+        Sync blobs, the record and folders on stores that need it (local
+        disks); default :attr:`fsync_default` (turn off only for scratch data).
+    consolidated : bool, optional
+        Serve metadata reads from ``bcolz_store.json`` (one request on an
+        object store); default: on remote stores only.
     """
 
     fsync_default = True
+    # Seconds after which a blob folder no commit names is taken for a dead
+    # writer's and removed by the next writer that opens the dataset.
+    stale_after = 900.0
 
-    def __init__(self, root: str, readonly: bool = False, fsync: bool | None = None):
-        self.root = root
+    def __init__(self, store: Store, readonly: bool = False, fsync: bool | None = None,
+                 consolidated: bool | None = None):
+        self.store = store
+        self.root = store.url
         self.readonly = readonly
         self.fsync = self.fsync_default if fsync is None else fsync
-        self.dir = os.path.join(root, JOURNAL_DIR)
-        self._manifest_path = os.path.join(self.dir, MANIFEST)
-        self._checksum_path = os.path.join(root, CHECKSUM_FILE)
-        self._staged = {}          # key -> blob path (None: delete)
+        if hasattr(store, "fsync_enabled"):
+            store.fsync_enabled = self.fsync
+        self._sync = self.fsync and store.durable
+        self.use_consolidated = store.remote if consolidated is None else bool(consolidated)
+        self.locked = False        # this process holds the dataset's writer lock
+        self._new_blob_folder()
+        self._staged = {}          # key -> blob key (None: delete)
         self._staged_sums = {}     # key -> md5 hex of the staged content (or its Future)
+        self._staged_meta = {}     # metadata key -> its staged bytes
         self._inflight = []        # (Future, size) of background blob writes, oldest first
-        self._unsynced = set()     # small blobs written but not yet fsynced
+        self._unsynced = set()     # small blobs written but not yet synced
         self._inflight_bytes = 0
-        self._dir_ready = False    # the journal folder exists (made by this writer)
-        # Folders of this dataset checked against symlinks leaving the root
-        # (by LocalStore): folder -> its real path (None: outside); None -> root's.
-        self.resolved_folders = {}
-        self._overlay = {}         # committed-but-unapplied manifest (readers)
+        self._dir_ready = False    # this writer's blob folder exists
+        self._overlay = {}         # committed-but-unapplied record (readers): key -> blob key
         self._sums = None          # checksums of the committed files, loaded lazily
         self._recorded = _UNSET    # the checksum file as recorded (None: there is none)
+        self._generation = None    # generation of the committed state loaded
+        self.loaded_marker = None  # marker() of the state the last recover() loaded
+        self._meta = None          # committed metadata files {key: bytes}, when complete
         self._counter = 0
         self._batch = 0
         self._commit_requested = False
@@ -339,95 +256,144 @@ class Journal:
         self.broken = None         # the error that left the writer unusable
         self.owner_reload = None   # reloads the committed state into the containers
 
+    def _new_blob_folder(self) -> None:
+        """Stage future blobs in a folder of a new name (the blobs of a commit
+        belong to its record once it exists; nothing but applying it or
+        recovery may remove them)."""
+        self._token = uuid.uuid4().hex[:16]
+        self._blob_prefix = f"{JOURNAL_PREFIX}{self._token}/"
+        self._dir_ready = False
+
     # -------------------------------------------------------------- recovery
 
-    def _journal_dir_present(self) -> bool:
-        """True when the journal folder exists; refuses one that is not a real folder."""
-        try:
-            st = os.lstat(self.dir)
-        except FileNotFoundError:
-            return False
-        except OSError as err:
-            raise FormatError(f"{self.dir}: cannot be read ({err.strerror})") from err
-        if not stat.S_ISDIR(st.st_mode):
-            raise FormatError(f"{self.dir}: the journal must be a folder, found "
-                              f"{describe_mode(st.st_mode)}")
-        return True
-
     def recover(self) -> None:
-        """Finish or discard what an interrupted writer left (see module docstring).
+        """Load the committed state's generation, and finish or discard what an
+        interrupted writer left (see module docstring).
 
         Raises
         ------
         FormatError
-            If the journal folder, its commit record or a blob it names is not
+            If the journal folder, a commit record or a blob it names is not
             what this library writes (nothing is moved or deleted then).
         """
         self._overlay = {}
         self._recorded = _UNSET
-        if not self._journal_dir_present():
-            return
-        entries = None
+        store = self.store
+        store.check_folder(JOURNAL_PREFIX)
+        self._recover_legacy()
+        consolidated = store.identity(CONSOLIDATED_FILE)   # before reading it: see marker()
+        generation = self._read_generation()
+        self.loaded_marker = (store.identity(record_key(generation + 1)), consolidated)
         try:
-            entries = self._read_manifest(self._manifest_path)
-        except DatasetNotFoundError:  # no commit, or the writer finished applying meanwhile
-            pass
+            entries = self._read_record(record_key(generation + 1))
+        except DatasetNotFoundError:
+            entries = None
         if entries is not None:
             blobs = self._check_blobs(entries)
             if self.readonly:
                 self._overlay = blobs
-                return
-            self._apply(entries)
+            else:
+                self._apply(entries)
+                self._forget_blobs_of(entries)
+                generation += 1
+                self._meta = None
+        self._generation = generation
         if not self.readonly:
-            self._dir_ready = False
-            self._remove_dir()
+            self._collect_garbage()
 
-    def _remove_dir(self) -> None:
-        """Delete the journal folder (a real folder: rmtree never follows symlinks)."""
-        if self._journal_dir_present():
-            shutil.rmtree(self.dir, ignore_errors=True)
+    def _recover_legacy(self) -> None:
+        """Roll forward (or read through) a record of the one-writer protocol
+        of earlier versions (``.bcolz_store-journal/manifest.json``)."""
+        try:
+            entries = self._read_record(LEGACY_MANIFEST)
+        except DatasetNotFoundError:
+            return
+        blobs = self._check_blobs(entries)
+        if self.readonly:
+            self._overlay = blobs
+            return
+        self._apply(entries)
+        self.store.delete(LEGACY_MANIFEST)
 
-    def _read_manifest(self, path: str) -> list:
-        """The validated entries of the commit record at ``path``.
+    def _read_generation(self) -> int:
+        """The generation the consolidated metadata records (0 without one);
+        keeps its metadata files when they are to be used."""
+        try:
+            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
+        except DatasetNotFoundError:
+            return 0
+        found, blob = self.lookup(CONSOLIDATED_FILE)
+        if found and blob is not None:          # a reader looking through a record
+            data = self.store.get(blob, MAX_OWN_FILE_BYTES)
+        generation, files = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        if self.use_consolidated:
+            self._meta = files
+        return generation
+
+    def _read_record(self, key: str) -> list:
+        """The validated entries of the commit record ``key``.
 
         Raises
         ------
         DatasetNotFoundError
-            When there is no commit record.
+            When there is no such record.
         FormatError
-            When it is not a regular file, too large, not JSON, or invalid.
+            When it is not a plain file, too large, not JSON, or invalid.
         """
-        data = read_regular(path, MAX_OWN_FILE_BYTES)
+        where = self.store.path(key)
+        data = self.store.get(key, MAX_OWN_FILE_BYTES)
         try:
-            entries = json.loads(data.decode("utf-8"))
+            entries = json.loads(bytes(data).decode("utf-8"))
         except (ValueError, RecursionError) as err:
-            raise FormatError(f"{path}: unreadable commit record ({err})") from err
-        return check_manifest(entries, path)
+            raise FormatError(f"{where}: unreadable commit record ({err})") from err
+        return check_manifest(entries, where)
 
     def _check_blobs(self, entries: list) -> dict:
-        """``{key: blob path or None}`` once every blob of ``entries`` is a
-        regular file (or gone: moved already) of a size its key allows."""
+        """``{key: blob key or None}`` once every blob of ``entries`` is a plain
+        object (or gone: moved already) of a size its key allows."""
         blobs = {}
         for key, blob in entries:
             if blob is None:
                 blobs[key] = None
                 continue
-            path = os.path.join(self.dir, blob)
+            blob_key = JOURNAL_PREFIX + blob
             try:
-                st = os.lstat(path)
-            except FileNotFoundError:
-                blobs[key] = path          # moved onto its key already
-                continue
-            except OSError as err:
-                raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
-            if not stat.S_ISREG(st.st_mode):
-                raise FormatError(f"{path}: a commit blob must be a file, found "
-                                  f"{describe_mode(st.st_mode)}")
-            limit = commit_key_limit(key, self._manifest_path)
-            if st.st_size > limit:
-                raise FormatError(f"{path}: holds {st.st_size} bytes, more than {key} may hold")
-            blobs[key] = path
+                size = self.store.size(blob_key)
+            except FormatError as err:
+                raise FormatError(f"{self.store.path(blob_key)}: a commit blob must be a "
+                                  f"file ({err})") from err
+            if size is not None and size > commit_key_limit(key, self.root):
+                raise FormatError(f"{self.store.path(blob_key)}: holds {size} bytes, more "
+                                  f"than {key} may hold")
+            blobs[key] = blob_key
         return blobs
+
+    def _forget_blobs_of(self, entries: list) -> None:
+        """Remove the blob folders a rolled-forward record used."""
+        for folder in {blob.partition("/")[0] for _key, blob in entries
+                       if blob and "/" in blob}:
+            self.store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
+
+    def _collect_garbage(self) -> None:
+        """Remove records older than the committed generation and blob folders
+        no live writer can own (all under the writer lock, else stale ones)."""
+        store = self.store
+        now = time.time()
+        folders = {}
+        for key, mtime in store.list_times(JOURNAL_PREFIX).items():
+            name = key[len(JOURNAL_PREFIX):]
+            match = _RECORD.fullmatch(name)
+            if match:
+                if int(match.group(1)) < self._generation:
+                    store.delete(key)
+                continue
+            folder = name.partition("/")[0] if "/" in name else name
+            folders[folder] = max(folders.get(folder, 0.0), mtime)
+        for folder, newest in folders.items():
+            if folder != self._token and (self.locked or now - newest > self.stale_after):
+                store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
+                store.delete(f"{JOURNAL_PREFIX}{folder}")
+        store.remove_folder_if_empty(JOURNAL_DIR)
 
     # --------------------------------------------------------------- reading
 
@@ -436,9 +402,9 @@ class Journal:
 
         Returns
         -------
-        (found, path)
-            ``found`` False: read the bcolz file itself.  Else ``path`` is a
-            blob to read, or None when the key is deleted.
+        (found, blob key)
+            ``found`` False: read the bcolz file itself.  Else the blob key to
+            read, or None when the key is deleted.
         """
         if key in self._staged:
             digest = self._staged_sums[key]
@@ -447,7 +413,7 @@ class Journal:
             return True, self._staged[key]
         if key in self._overlay:
             blob = self._overlay[key]
-            if blob is None or os.path.lexists(blob):
+            if blob is None or self.store.exists(blob):
                 return True, blob
         return False, None
 
@@ -455,17 +421,29 @@ class Journal:
         """True when ``key`` is read from a committed but unapplied commit record."""
         return key in self._overlay and key not in self._staged
 
+    def metadata(self, key: str):
+        """The committed bytes of the metadata file ``key`` from the consolidated
+        metadata, or None when they are not to be used or not known."""
+        if self._meta is None or not self.use_consolidated or key in self._overlay:
+            return None
+        return self._meta.get(key)
+
     # ------------------------------------------------- lock-free readers
 
     def marker(self):
         """Identity of the committed state (changes with every commit).
 
-        The manifest exists from a commit until everything is applied and the
-        checksum file is replaced last, so an unchanged pair (manifest, checksum
-        file) means no commit began or ended in between.  A manifest left by a
-        writer that died stays unchanged: readers then read through it.
+        A commit begins by creating the record of the next generation and
+        ends by replacing the consolidated metadata, so an unchanged pair
+        (next record, consolidated metadata) means no commit began or ended in
+        between.  A record left by a writer that died stays unchanged:
+        readers then read through it.  :meth:`recover` takes the pair of the
+        state it loads as :attr:`loaded_marker` (the consolidated metadata's
+        identity before reading it, so a commit ending meanwhile is noticed).
         """
-        return (_identity(self._manifest_path), _identity(self._checksum_path))
+        generation = self._generation or 0
+        return (self.store.identity(record_key(generation + 1)),
+                self.store.identity(CONSOLIDATED_FILE))
 
     def is_stable(self, marker) -> bool:
         """True when no commit has begun or ended since ``marker`` was taken."""
@@ -493,6 +471,7 @@ class Journal:
         self._overlay = {}
         self._sums = None
         self._recorded = _UNSET
+        self._meta = None
         self._dir_ready = False
 
     @property
@@ -508,7 +487,7 @@ class Journal:
         every container of this dataset to its last committed state.
 
         The outermost operation handles the failure: staged blobs are
-        discarded, the journal folder is cleaned (or a committed record rolled
+        discarded, the journal is cleaned (or a committed record rolled
         forward), and :attr:`owner_reload` reloads the committed state into
         the containers.  When that reload fails too, the journal is *broken*:
         every later write raises :class:`WriteFailedError` until ``refresh()``
@@ -538,7 +517,7 @@ class Journal:
         when that fails, mark the journal broken instead of raising."""
         try:
             self.reload_committed()
-        except Exception as reload_err:   # the disk still fails: refuse writes
+        except Exception as reload_err:   # the medium still fails: refuse writes
             self.broken = reload_err if err is None else err
 
     def reload_committed(self) -> None:
@@ -555,22 +534,11 @@ class Journal:
         self._commit_requested = False
         self._sums = None
         self._recorded = _UNSET
-        if not self.readonly:
-            self.recover()
+        self._meta = None
+        self.recover()
         if self.owner_reload is not None:
             self.owner_reload()
         self.broken = None
-
-    def prune_empty_folders(self, keep=()) -> None:
-        """Delete the folders left empty by a commit that replaced a dataset
-        (deepest first), except those in ``keep`` (relative paths) and our own."""
-        for folder, _dirs, _files in os.walk(self.root, topdown=False):
-            rel = os.path.relpath(folder, self.root).replace(os.sep, "/")
-            if rel == "." or rel.split("/")[0] in OWN_NAMES or rel in keep:
-                continue
-            if not os.path.islink(folder):
-                with contextlib.suppress(OSError):
-                    os.rmdir(folder)        # only succeeds when empty
 
     # --------------------------------------------------------------- writing
 
@@ -580,17 +548,24 @@ class Journal:
 
     def _ensure_dir(self, key: str = "") -> None:
         if not self._dir_ready:
-            self._journal_dir_present()   # refuses a symlink or file in its place
+            self.store.check_folder(JOURNAL_PREFIX)   # refuses a symlink in its place
             try:
-                os.makedirs(self.dir, exist_ok=True)
+                self.store.makedirs(self._blob_prefix.rstrip("/"))
             except OSError as err:
-                raise _naming(err, key, self.dir, self.root) from err
+                raise _naming(err, key, self.store.path(self._blob_prefix.rstrip("/")),
+                              self.root) from err
             self._dir_ready = True
 
     def _next_blob(self, key: str) -> str:
         self._ensure_dir(key)
         self._counter += 1
-        return os.path.join(self.dir, f"{self._counter:06d}.blob")
+        return f"{self._blob_prefix}{self._counter:06d}.blob"
+
+    def scratch_prefix(self, name: str) -> str:
+        """A folder key inside this writer's blob folder, for files that a later
+        :meth:`stage_moved` turns into blobs (an on-disk reshape builds there)."""
+        self._ensure_dir()
+        return f"{self._blob_prefix}{name}/"
 
     def stage(self, key: str, data) -> None:
         """Record new content for ``key``; visible to this writer, committed later.
@@ -606,30 +581,31 @@ class Journal:
         Raises
         ------
         OSError
-            When the disk refuses the write, naming the file.
+            When the medium refuses the write, naming the file.
         """
         self._check_writable()
-        check_key(key, self.root)
+        commit_key_limit(key, self.root)
         parts = data if isinstance(data, list) else [data]
         parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
         blob = self._next_blob(key)
         size = sum(len(part) for part in parts)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
-            digest = _pool("cpu").submit(_write_blob, blob, parts, self.fsync, key, self.root)
+            digest = pool("cpu").submit(_write_blob, self.store, blob, parts, self._sync, key)
             self._inflight.append((digest, size))
             self._inflight_bytes += size
-        else:  # small: written now, fsynced with the others at commit
-            digest = _write_blob(blob, parts, False, key, self.root)
+        else:  # small: written now, synced with the others at commit
+            digest = _write_blob(self.store, blob, parts, False, key)
             self._unsynced.add(blob)
         self._unstage(key)
         self._staged[key] = blob
         self._staged_sums[key] = digest
+        if is_metadata_key(key):
+            self._staged_meta[key] = b"".join(parts)
 
-    def stage_file(self, key: str, path: str, digest: str) -> None:
-        """Make the written file ``path`` (on this file system, already
-        fsynced, md5 ``digest``) the new content of ``key``; it is moved into
-        the journal now.
+    def stage_moved(self, key: str, src: str, digest: str) -> None:
+        """Make the written (and synced) object ``src`` of this store, of md5
+        ``digest``, the new content of ``key``: it is moved into the journal now.
 
         Raises
         ------
@@ -637,15 +613,18 @@ class Journal:
             When the move fails, naming the file.
         """
         self._check_writable()
-        check_key(key, self.root)
+        commit_key_limit(key, self.root)
+        data = self.store.get(src, read_limit(key)) if is_metadata_key(key) else None
         blob = self._next_blob(key)
         try:
-            os.replace(path, blob)
+            self.store.move(src, blob)
         except OSError as err:
-            raise _naming(err, key, blob, self.root) from err
+            raise _naming(err, key, self.store.path(blob), self.root) from err
         self._unstage(key)
         self._staged[key] = blob
         self._staged_sums[key] = digest
+        if data is not None:
+            self._staged_meta[key] = data
 
     def _limit_inflight(self, limit: int) -> None:
         """Wait for background writes until at most ``limit`` bytes are pending."""
@@ -658,16 +637,17 @@ class Journal:
         """Forget the staged content of ``key`` and remove its blob."""
         blob = self._staged.pop(key, None)
         digest = self._staged_sums.pop(key, None)
+        self._staged_meta.pop(key, None)
         if isinstance(digest, Future):
             wait([digest])
         if blob:
-            with contextlib.suppress(OSError):
-                os.unlink(blob)
+            with contextlib.suppress(OSError, FormatError):
+                self.store.delete(blob)
 
     def stage_delete(self, key: str) -> None:
         """Record that ``key`` is to be removed."""
         self._check_writable()
-        check_key(key, self.root)
+        commit_key_limit(key, self.root)
         self._unstage(key)
         self._staged[key] = None
         self._staged_sums[key] = None
@@ -675,7 +655,7 @@ class Journal:
     def stage_delete_all(self, prefix: str = "") -> None:
         """Record that every file under ``prefix`` (the whole root: '') is to be
         removed, our own files excepted; staged changes there are dropped."""
-        for key in self.list_files(prefix):
+        for key in self.store.list(prefix):
             self.stage_delete(key)
         for key in [k for k in self._staged if k.startswith(prefix)]:
             self.stage_delete(key)
@@ -688,10 +668,14 @@ class Journal:
             del sums[key]
         for key in [k for k in self._staged if k.startswith(prefix)]:
             self._unstage(key)
+        if self._meta is not None:
+            for key in [k for k in self._meta if k.startswith(prefix)]:
+                del self._meta[key]
 
     def adopt(self, prefix: str) -> None:
         """Checksum the files already under ``prefix`` (a folder moved in)."""
         self.checksums().update(self._scan(prefix))
+        self._meta = None
 
     @contextlib.contextmanager
     def batch(self):
@@ -710,7 +694,7 @@ class Journal:
             self.commit()
 
     def discard(self) -> None:
-        """Forget staged changes (after a failed commit preparation)."""
+        """Forget staged changes and remove this writer's blobs."""
         for key in list(self._staged):
             self._unstage(key)
         for future, _size in self._inflight:
@@ -718,35 +702,21 @@ class Journal:
         self._inflight.clear()
         self._inflight_bytes = 0
         self._unsynced.clear()
+        if self._dir_ready:
+            with contextlib.suppress(OSError, FormatError):
+                self.store.delete_prefix(self._blob_prefix)
+            self._dir_ready = False
 
     # ------------------------------------------------------------ checksums
 
     def list_files(self, prefix: str = "") -> list:
-        """Keys of the files under ``prefix`` on disk (our own files and
-        temporary files excluded), without reading them."""
-        return [key for key, _path in self._walk(prefix)]
-
-    def _walk(self, prefix: str = ""):
-        """Yield ``(key, path)`` of the files under ``prefix``, refusing symlinks
-        and anything that is not a file or a folder."""
-        base = os.path.join(self.root, prefix) if prefix else self.root
-        for folder, dirs, files in os.walk(base, onerror=_raise_walk_error):
-            rel_folder = os.path.relpath(folder, self.root)
-            rel_folder = "" if rel_folder == "." else rel_folder.replace(os.sep, "/") + "/"
-            for name in [d for d in dirs if d not in OWN_NAMES]:
-                if os.path.islink(os.path.join(folder, name)):
-                    raise FormatError(f"{os.path.join(folder, name)}: a symlink inside the "
-                                      f"dataset (bcolz datasets hold only files and folders)")
-            dirs[:] = sorted(d for d in dirs if d not in OWN_NAMES)
-            for name in sorted(files):
-                if name in OWN_NAMES or name.startswith(TEMP_PREFIX):
-                    continue
-                yield rel_folder + name, os.path.join(folder, name)
+        """Keys of the files under ``prefix`` (our own files excluded), unread."""
+        return self.store.list(prefix)
 
     def _scan(self, prefix: str = "") -> dict:
-        """md5 of every bcolz file under ``prefix`` as it is on disk now.
+        """md5 of every bcolz file under ``prefix`` as it is now.
 
-        Only regular files are read, each within the size its name allows.
+        Only plain files are read, each within the size its name allows.
 
         Raises
         ------
@@ -754,8 +724,17 @@ class Journal:
             Naming the first file that is a symlink, a FIFO, a device, too
             large, or unreadable.
         """
-        return {key: md5_hex(read_regular(path, read_limit(key)))
-                for key, path in self._walk(prefix)}
+        keys = self.store.list(prefix)
+        got = self.store.get_many(keys, max(read_limit(k) for k in keys)) if keys else {}
+        sums = {}
+        for key in keys:
+            data = got[key]
+            if isinstance(data, Exception):
+                raise data
+            if len(data) > read_limit(key):
+                raise FormatError(f"{self.store.path(key)}: larger than such a file may be")
+            sums[key] = md5_hex(data)
+        return sums
 
     def recorded(self):
         """The checksums as the dataset's checksum file records them (through a
@@ -764,22 +743,22 @@ class Journal:
         Raises
         ------
         FormatError
-            When the checksum file is not a regular file, too large, or malformed.
+            When the checksum file is not a plain file, too large, or malformed.
         """
         if self._recorded is _UNSET:
-            path = self._checksum_path
+            key = CHECKSUM_FILE
             found, blob = self.lookup(CHECKSUM_FILE)
             if found:
-                path = blob
+                key = blob
             if found and blob is None:
                 self._recorded = None
             else:
                 try:
-                    data = read_regular(path, MAX_OWN_FILE_BYTES)
+                    data = self.store.get(key, MAX_OWN_FILE_BYTES)
                 except DatasetNotFoundError:
                     self._recorded = None
                 else:
-                    self._recorded = load_checksums(data, path)
+                    self._recorded = load_checksums(data, self.store.path(key))
         return self._recorded
 
     def checksums(self) -> dict:
@@ -787,11 +766,22 @@ class Journal:
         computed from the files once when the dataset has no checksum file)."""
         if self._sums is None:
             recorded = self.recorded()
-            if recorded is not None:
-                self._sums = dict(recorded)
-            else:
-                self._sums = self._scan() if os.path.isdir(self.root) else {}
+            self._sums = dict(recorded) if recorded is not None else self._scan()
         return self._sums
+
+    def _metadata_files(self) -> dict:
+        """The committed metadata files ``{key: bytes}``, read once (from the
+        consolidated metadata on remote stores, else from the files)."""
+        if self._meta is None:
+            keys = [key for key in self.store.list("") if is_metadata_key(key)]
+            got = self.store.get_many(keys, MAX_OWN_FILE_BYTES) if keys else {}
+            meta = {}
+            for key in keys:
+                if isinstance(got[key], Exception):
+                    raise got[key]
+                meta[key] = got[key]
+            self._meta = meta
+        return self._meta
 
     # --------------------------------------------------------------- commit
 
@@ -800,11 +790,14 @@ class Journal:
 
         Raises
         ------
+        ConcurrentWriteError
+            When another writer committed to the dataset since this one loaded
+            it (nothing of this commit is made).
         OSError
-            When the disk refuses a write (full, read-only...), naming the
+            When the medium refuses a write (full, read-only...), naming the
             file.  If that happens before the commit record exists, nothing
-            changes; after it, the change is committed and the next writer to
-            open it finishes it.
+            changes; after it, the change is committed and finished at once or
+            by the next writer to open the dataset.
         """
         if self._batch:
             self._commit_requested = True
@@ -813,108 +806,88 @@ class Journal:
         if not self._staged:
             return
         self._check_writable()
+        if self._generation is None:
+            self.recover()
+        generation = self._generation + 1
+        created = False
         try:
             sums = dict(self.checksums())
+            meta = dict(self._metadata_files())
             for key, digest in self._staged_sums.items():
                 if digest is None:
                     sums.pop(key, None)
-                else:  # every blob is written and fsynced once its checksum is known
+                    meta.pop(key, None)
+                else:  # every blob is written and synced once its checksum is known
                     sums[key] = _result(digest)
+            meta.update(self._staged_meta)
             self._inflight.clear()
             self._inflight_bytes = 0
             self.stage(CHECKSUM_FILE, dump_checksums(sums))
-            if self.fsync:
-                _fsync_all(_fsync_file, self._unsynced.intersection(self._staged.values()))
+            self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta))
+            if self._sync:
+                self.store.sync(self._unsynced.intersection(self._staged.values()))
             self._unsynced.clear()
-            entries = sorted(([key, None if blob is None else os.path.basename(blob)]
+            entries = sorted(([key, None if blob is None else blob[len(JOURNAL_PREFIX):]]
                               for key, blob in self._staged.items()),
                              key=lambda e: _commit_order(e[0]))
-            self._check_targets(entries)
-            tmp = os.path.join(self.dir, MANIFEST_TMP)
+            self.store.check_targets([key for key, _blob in entries])
+            record = json.dumps(entries).encode("utf-8")
             try:
-                with open(tmp, "wb") as fh:
-                    fh.write(json.dumps(entries).encode("utf-8"))
-                    fh.flush()
-                    if self.fsync:
-                        os.fsync(fh.fileno())
-                os.replace(tmp, self._manifest_path)
+                self.store.put_if_absent(record_key(generation), record)
+            except ConcurrentWriteError:
+                raise self._concurrent(generation) from None
             except OSError as err:
-                raise _naming(err, "the commit record", tmp, self.root) from err
-            if self.fsync:
-                _fsync_dir(self.dir)
+                raise _naming(err, "the commit record", self.store.path(record_key(generation)),
+                              self.root) from err
+            created = True
+            if self._read_generation_quietly() >= generation:
+                raise self._concurrent(generation)
+            if self._sync:
+                self.store.sync_folders([record_key(generation)])
         except BaseException:
+            if created:                 # withdraw it: no reader or writer will apply it
+                with contextlib.suppress(OSError, FormatError):
+                    self.store.delete(record_key(generation))
             self.discard()
-            self._dir_ready = False
-            with contextlib.suppress(OSError, FormatError):
-                self._remove_dir()
             raise
         # Committed: from here on the change stands, even if applying fails
-        # (then the next writer to open the dataset finishes it).
+        # (then recovery finishes it, with these blobs).
         self._staged.clear()
         self._staged_sums.clear()
+        self._staged_meta.clear()
+        committed_blobs = self._blob_prefix
+        self._new_blob_folder()
         self._sums = sums
         self._recorded = sums
         self._apply(entries)
-        self._dir_ready = False
-        self._remove_dir()
+        self._generation = generation
+        self._meta = meta
+        self.store.delete_prefix(committed_blobs)
+        self.store.delete(record_key(generation - 1))
 
-    def _check_targets(self, entries: list) -> None:
-        """Refuse to write through a symlink or a non-folder on the way to a target.
+    def _read_generation_quietly(self) -> int:
+        """The generation the consolidated metadata records now (0 if unreadable)."""
+        try:
+            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
+            return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))[0]
+        except (DatasetNotFoundError, FormatError):
+            return 0
 
-        Each folder between the root and a target that exists must be a real
-        folder (lstat, so a symlink is never followed); so no commit, ours or
-        one found in a received dataset, can reach a file outside the rootdir.
-
-        Raises
-        ------
-        FormatError
-            Naming the offending folder.
-        """
-        checked = set()
-        for key, _blob in entries:
-            parts = key.split("/")[:-1]
-            for depth in range(1, len(parts) + 1):
-                rel = "/".join(parts[:depth])
-                if rel in checked:
-                    continue
-                checked.add(rel)
-                path = os.path.join(self.root, *parts[:depth])
-                try:
-                    st = os.lstat(path)
-                except FileNotFoundError:
-                    break            # made by the commit, below a checked folder
-                except OSError as err:
-                    raise FormatError(f"{path}: cannot be checked ({err.strerror})") from err
-                if not stat.S_ISDIR(st.st_mode):
-                    raise FormatError(f"{path}: expected a folder inside the rootdir, found "
-                                      f"{describe_mode(st.st_mode)}; nothing was written")
+    def _concurrent(self, generation: int) -> ConcurrentWriteError:
+        return ConcurrentWriteError(
+            f"{self.root}: another writer committed to this dataset since it was loaded "
+            f"(generation {generation} is taken); nothing of this change was committed: "
+            f"refresh() and write again, or pass lock=True to serialise writers")
 
     def _apply(self, entries: list) -> None:
-        self._check_targets(entries)
-        touched = set()
-        made = set()
+        store = self.store
+        keys = [key for key, _blob in entries]
+        store.check_targets(keys)
         for key, blob in entries:
-            target = os.path.join(self.root, *key.split("/"))
-            folder = os.path.dirname(target)
             if blob is None:
-                with contextlib.suppress(FileNotFoundError):
-                    if os.path.isdir(target) and not os.path.islink(target):
-                        continue       # only files are ever deleted
-                    os.unlink(target)
+                store.delete(key)
             else:
-                source = os.path.join(self.dir, blob)
-                if folder not in made:
-                    os.makedirs(folder, exist_ok=True)
-                    made.add(folder)
-                with contextlib.suppress(FileNotFoundError):  # moved already (roll forward)
-                    os.replace(source, target)
-            touched.add(folder)
-        if self.fsync:
-            _fsync_all(_fsync_dir, touched)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._manifest_path)
-
-
-def _raise_walk_error(err: OSError) -> None:
-    raise FormatError(f"{getattr(err, 'filename', '?')}: cannot be listed ({err.strerror})") \
-        from err
+                with contextlib.suppress(DatasetNotFoundError):  # moved already (roll forward)
+                    store.move(JOURNAL_PREFIX + blob, key)
+        if self._sync:
+            store.sync_folders(keys)

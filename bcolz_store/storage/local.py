@@ -1,72 +1,60 @@
-"""Bytes by key in a local directory: the only place that touches dataset files.
+"""A local folder as a :class:`~bcolz_store.storage.base.Store`.
 
-Keys are ``/``-separated paths relative to a store's folder, e.g.
-``"meta/sizes"`` or ``"data/__3.blp"``.  Writes are staged in the dataset's
-:class:`~bcolz_store.storage.journal.Journal` and become visible on disk only
-when :meth:`LocalStore.commit` makes them durable, all at once.  The columns of
-a ctable are stores with a prefix (``"x/"``) sharing the table's journal, so a
-change to several columns is one commit.
+Keys are paths below the folder.  Reads go through :func:`.files.open_regular`
+(regular files only, no blocking, bounded sizes); a symlink is followed only
+when it stays inside the root, and each folder is resolved once per store.
+Writes of new files are plain writes (the commit protocol writes only fresh
+blob files and moves them into place); :meth:`LocalStore.move` is an atomic
+rename, :meth:`LocalStore.put_if_absent` an exclusive hard link of a fully
+written, fsynced temporary file, and :meth:`LocalStore.sync` an fsync.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import shutil
-import warnings
+import stat
+import uuid
 
-from ..errors import DatasetNotFoundError, FormatError, IntegrityError, IntegrityWarning, ReadOnlyError
-from ..format.layout import TEMP_PREFIX, check_key
-from .files import read_regular
-from .journal import Journal, md5_hex, read_limit
+from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError
+from ..format.layout import OWN_NAMES, TEMP_PREFIX, check_key
+from .base import Store
+from .files import describe_mode, read_fd, read_regular
+from .io import fsync_all, fsync_dir, fsync_file
 
-__all__ = ["LocalStore", "TEMP_PREFIX"]
+__all__ = ["LocalStore"]
+
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_BINARY", 0))
 
 
-class LocalStore:
-    """A dataset folder (carray rootdir, or a column inside a ctable rootdir).
+class LocalStore(Store):
+    """A dataset folder on a local file system.
 
     Parameters
     ----------
     root : str or os.PathLike
-        The folder of this store.
+        The folder (it need not exist yet).
     readonly : bool, default False
-        When true every write raises :class:`ReadOnlyError`.
-    journal : Journal, optional
-        The dataset's journal; by default this folder's own.
-    prefix : str, default ''
-        This folder's path relative to the journal's root ('' or 'name/').
-    verify : bool, default False
-        Check each file read against the dataset's checksum file and raise
-        :class:`IntegrityError` on a mismatch.
     """
 
-    def __init__(self, root, readonly: bool = False, journal: Journal | None = None,
-                 prefix: str = "", verify: bool = False):
-        self.root = os.fspath(root)
-        self.readonly = readonly
-        self.journal = journal if journal is not None else Journal(self.root, readonly)
-        self.prefix = prefix
-        self.verify = verify
+    atomic_move = True
+    durable = True
 
-    @property
-    def readonly(self) -> bool:
-        return self._readonly
+    def __init__(self, root, readonly: bool = False):
+        super().__init__(os.fspath(root), readonly)
+        self.root = self.url
+        # folder -> its real path when it stays inside the root, else None;
+        # None -> the root's real path.
+        self._resolved = {}
 
-    @readonly.setter
-    def readonly(self, value: bool) -> None:
-        self._readonly = bool(value)
-        journal = getattr(self, "journal", None)
-        if journal is not None and not self.prefix:
-            journal.readonly = self._readonly
-
-    def sub(self, name: str, readonly: bool | None = None) -> "LocalStore":
-        """The store of sub-folder ``name`` (a ctable column), sharing this journal."""
-        self.path(name)
-        return LocalStore(os.path.join(self.root, name), self.readonly if readonly is None
-                          else readonly, self.journal, self.prefix + name + "/", self.verify)
+    # ------------------------------------------------------------ naming
 
     def path(self, key: str) -> str:
-        """Absolute path of ``key``; refuses keys that would leave the root.
+        """Absolute path of ``key``.
 
         Raises
         ------
@@ -76,203 +64,373 @@ class LocalStore:
         check_key(key, self.root)
         return os.path.join(self.root, *key.split("/"))
 
-    def _check_writable(self) -> None:
-        if self.readonly:
-            raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
-
-    def _check_inside(self, path: str) -> None:
-        """Refuse a file that symlinks lead outside the dataset root.
-
-        Each folder is resolved once per journal (a dataset open); the file
-        itself is resolved only when it is a symlink.
-        """
-        journal = self.journal
-        real = self._resolve(os.path.dirname(path))
-        if real is not None and os.path.islink(path):
-            real = self._within(journal.resolved_folders[None], os.path.realpath(path))
-        if real is None:
-            raise FormatError(f"{path}: leads outside the rootdir {journal.root} "
-                              f"(to {os.path.realpath(path)})")
+    def forget_folders(self) -> None:
+        """Resolve folders anew (the root moved, or a folder was replaced)."""
+        self._resolved = {}
 
     def _resolve(self, folder: str):
         """Real path of ``folder`` if it stays inside the root, else None (memoized)."""
-        resolved = self.journal.resolved_folders
+        resolved = self._resolved
         if None not in resolved:
-            resolved[None] = os.path.realpath(self.journal.root)
-            resolved[self.journal.root] = resolved[None]
+            resolved[None] = os.path.realpath(self.root)
+            resolved[self.root] = resolved[None]
         if folder in resolved:
             return resolved[folder]
         parent = os.path.dirname(folder)
-        if parent != folder and len(parent) >= len(self.journal.root):
+        if parent != folder and len(parent) >= len(self.root):
             base = self._resolve(parent)   # a folder below the root: one lstat each
             real = (None if base is None else
-                    self._within(resolved[None], os.path.realpath(folder))
+                    _within(resolved[None], os.path.realpath(folder))
                     if os.path.islink(folder) else os.path.join(base, os.path.basename(folder)))
         else:
-            real = self._within(resolved[None], os.path.realpath(folder))
+            real = _within(resolved[None], os.path.realpath(folder))
         resolved[folder] = real
         return real
 
-    @staticmethod
-    def _within(root: str, real: str):
-        """``real`` when it is ``root`` or below it, else None."""
-        if real == root or os.path.commonpath([root, real]) == root:
-            return real
-        return None
+    def check_inside(self, path: str) -> None:
+        """Refuse a file or folder that symlinks lead outside the root.
 
-    def get(self, key: str, limit: int | None = None) -> bytes:
-        """Read the current content of ``key`` (staged, committed, or on disk).
+        Raises
+        ------
+        FormatError
+            Naming ``path`` and where it leads.
+        """
+        real = self._resolve(os.path.dirname(path))
+        if real is not None and os.path.islink(path):
+            real = _within(self._resolved[None], os.path.realpath(path))
+        if real is None:
+            raise FormatError(f"{path}: leads outside the rootdir {self.root} "
+                              f"(to {os.path.realpath(path)})")
 
-        Parameters
-        ----------
-        key : str
-        limit : int, optional
-            Largest size accepted, in bytes (default: what the format allows
-            for such a file, see :func:`~bcolz_store.storage.journal.read_limit`).
+    # ------------------------------------------------------------ reading
+
+    def get(self, key: str, limit: int) -> bytes:
+        """The content of the regular file ``key`` (see :class:`Store`).
+
+        The common case is one ``open`` that does not follow a final symlink
+        and one ``fstat``: the file's folder was checked once to stay inside
+        the root.  A symlinked file is read only when it stays inside.
+        """
+        path = self.path(key)
+        if self._resolve(os.path.dirname(path)) is None:
+            self.check_inside(path)          # raises, naming where it leads
+        try:
+            fd = os.open(path, _READ_FLAGS)
+        except FileNotFoundError as err:
+            raise DatasetNotFoundError(f"{path}: no such file") from err
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
+            self.check_inside(path)          # a symlink: read it only if it stays inside
+            return read_regular(path, limit, follow=True)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FormatError(f"{path}: expected a file, found {describe_mode(st.st_mode)}")
+            if st.st_size > limit:
+                raise FormatError(f"{path}: holds {st.st_size} bytes, more than the {limit} "
+                                  f"such a file may hold")
+            return read_fd(fd, st.st_size + 1, path)
+        finally:
+            os.close(fd)
+
+    def exists(self, key: str) -> bool:
+        """True when anything is at ``key`` (a file, or a FIFO, link... that
+        :meth:`get` then refuses with a message saying what it is)."""
+        return os.path.lexists(self.path(key))
+
+    def size(self, key: str):
+        """Size of the regular file ``key`` (not followed if a symlink), None if absent.
+
+        Raises
+        ------
+        FormatError
+            When something else than a regular file is there.
+        """
+        path = self.path(key)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        except OSError as err:
+            raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
+        if not stat.S_ISREG(st.st_mode):
+            raise FormatError(f"{path}: expected a file, found {describe_mode(st.st_mode)}")
+        return st.st_size
+
+    def identity(self, key: str):
+        """``(inode, mtime, size)`` of the file ``key``, None when it does not exist."""
+        try:
+            st = os.stat(os.path.join(self.root, *key.split("/")))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError:                 # a symlink loop, permissions: some fixed identity
+            return ("unreadable",)
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def is_folder(self, key: str) -> bool:
+        """True when ``key`` is a real folder (not a symlink to one)."""
+        try:
+            return stat.S_ISDIR(os.lstat(self.path(key)).st_mode)
+        except OSError:
+            return False
+
+    def list(self, prefix: str = "") -> list:
+        """Keys of the files under ``prefix``, our own files and temporary
+        files excluded, never following or accepting symlinks.
+
+        Raises
+        ------
+        FormatError
+            Naming the first symlink or other non-file met (bcolz datasets
+            hold only files and folders), or a folder that cannot be listed.
+        """
+        base = self.path(prefix.rstrip("/")) if prefix else self.root
+        keys = []
+        for folder, dirs, files in os.walk(base, onerror=_raise_walk_error):
+            rel = os.path.relpath(folder, self.root)
+            rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            for name in [d for d in dirs if d not in OWN_NAMES]:
+                if os.path.islink(os.path.join(folder, name)):
+                    raise FormatError(f"{os.path.join(folder, name)}: a symlink inside the "
+                                      f"dataset (bcolz datasets hold only files and folders)")
+            dirs[:] = sorted(d for d in dirs if d not in OWN_NAMES)
+            for name in sorted(files):
+                if name in OWN_NAMES or name.startswith(TEMP_PREFIX):
+                    continue
+                keys.append(rel + name)
+        return keys
+
+    def list_times(self, prefix: str) -> dict:
+        """``{key: mtime}`` of every file under ``prefix``, temporary files
+        included, never following symlinks (a symlink counts as a file)."""
+        base = self.path(prefix.rstrip("/")) if prefix else self.root
+        out = {}
+        for folder, dirs, files in os.walk(base):
+            rel = os.path.relpath(folder, self.root).replace(os.sep, "/")
+            rel = "" if rel == "." else rel + "/"
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+                with contextlib.suppress(OSError):
+                    out[rel + name] = os.lstat(os.path.join(folder, name)).st_mtime
+            dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        return out
+
+    def check_folder(self, prefix: str) -> None:
+        """Refuse a symlink, file or other non-folder at the folder key ``prefix``.
+
+        Raises
+        ------
+        FormatError
+            Naming what stands there.
+        """
+        path = self.path(prefix.rstrip("/"))
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
+        if not stat.S_ISDIR(st.st_mode):
+            raise FormatError(f"{path}: expected a folder, found {describe_mode(st.st_mode)}")
+
+    def remove_folder_if_empty(self, prefix: str) -> None:
+        """Remove the folder ``prefix`` when it is empty."""
+        with contextlib.suppress(OSError):
+            os.rmdir(self.path(prefix.rstrip("/")))
+
+    def listdir(self, prefix: str = "") -> list:
+        """Names directly in the folder ``prefix`` (empty when it does not exist)."""
+        try:
+            return sorted(os.listdir(self.path(prefix.rstrip("/")) if prefix else self.root))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    # ------------------------------------------------------------ writing
+
+    def makedirs(self, prefix: str = "") -> None:
+        """Create the root and the folder ``prefix`` below it."""
+        self._check_writable()
+        os.makedirs(self.path(prefix.rstrip("/")) if prefix else self.root, exist_ok=True)
+
+    def put(self, key: str, data) -> None:
+        """Write the file ``key`` (its folder must exist; see :meth:`makedirs`).
+
+        Not atomic: the commit protocol writes only fresh blob files this way,
+        and moves them into place with :meth:`move`.
+        """
+        self._check_writable()
+        parts = data if isinstance(data, list) else [data]
+        with open(self.path(key), "wb") as fh:
+            for part in parts:
+                fh.write(part)
+
+    def put_if_absent(self, key: str, data: bytes) -> None:
+        """Create ``key`` atomically with ``data``, refusing if it exists.
+
+        The content is written and fsynced to a temporary file, which is then
+        hard-linked to ``key`` (``link`` fails if ``key`` exists); where the
+        file system has no hard links, it is renamed after an existence check.
+
+        Raises
+        ------
+        ConcurrentWriteError
+            When ``key`` exists already.
+        OSError
+            When the disk refuses, naming the file.
+        """
+        self._check_writable()
+        target = self.path(key)
+        tmp = os.path.join(os.path.dirname(target), f"{TEMP_PREFIX}{uuid.uuid4().hex}")
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if self.fsync_enabled:
+                    os.fsync(fh.fileno())
+            try:
+                os.link(tmp, target)
+            except FileExistsError as err:
+                raise ConcurrentWriteError(
+                    f"{target}: another writer is committing to this dataset") from err
+            except OSError as err:
+                if err.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP,
+                                     errno.EMLINK, errno.ENOSYS):
+                    raise
+                if os.path.lexists(target):
+                    raise ConcurrentWriteError(
+                        f"{target}: another writer is committing to this dataset") from err
+                os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+    # Set by the journal of this store: whether fsync is wanted.
+    fsync_enabled = True
+
+    def delete(self, key: str) -> None:
+        """Remove the file ``key``; a folder there is left alone."""
+        self._check_writable()
+        path = self.path(key)
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.isdir(path) and not os.path.islink(path):
+                return
+            os.unlink(path)
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove the folder ``prefix`` and everything in it (never following
+        symlinks; a symlink in its place is removed, not what it points to)."""
+        self._check_writable()
+        path = self.path(prefix.rstrip("/"))
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+    def move(self, src: str, dst: str) -> None:
+        """Rename ``src`` onto ``dst`` (atomic), creating ``dst``'s folder.
 
         Raises
         ------
         DatasetNotFoundError
-            If the file does not exist (a FileNotFoundError).
-        FormatError
-            If ``key`` is unsafe, names a folder, a FIFO, a device or another
-            non-file, is larger than ``limit``, or leads outside the rootdir
-            through a symlink.
-        IntegrityError
-            With ``verify`` on, when the content does not match its checksum.
-        """
-        path = self.path(key)
-        if limit is None:
-            limit = read_limit(key)
-        full_key = self.prefix + key
-        found, blob = self.journal.lookup(full_key)
-        if found and blob is None:
-            raise DatasetNotFoundError(f"{path}: no such file")
-        if found:
-            try:
-                data = read_regular(blob, limit)   # a blob is never a symlink
-            except DatasetNotFoundError:           # moved into place meanwhile by the writer
-                return self.get_committed(key, limit)
-            if self.verify and self.journal.in_overlay(full_key):
-                self.check(key, data)
-            return data
-        return self.get_committed(key, limit)
-
-    def get_committed(self, key: str, limit: int | None = None) -> bytes:
-        """Read ``key`` from its bcolz file on disk (see :meth:`get`)."""
-        path = self.path(key)
-        self._check_inside(path)
-        data = read_regular(path, read_limit(key) if limit is None else limit, follow=True)
-        if self.verify:
-            self.check(key, data)
-        return data
-
-    def check(self, key: str, data: bytes) -> None:
-        """Compare ``data`` with the recorded checksum of ``key``.
-
-        Does nothing for a dataset without a checksum file (opening it with
-        ``verify=True`` warns once, see :meth:`warn_if_unverifiable`).
-
-        Raises
-        ------
-        IntegrityError
-            When the checksum differs, or the file has none recorded.
-        FormatError
-            When the checksum file itself is unreadable.
-        """
-        recorded = self.journal.recorded()
-        if recorded is None:
-            return
-        expected = recorded.get(self.prefix + key)
-        if expected is None:
-            raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
-        if md5_hex(data) != expected:
-            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
-
-    def warn_if_unverifiable(self) -> None:
-        """With ``verify`` on, warn when the dataset has no checksum file to verify against."""
-        if self.verify and self.journal.recorded() is None:
-            warnings.warn(f"{self.root}: verify=True, but the dataset has no checksum file "
-                          f"(bcolz wrote it, or no bcolz_store commit has been made); nothing "
-                          f"is verified", IntegrityWarning, stacklevel=4)
-
-    def exists(self, key: str) -> bool:
-        """True when the file ``key`` currently exists (staged, committed or on
-        disk; on disk, anything at its path counts, so that reading it explains
-        what is wrong when it is not a file).
-
-        Raises
-        ------
-        IntegrityError
-            With ``verify`` on, when the file is missing but the checksum file
-            lists it.
-        """
-        found, blob = self.journal.lookup(self.prefix + key)
-        if found:
-            return blob is not None
-        # Anything at the path counts (a FIFO, a device, a symlink): reading
-        # it then says what is wrong, instead of the file seeming absent.
-        present = os.path.lexists(self.path(key))
-        if not present and self.verify:
-            recorded = self.journal.recorded()
-            if recorded is not None and self.prefix + key in recorded:
-                raise IntegrityError(f"{self.path(key)}: missing, but the checksum file "
-                                     f"lists it")
-        return present
-
-    def set(self, key: str, data) -> None:
-        """Stage ``data`` (bytes-like, or a list of parts to concatenate) as the
-        new content of ``key`` (visible after :meth:`commit`).
-
-        Raises
-        ------
-        ReadOnlyError
-            If the store is read-only.
-        OSError
-            If the disk refuses the write; nothing committed changes.
+            When ``src`` is gone (moved already).
         """
         self._check_writable()
-        self.path(key)
-        self.journal.stage(self.prefix + key, data)
-
-    def delete(self, key: str) -> None:
-        """Stage the removal of file ``key``.
-
-        Raises
-        ------
-        ReadOnlyError
-            If the store is read-only.
-        """
-        self._check_writable()
-        self.path(key)
-        if self.exists(key):
-            self.journal.stage_delete(self.prefix + key)
-
-    def commit(self) -> None:
-        """Commit everything staged in the dataset's journal (see :mod:`.journal`)."""
-        self._check_writable()
-        self.journal.commit()
-
-    def makedirs(self, *folders: str) -> None:
-        """Create the root and the given sub-folders."""
-        self._check_writable()
-        os.makedirs(self.root, exist_ok=True)
-        for folder in folders:
-            os.makedirs(self.path(folder), exist_ok=True)
-
-    def listdir(self, folder: str = "") -> list:
-        """Names in ``folder`` on disk (empty list when it does not exist)."""
+        target = self.path(dst)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
-            return os.listdir(self.path(folder) if folder else self.root)
-        except FileNotFoundError:
-            return []
+            os.replace(self.path(src), target)
+        except FileNotFoundError as err:
+            if not os.path.lexists(self.path(src)):
+                raise DatasetNotFoundError(f"{self.path(src)}: no such file") from err
+            raise
 
-    def remove_all(self) -> None:
-        """Stage the removal of every file of this folder (part of the next commit).
+    def sync(self, keys) -> None:
+        """fsync the files ``keys`` (several at once: the file system can merge them)."""
+        fsync_all(fsync_file, [self.path(key) for key in keys])
 
-        Replacing a dataset (mode 'w'), purging it, or removing a column are
-        all one commit: the old files stay whole until the new state is
-        committed.
+    def sync_folders(self, keys) -> None:
+        """fsync the folders holding ``keys``."""
+        fsync_all(fsync_dir, sorted({os.path.dirname(self.path(key)) for key in keys}))
+
+    def check_targets(self, keys) -> None:
+        """Refuse to write through a symlink or a non-folder on the way to a key.
+
+        Each folder between the root and a key that exists must be a real
+        folder (lstat, so a symlink is never followed); so no commit, ours or
+        one found in a received dataset, can reach a file outside the root.
+
+        Raises
+        ------
+        FormatError
+            Naming the offending folder.
         """
+        checked = set()
+        for key in keys:
+            parts = key.split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                rel = "/".join(parts[:depth])
+                if rel in checked:
+                    continue
+                checked.add(rel)
+                path = os.path.join(self.root, *parts[:depth])
+                try:
+                    st = os.lstat(path)
+                except FileNotFoundError:
+                    break            # made by the commit, below a checked folder
+                except OSError as err:
+                    raise FormatError(f"{path}: cannot be checked ({err.strerror})") from err
+                if not stat.S_ISDIR(st.st_mode):
+                    raise FormatError(f"{path}: expected a folder inside the rootdir, found "
+                                      f"{describe_mode(st.st_mode)}; nothing was written")
+
+    def root_state(self) -> str:
+        """``"folder"``, ``"missing"``, or ``"other"`` (a file or a broken link)."""
+        return _root_state(self.root)
+
+    def remove_root(self) -> None:
+        """Delete the root folder and everything in it (a file there too)."""
         self._check_writable()
-        self.journal.stage_delete_all(self.prefix)
+        if os.path.isdir(self.root) and not os.path.islink(self.root):
+            shutil.rmtree(self.root, ignore_errors=True)
+        elif os.path.lexists(self.root):
+            os.unlink(self.root)
+        self.forget_folders()
+
+    def child(self, prefix: str) -> "LocalStore":
+        """The folder ``prefix`` as a store of its own."""
+        out = LocalStore(self.path(prefix.rstrip("/")), self.readonly)
+        out.fsync_enabled = self.fsync_enabled
+        return out
+
+    def prune_empty_folders(self, keep=()) -> None:
+        """Delete empty folders below the root (deepest first), except those in
+        ``keep`` (relative paths) and our own."""
+        for folder, _dirs, _files in os.walk(self.root, topdown=False):
+            rel = os.path.relpath(folder, self.root).replace(os.sep, "/")
+            if rel == "." or rel.split("/")[0] in OWN_NAMES or rel in keep:
+                continue
+            if not os.path.islink(folder):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)        # only succeeds when empty
+
+
+def _root_state(root: str) -> str:
+    if os.path.isdir(root):
+        return "folder"
+    return "other" if os.path.lexists(root) else "missing"
+
+
+def _within(root: str, real: str):
+    """``real`` when it is ``root`` or below it, else None."""
+    if real == root or os.path.commonpath([root, real]) == root:
+        return real
+    return None
+
+
+def _raise_walk_error(err: OSError) -> None:
+    raise FormatError(f"{getattr(err, 'filename', '?')}: cannot be listed ({err.strerror})") \
+        from err

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from ..errors import BcolzStoreError
-from .journal import LOCK_FILE
+from ..format.layout import LOCK_FILE
 
 __all__ = ["DEFAULT_TIMEOUT", "acquire", "release"]
 
@@ -29,7 +29,7 @@ def acquire(rootdir, wanted, timeout: float = DEFAULT_TIMEOUT):
 
     Parameters
     ----------
-    rootdir : str or None
+    rootdir : str, os.PathLike, Store or None
     wanted : bool or float
         False: no lock.  True: wait up to ``timeout`` seconds.  A number: wait
         that many seconds.
@@ -39,16 +39,24 @@ def acquire(rootdir, wanted, timeout: float = DEFAULT_TIMEOUT):
     LockTimeoutError
         When another writer keeps the lock past the timeout.
     ValueError
-        When a lock is asked for an in-memory container.
+        When a lock is asked for an in-memory container or a non-local store.
     """
     if not wanted:
         return None
     if rootdir is None:
         raise ValueError("lock=True needs an on-disk container (a rootdir)")
+    from .base import Store
+    from .urls import is_url
+    local = getattr(rootdir, "root", None) if isinstance(rootdir, Store) else rootdir
+    if local is None or (isinstance(local, str) and is_url(local)
+                         and not local.startswith("file://")):
+        raise ValueError(f"{rootdir}: lock=True needs a local folder (on object stores, "
+                         f"concurrent writers are told apart by conditional writes)")
     import filelock
     if not isinstance(wanted, bool):
         timeout = float(wanted)
-    parent = os.path.abspath(rootdir)
+    local = os.fspath(local)
+    parent = os.path.abspath(local[len("file://"):] if local.startswith("file://") else local)
     os.makedirs(parent, exist_ok=True)
     lock = filelock.FileLock(os.path.join(parent, LOCK_FILE), timeout=timeout)
     try:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import bcolz_store as bcolz
-from bcolz_store.storage.journal import CHECKSUM_FILE
-from tests.conftest import FIXTURES
+
+from tests.conftest import FIXTURES, bcolz_files
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text()) if FIXTURES.is_dir() else {
     "datasets": {}}
@@ -26,9 +26,9 @@ def _expected(name):
 
 
 def _files(root: Path):
-    """The files bcolz reads (our checksum file sits beside them and is compared elsewhere)."""
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and p.name != CHECKSUM_FILE)
+    """The files bcolz reads (ours, the checksum file, the consolidated metadata and the
+    journal, sit beside them and are checked elsewhere)."""
+    return sorted(bcolz_files(root))
 
 
 @pytest.mark.parametrize("name", CARRAYS)

@@ -1,0 +1,343 @@
+"""The Store interface: bytes under keys, knowing nothing of arrays.
+
+A store holds one dataset's files (or a pack of them) as bytes under
+``/``-separated keys relative to its root: ``"meta/sizes"``,
+``"price/data/__3.blp"``, ``".bcolz_store-journal/000001.blob"``.  Everything
+above it (the commit protocol, the chunk engine, carray and ctable) speaks only
+in keys; everything below it (files, objects in a bucket, members of a zip
+file, a dict) is the store's business.
+
+What a store must offer is the abstract methods of :class:`Store`.  A store
+that can do better than the generic versions overrides the others: a local
+folder moves a file by renaming it and makes writes durable with fsync; an
+object store fetches many keys concurrently and creates a commit record with
+a conditional write.  Each backend passes the one contract test class in
+``tests/storage/test_store_contract.py``.
+
+Errors are those of :mod:`bcolz_store.errors`: a missing key is a
+:class:`DatasetNotFoundError` (a ``FileNotFoundError``), something at a key
+that is not a plain object (a folder, a FIFO, a symlink leading out of the
+root) or larger than allowed is a :class:`FormatError`, a write to a
+read-only store a :class:`ReadOnlyError`, and losing a race for a commit
+record a :class:`ConcurrentWriteError`.  Failures of the medium itself are
+``OSError`` naming the key.
+"""
+
+from __future__ import annotations
+
+import abc
+import concurrent.futures
+
+from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
+from ..format.layout import CHECKSUM_FILE, check_key
+
+__all__ = ["FETCH_THREADS", "PrefixStore", "Store"]
+
+# Concurrent fetches of a store that has no batched fetch of its own.
+FETCH_THREADS = 16
+
+
+class Store(abc.ABC):
+    """Bytes under keys, in one root.
+
+    Attributes
+    ----------
+    url : str
+        Where the root is (a path or a URL), for messages.
+    readonly : bool
+        Every write raises :class:`ReadOnlyError`.
+    atomic_move : bool
+        :meth:`move` replaces its target atomically (a rename).
+    durable : bool
+        :meth:`sync` and :meth:`sync_folders` make writes survive a power
+        loss (local folders); elsewhere a completed write is durable.
+    remote : bool
+        Each call is a network round trip: callers batch and cache.
+    """
+
+    atomic_move = False
+    durable = False
+    remote = False
+
+    def __init__(self, url: str, readonly: bool = False):
+        self.url = url
+        self.readonly = readonly
+
+    # ------------------------------------------------------------ naming
+
+    def path(self, key: str) -> str:
+        """Where ``key`` is, for messages (``url/key``).
+
+        Raises
+        ------
+        FormatError
+            For a key that could leave the root (absolute, ``..``).
+        """
+        check_key(key, self.url)
+        return f"{self.url.rstrip('/')}/{key}"
+
+    def _check_writable(self) -> None:
+        if self.readonly:
+            raise ReadOnlyError(f"{self.url}: cannot modify data because mode is 'r'")
+
+    # ------------------------------------------------------------ reading
+
+    @abc.abstractmethod
+    def get(self, key: str, limit: int) -> bytes:
+        """The bytes at ``key``, which may hold at most ``limit`` bytes.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            When nothing is at ``key``.
+        FormatError
+            When what is there is not a plain object of at most ``limit``
+            bytes, or leads outside the root.
+        """
+
+    def get_many(self, keys, limit: int) -> dict:
+        """``{key: bytes or the exception get() raised}`` for every key, fetched
+        concurrently where the store benefits from it."""
+        keys = list(keys)
+        if not self.remote or len(keys) < 2:
+            return {key: _call(self.get, key, limit) for key in keys}
+        workers = min(FETCH_THREADS, len(keys))
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            return dict(zip(keys, pool.map(lambda k: _call(self.get, k, limit), keys)))
+
+    @abc.abstractmethod
+    def exists(self, key: str) -> bool:
+        """True when something is at ``key`` (even something :meth:`get` refuses)."""
+
+    def size(self, key: str):
+        """Bytes at ``key``, or None when nothing is there.
+
+        Raises
+        ------
+        FormatError
+            When what is there is not a plain object.
+        """
+        try:
+            return len(self.get(key, 1 << 62))
+        except DatasetNotFoundError:
+            return None
+
+    def identity(self, key: str):
+        """Something that changes whenever the object at ``key`` is replaced
+        (None when there is none): a reader compares it to notice commits."""
+        try:
+            data = self.get(key, 1 << 30)
+        except (DatasetNotFoundError, FormatError):
+            return None
+        return (len(data), hash(data))
+
+    @abc.abstractmethod
+    def list(self, prefix: str = "") -> list:
+        """Keys of every object under ``prefix`` (a folder key ending in ``/``,
+        or ``""`` for the whole root), sorted.
+
+        Raises
+        ------
+        FormatError
+            When the listing meets something that is neither a plain object
+            nor a folder (local folders: a symlink, a FIFO, a device).
+        """
+
+    def list_times(self, prefix: str) -> dict:
+        """``{key: modification time (seconds since the epoch)}`` of every object
+        under ``prefix``, our own files included (used to find stale blobs)."""
+        import time
+        now = time.time()
+        return {key: now for key in self.list(prefix)}
+
+    def check_folder(self, prefix: str) -> None:
+        """Refuse a folder key (``"name/"``) where something else stands (local
+        folders: a symlink or a file in place of the folder).
+
+        Raises
+        ------
+        FormatError
+            Naming what stands there.
+        """
+
+    # ------------------------------------------------------------ writing
+
+    def makedirs(self, prefix: str = "") -> None:
+        """Create the folder ``prefix`` (and the root) where folders exist."""
+
+    def remove_folder_if_empty(self, prefix: str) -> None:
+        """Remove the folder ``prefix`` if it is empty (where folders exist)."""
+
+    @abc.abstractmethod
+    def put(self, key: str, data) -> None:
+        """Make ``data`` (bytes-like, or a list of them) the object at ``key``.
+
+        Raises
+        ------
+        ReadOnlyError
+            In a read-only store.
+        OSError
+            When the medium refuses, naming the key.
+        """
+
+    def put_if_absent(self, key: str, data: bytes) -> None:
+        """Create the object ``key`` with ``data`` unless something is there.
+
+        Stores with a conditional write (S3 ``If-None-Match``, an exclusive
+        link on a local disk) make this atomic; the generic version checks
+        first, which leaves a small window that the caller's generation check
+        narrows.
+
+        Raises
+        ------
+        ConcurrentWriteError
+            When ``key`` exists already.
+        """
+        if self.exists(key):
+            raise ConcurrentWriteError(f"{self.path(key)}: exists already (another writer)")
+        self.put(key, data)
+
+    @abc.abstractmethod
+    def delete(self, key: str) -> None:
+        """Remove the object ``key`` (nothing happens when there is none)."""
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every object under ``prefix`` (a folder key ending in ``/``)."""
+        for key in self.list(prefix):
+            self.delete(key)
+
+    def move(self, src: str, dst: str) -> None:
+        """Make the object ``src`` the object ``dst`` and remove ``src``.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            When ``src`` does not exist (moved already).
+        """
+        self.put(dst, self.get(src, 1 << 62))
+        self.delete(src)
+
+    # ------------------------------------------------- local-folder hooks
+
+    def sync(self, keys) -> None:
+        """Make the writes of ``keys`` durable (fsync on local folders)."""
+
+    def sync_folders(self, keys) -> None:
+        """Make the creation, replacement and removal of ``keys`` durable."""
+
+    def check_targets(self, keys) -> None:
+        """Refuse to write ``keys`` through anything that could lead outside
+        the root (local folders: a symlinked folder on the way).
+
+        Raises
+        ------
+        FormatError
+            Naming the offending folder.
+        """
+
+    def prune_empty_folders(self, keep=()) -> None:
+        """Remove folders left empty by a replaced dataset (local folders)."""
+
+    # ------------------------------------------------------- the root
+
+    def root_state(self) -> str:
+        """``"missing"`` (nothing at the root), ``"folder"`` (it holds objects)
+        or ``"other"`` (a local file in place of a folder)."""
+        return "folder" if self.list("") or self.exists(CHECKSUM_FILE) else "missing"
+
+    def remove_root(self) -> None:
+        """Delete everything at the root (a purged or replaced dataset)."""
+        self._check_writable()
+        self.delete_prefix("")
+
+    def child(self, prefix: str) -> "Store":
+        """A store whose root is the folder key ``prefix`` of this one."""
+        return PrefixStore(self, prefix)
+
+    def close(self) -> None:
+        """Release what the store holds open."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r}{', readonly' if self.readonly else ''})"
+
+
+def _call(function, *args):
+    try:
+        return function(*args)
+    except Exception as err:  # returned to the caller, who raises it where it belongs
+        return err
+
+
+class PrefixStore(Store):
+    """The keys of ``store`` under ``prefix``, as a store of their own."""
+
+    def __init__(self, store: Store, prefix: str):
+        prefix = prefix.rstrip("/") + "/"
+        check_key(prefix.rstrip("/"), store.url)
+        super().__init__(store.path(prefix.rstrip("/")), store.readonly)
+        self.base = store
+        self.prefix = prefix
+        self.atomic_move = store.atomic_move
+        self.durable = store.durable
+        self.remote = store.remote
+
+    def _key(self, key: str) -> str:
+        check_key(key, self.url)
+        return self.prefix + key
+
+    def get(self, key, limit):
+        return self.base.get(self._key(key), limit)
+
+    def get_many(self, keys, limit):
+        got = self.base.get_many([self._key(k) for k in keys], limit)
+        return {k: got[self.prefix + k] for k in keys}
+
+    def exists(self, key):
+        return self.base.exists(self._key(key))
+
+    def size(self, key):
+        return self.base.size(self._key(key))
+
+    def identity(self, key):
+        return self.base.identity(self._key(key))
+
+    def list(self, prefix=""):
+        n = len(self.prefix)
+        return [k[n:] for k in self.base.list(self.prefix + prefix)]
+
+    def list_times(self, prefix):
+        n = len(self.prefix)
+        return {k[n:]: t for k, t in self.base.list_times(self.prefix + prefix).items()}
+
+    def check_folder(self, prefix):
+        self.base.check_folder(self.prefix + prefix)
+
+    def put(self, key, data):
+        self.base.put(self._key(key), data)
+
+    def put_if_absent(self, key, data):
+        self.base.put_if_absent(self._key(key), data)
+
+    def delete(self, key):
+        self.base.delete(self._key(key))
+
+    def delete_prefix(self, prefix):
+        self.base.delete_prefix(self.prefix + prefix)
+
+    def move(self, src, dst):
+        self.base.move(self._key(src), self._key(dst))
+
+    def makedirs(self, prefix=""):
+        self.base.makedirs((self.prefix + prefix).rstrip("/"))
+
+    def remove_folder_if_empty(self, prefix):
+        self.base.remove_folder_if_empty(self.prefix + prefix)
+
+    def sync(self, keys):
+        self.base.sync([self.prefix + k for k in keys])
+
+    def sync_folders(self, keys):
+        self.base.sync_folders([self.prefix + k for k in keys])
+
+    def check_targets(self, keys):
+        self.base.check_targets([self.prefix + k for k in keys])
