@@ -40,6 +40,8 @@ __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 _MB = 1024 * 1024
 # Reads that allocate more than this check first that their chunk files exist.
 CHECK_BEFORE_ALLOCATING = 256 * _MB
+# Compressed bytes of chunk files fetched together from a remote store.
+FETCH_BATCH_BYTES = 64 * _MB
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
 
@@ -413,17 +415,18 @@ class carray:
                               f"{atomsize}-byte atoms exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
         nfull, nleft = divmod(length, self._chunklen)
         needed = nfull + (1 if nleft else 0)
-        missing = [i for i in (0, needed - 1) if needed and not store.exists(chunk_key(i))]
-        if missing:
-            raise ChunkNotFoundError(
-                f"{store.path(chunk_key(missing[0]))}: chunk file missing; meta/sizes "
-                f"promises {length} items in {needed} chunk files")
-        self._lastchunkarr = np.zeros(self._chunklen, dtype=dtype)
+        if not store.store.remote:      # two stats: a missing chunk file is told at once
+            missing = [i for i in (0, needed - 1) if needed and not store.exists(chunk_key(i))]
+            if missing:
+                raise ChunkNotFoundError(
+                    f"{store.path(chunk_key(missing[0]))}: chunk file missing; meta/sizes "
+                    f"promises {length} items in {needed} chunk files")
         self._chunks = DiskChunks(store, dtype, self._cparams, nfull,
                                   chunk_nbytes=self._chunklen * atomsize)
         self._nleft = nleft
-        if nleft:
-            self._chunks.read_into(nfull, self._lastchunkarr[:nleft])
+        # The leftover chunk is read when first needed (reading the last rows,
+        # appending...), so opening a table reads no chunk at all.
+        self._leftover_buffer = None
         self._cbytes = sizes.cbytes
 
     def refresh(self):
@@ -466,6 +469,21 @@ class carray:
             self._dflt)))
 
     # ------------------------------------------------------------- properties
+
+    @property
+    def _lastchunkarr(self) -> np.ndarray:
+        """The leftover buffer, ``chunklen`` atoms (read from its chunk file on first use)."""
+        buffer = self._leftover_buffer
+        if buffer is None:
+            buffer = np.zeros(self._chunklen, dtype=self._dtype)
+            if self._nleft:
+                self._chunks.read_into(len(self._chunks), buffer[:self._nleft])
+            self._leftover_buffer = buffer
+        return buffer
+
+    @_lastchunkarr.setter
+    def _lastchunkarr(self, value: np.ndarray) -> None:
+        self._leftover_buffer = value
 
     @property
     def _chunksize(self) -> int:
@@ -703,6 +721,7 @@ class carray:
             if n * self._dtype.itemsize > CHECK_BEFORE_ALLOCATING and self._store is not None:
                 self._check_chunk_files(start // cl, min((stop - 1) // cl + 1, nfull))
             out = np.empty(n, dtype=self._dtype)
+        whole = []             # full chunks read straight into out: (nchunk, dest)
         pos = start
         while pos < stop:
             nchunk = pos // cl
@@ -710,11 +729,31 @@ class carray:
             hi = min(stop - nchunk * cl, cl)
             dest = out[pos - start: pos - start + hi - lo]
             if nchunk < nfull and lo == 0 and hi == cl and nchunk not in self._cache:
-                self._chunks.read_into(nchunk, dest)
+                whole.append((nchunk, dest))
             else:
                 dest[...] = self._chunk_array(nchunk)[lo:hi]
             pos += hi - lo
+        self._decode_into(whole)
         return out
+
+    def _decode_into(self, tasks: list) -> None:
+        """Decompress each full chunk ``nchunk`` of ``tasks`` into its ``dest``.
+
+        On a remote store the chunk files are fetched concurrently, a bounded
+        number at a time (:data:`FETCH_BATCH_BYTES`), so a full read makes
+        few round trips and holds the output plus one batch of chunk files.
+        """
+        chunks = self._chunks
+        if len(tasks) < 2 or chunks.memory or not self._store.store.remote:
+            for nchunk, dest in tasks:
+                chunks.read_into(nchunk, dest)
+            return
+        per_batch = max(FETCH_BATCH_BYTES // max(self._chunksize, 1), 2)
+        for first in range(0, len(tasks), per_batch):
+            batch = tasks[first:first + per_batch]
+            got = chunks.read_files([n for n, _dest in batch], chunks.limit())
+            for nchunk, dest in batch:
+                chunks.decode_into(nchunk, got.pop(nchunk), dest)
 
     def _check_chunk_files(self, first: int, stop: int) -> None:
         """Before a large allocation: every chunk file ``first:stop`` exists,
@@ -786,12 +825,38 @@ class carray:
         bounds = np.flatnonzero(np.diff(sorted_chunks)) + 1
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [len(order)]))
-        for lo, hi in zip(starts, stops):
-            c = int(sorted_chunks[lo])
-            sel = order[lo:hi]
-            data = self._chunk_array(c)
+        groups = {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
+        for c, data in self._chunk_arrays(list(groups)):
+            sel = groups[c]
             flat_out[sel] = data[flat[sel] - c * self._chunklen]
         return out
+
+    def _chunk_arrays(self, nchunks: list):
+        """Yield ``(nchunk, decompressed atoms)`` for each of ``nchunks`` (the
+        leftover included), fetching the chunk files of a remote store
+        concurrently, a bounded number at a time; arrays of fetched chunks are
+        valid until the next one is yielded."""
+        chunks = self._chunks
+        nfull = len(chunks)
+        remote = not chunks.memory and self._store.store.remote
+        fetch = [n for n in nchunks if n < nfull and n not in self._cache] if remote else []
+        if len(fetch) < 2:
+            for n in nchunks:
+                yield n, self._chunk_array(n)
+            return
+        per_batch = max(FETCH_BATCH_BYTES // max(self._chunksize, 1), 2)
+        fetched = {}
+        buffer = np.empty(self._chunklen, dtype=self._dtype)
+        batches = iter(range(0, len(fetch), per_batch))
+        for n in nchunks:
+            if n in fetch and n not in fetched:
+                first = next(batches)
+                fetched = chunks.read_files(fetch[first:first + per_batch], chunks.limit())
+            if n in fetched:
+                chunks.decode_into(n, fetched.pop(n), buffer)
+                yield n, buffer
+            else:
+                yield n, self._chunk_array(n)
 
     def _where_mask(self, mask) -> np.ndarray:
         """Values where a boolean mask (ndarray or carray) is true."""

@@ -38,3 +38,65 @@ def _no_fsync_in_process(monkeypatch):
     writer subprocesses that keep it on); the commit protocol is otherwise the same."""
     from bcolz_store.storage.journal import Journal
     monkeypatch.setattr(Journal, "fsync_default", False)
+
+
+# --- S3 on loopback: a moto server for the tests that need one -------------------------------
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A moto S3 server on 127.0.0.1 (a separate process), stopped at the end.
+
+    Yields the storage options that reach it through s3fs.  Skips when moto or
+    s3fs is not installed (extras ``test``/``s3``).
+    """
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto.server")
+    port = _free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+               AWS_DEFAULT_REGION="eu-west-1")
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
+                             "-p", str(port)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(endpoint, timeout=1).read()
+                break
+            except Exception:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.skip("the moto S3 server did not start")
+                time.sleep(0.1)
+        yield {"key": "testing", "secret": "testing", "use_listings_cache": False,
+               "client_kwargs": {"endpoint_url": endpoint, "region_name": "eu-west-1"}}
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+_buckets = iter(range(10 ** 9))
+
+
+@pytest.fixture
+def s3_bucket(s3_server):
+    """A new, empty bucket: ``(url 's3://bucket', storage_options)``."""
+    import s3fs
+    fs = s3fs.S3FileSystem(**s3_server)
+    name = f"bucket-{os.getpid()}-{next(_buckets)}"
+    fs.mkdir(name)
+    return f"s3://{name}", s3_server

@@ -808,8 +808,12 @@ def test_leftover_of_wrong_size_raises_format_error(tmp_path):
     bcolz_store.carray(data(20), chunklen=8, rootdir=path)
     with open(os.path.join(path, "meta", "sizes"), "w") as f:
         json.dump({"shape": [21], "nbytes": 168, "cbytes": 0}, f)
+    c = bcolz_store.carray(rootdir=path)       # the leftover is read when first needed
+    assert len(c) == 21
     with pytest.raises(FormatError, match="__2.blp"):
-        bcolz_store.carray(rootdir=path)
+        c[-1]
+    with pytest.raises(FormatError, match="__2.blp"):
+        c.append([1])
 
 
 # -------------------------------------------------------- misc behaviours

@@ -206,6 +206,35 @@ class Store(abc.ABC):
         for key in self.list(prefix):
             self.delete(key)
 
+    def delete_many(self, keys) -> None:
+        """Remove several objects (nothing happens for those that do not exist)."""
+        for key in keys:
+            self.delete(key)
+
+    def move_many(self, pairs, missing_ok: bool = False) -> None:
+        """:meth:`move` each ``(src, dst)``, concurrently on remote stores;
+        with ``missing_ok`` a ``src`` that is gone (moved already) is skipped."""
+        def one(pair):
+            try:
+                self.move(*pair)
+            except DatasetNotFoundError:
+                if not missing_ok:
+                    raise
+        self._each(one, list(pairs))
+
+    def put_many(self, items) -> None:
+        """:meth:`put` each ``(key, data)``, concurrently on remote stores."""
+        self._each(lambda item: self.put(*item), list(items))
+
+    def _each(self, function, items: list) -> None:
+        if not self.remote or len(items) < 2:
+            for item in items:
+                function(item)
+            return
+        with concurrent.futures.ThreadPoolExecutor(min(FETCH_THREADS, len(items))) as pool:
+            for future in [pool.submit(function, item) for item in items]:
+                future.result()
+
     def move(self, src: str, dst: str) -> None:
         """Make the object ``src`` the object ``dst`` and remove ``src``.
 
@@ -313,18 +342,23 @@ class PrefixStore(Store):
         self.base.check_folder(self.prefix + prefix)
 
     def put(self, key, data):
+        self._check_writable()
         self.base.put(self._key(key), data)
 
     def put_if_absent(self, key, data):
+        self._check_writable()
         self.base.put_if_absent(self._key(key), data)
 
     def delete(self, key):
+        self._check_writable()
         self.base.delete(self._key(key))
 
     def delete_prefix(self, prefix):
+        self._check_writable()
         self.base.delete_prefix(self.prefix + prefix)
 
     def move(self, src, dst):
+        self._check_writable()
         self.base.move(self._key(src), self._key(dst))
 
     def makedirs(self, prefix=""):

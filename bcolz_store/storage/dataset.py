@@ -50,6 +50,7 @@ class DatasetStore:
 
     def __init__(self, store: Store, readonly: bool = False, journal: Journal | None = None,
                  prefix: str = "", verify: bool = False, consolidated: bool | None = None):
+        readonly = readonly or store.readonly      # a pack, an http URL: never written
         self.store = store
         self.prefix = prefix
         self.journal = journal if journal is not None else Journal(store, readonly,
@@ -177,6 +178,13 @@ class DatasetStore:
         if found:
             if blob is None:
                 raise DatasetNotFoundError(f"{self.path(key)}: no such file")
+            if isinstance(blob, bytes):              # carried by the commit record
+                if len(blob) > limit:
+                    raise FormatError(f"{self.path(key)}: holds {len(blob)} bytes, more than "
+                                      f"the {limit} such a file may hold")
+                if self.verify and self.journal.in_overlay(full):
+                    self.check(key, blob)
+                return blob
             try:
                 data = self.store.get(blob, limit)   # a blob is never a symlink
             except DatasetNotFoundError:             # moved into place meanwhile by the writer

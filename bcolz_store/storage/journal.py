@@ -46,8 +46,11 @@ folder on the way to a target may be a symlink.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import hashlib
+import itertools
 import json
 import re
 import time
@@ -78,6 +81,9 @@ READ_RETRIES = 400
 # MAX_INFLIGHT_BYTES of them wait in memory.
 ASYNC_MIN_BYTES = 1 << 16
 MAX_INFLIGHT_BYTES = 64 << 20
+# On remote stores, contents up to this size travel inside the commit record
+# (written by one request at the commit) instead of as blobs of their own.
+INLINE_MAX_BYTES = 1 << 16
 
 
 def record_key(generation: int) -> str:
@@ -171,12 +177,13 @@ def check_manifest(entries, where: str) -> list:
     """Validate a commit record before anything it names is read or moved.
 
     Every key must be a file a commit writes (:func:`commit_key_limit`), every
-    blob a name this library gives its blobs (``[writer/]NNNNNN.blob``), and
-    no key may appear twice.
+    blob a name this library gives its blobs (``[writer/]NNNNNN.blob``) or
+    ``{"data": base64}`` (content carried by the record itself, on remote
+    stores) no larger than the key may hold, and no key may appear twice.
 
     Returns
     -------
-    list of [key, blob or None]
+    list of [key, blob name, content bytes, or None]
 
     Raises
     ------
@@ -190,13 +197,29 @@ def check_manifest(entries, where: str) -> list:
         if not (isinstance(entry, list) and len(entry) == 2):
             raise FormatError(f"{where}: malformed commit record entry {entry!r:.80}")
         key, blob = entry
-        commit_key_limit(key, where)
-        if blob is not None and not (isinstance(blob, str) and _BLOB_NAME.fullmatch(blob)):
+        limit = commit_key_limit(key, where)
+        if isinstance(blob, dict):
+            text = blob.get("data")
+            if set(blob) != {"data"} or not isinstance(text, str) or \
+                    len(text) > 4 * (min(limit, INLINE_MAX_BYTES) // 3 + 2):
+                raise FormatError(f"{where}: malformed content for {key!r:.80}")
+            try:
+                entry[1] = base64.b64decode(text.encode("ascii"), validate=True)
+            except (binascii.Error, UnicodeEncodeError) as err:
+                raise FormatError(f"{where}: malformed content for {key!r:.80}") from err
+        elif blob is not None and not (isinstance(blob, str) and _BLOB_NAME.fullmatch(blob)):
             raise FormatError(f"{where}: malformed blob name {blob!r:.80}")
         if key in seen:
             raise FormatError(f"{where}: {key!r} appears twice")
         seen.add(key)
     return entries
+
+
+def _record_bytes(entries: list) -> bytes:
+    """The JSON of a commit record; contents carried inline are base64."""
+    return json.dumps([[key, {"data": base64.b64encode(blob).decode("ascii")}
+                        if isinstance(blob, bytes) else blob]
+                       for key, blob in entries]).encode("utf-8")
 
 
 class Journal:
@@ -324,7 +347,7 @@ class Journal:
             return 0
         found, blob = self.lookup(CONSOLIDATED_FILE)
         if found and blob is not None:          # a reader looking through a record
-            data = self.store.get(blob, MAX_OWN_FILE_BYTES)
+            data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
         generation, files = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
         if self.use_consolidated:
             self._meta = files
@@ -353,8 +376,8 @@ class Journal:
         object (or gone: moved already) of a size its key allows."""
         blobs = {}
         for key, blob in entries:
-            if blob is None:
-                blobs[key] = None
+            if blob is None or isinstance(blob, bytes):
+                blobs[key] = blob
                 continue
             blob_key = JOURNAL_PREFIX + blob
             try:
@@ -371,7 +394,7 @@ class Journal:
     def _forget_blobs_of(self, entries: list) -> None:
         """Remove the blob folders a rolled-forward record used."""
         for folder in {blob.partition("/")[0] for _key, blob in entries
-                       if blob and "/" in blob}:
+                       if isinstance(blob, str) and "/" in blob}:
             self.store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
 
     def _collect_garbage(self) -> None:
@@ -402,9 +425,10 @@ class Journal:
 
         Returns
         -------
-        (found, blob key)
+        (found, source)
             ``found`` False: read the bcolz file itself.  Else the blob key to
-            read, or None when the key is deleted.
+            read, the content itself (bytes, carried inline), or None when the
+            key is deleted.
         """
         if key in self._staged:
             digest = self._staged_sums[key]
@@ -413,7 +437,7 @@ class Journal:
             return True, self._staged[key]
         if key in self._overlay:
             blob = self._overlay[key]
-            if blob is None or self.store.exists(blob):
+            if blob is None or isinstance(blob, bytes) or self.store.exists(blob):
                 return True, blob
         return False, None
 
@@ -587,8 +611,16 @@ class Journal:
         commit_key_limit(key, self.root)
         parts = data if isinstance(data, list) else [data]
         parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
-        blob = self._next_blob(key)
         size = sum(len(part) for part in parts)
+        if self.store.remote and size <= INLINE_MAX_BYTES:
+            content = b"".join(parts)        # carried by the commit record
+            self._unstage(key)
+            self._staged[key] = content
+            self._staged_sums[key] = md5_hex(content)
+            if is_metadata_key(key):
+                self._staged_meta[key] = content
+            return
+        blob = self._next_blob(key)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
             digest = pool("cpu").submit(_write_blob, self.store, blob, parts, self._sync, key)
@@ -640,7 +672,7 @@ class Journal:
         self._staged_meta.pop(key, None)
         if isinstance(digest, Future):
             wait([digest])
-        if blob:
+        if isinstance(blob, str):
             with contextlib.suppress(OSError, FormatError):
                 self.store.delete(blob)
 
@@ -752,6 +784,8 @@ class Journal:
                 key = blob
             if found and blob is None:
                 self._recorded = None
+            elif isinstance(blob, bytes):
+                self._recorded = load_checksums(blob, self.store.path(CHECKSUM_FILE))
             else:
                 try:
                     data = self.store.get(key, MAX_OWN_FILE_BYTES)
@@ -827,11 +861,11 @@ class Journal:
             if self._sync:
                 self.store.sync(self._unsynced.intersection(self._staged.values()))
             self._unsynced.clear()
-            entries = sorted(([key, None if blob is None else blob[len(JOURNAL_PREFIX):]]
-                              for key, blob in self._staged.items()),
+            entries = sorted(([key, blob[len(JOURNAL_PREFIX):] if isinstance(blob, str)
+                               else blob] for key, blob in self._staged.items()),
                              key=lambda e: _commit_order(e[0]))
             self.store.check_targets([key for key, _blob in entries])
-            record = json.dumps(entries).encode("utf-8")
+            record = _record_bytes(entries)
             try:
                 self.store.put_if_absent(record_key(generation), record)
             except ConcurrentWriteError:
@@ -880,14 +914,18 @@ class Journal:
             f"refresh() and write again, or pass lock=True to serialise writers")
 
     def _apply(self, entries: list) -> None:
+        """Move each blob onto its key (and write contents carried inline,
+        make deletions), in the commit order: data, metadata, ``meta/sizes``,
+        the checksum file, the consolidated metadata; within each step
+        concurrently on remote stores."""
         store = self.store
         keys = [key for key, _blob in entries]
         store.check_targets(keys)
-        for key, blob in entries:
-            if blob is None:
-                store.delete(key)
-            else:
-                with contextlib.suppress(DatasetNotFoundError):  # moved already (roll forward)
-                    store.move(JOURNAL_PREFIX + blob, key)
+        for _order, group in itertools.groupby(entries, key=lambda e: _commit_order(e[0])[0]):
+            group = list(group)
+            store.delete_many([key for key, blob in group if blob is None])
+            store.put_many([(key, blob) for key, blob in group if isinstance(blob, bytes)])
+            store.move_many([(JOURNAL_PREFIX + blob, key) for key, blob in group
+                             if isinstance(blob, str)], missing_ok=True)  # moved already
         if self._sync:
             store.sync_folders(keys)

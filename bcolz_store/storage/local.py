@@ -199,7 +199,7 @@ class LocalStore(Store):
                 if name in OWN_NAMES or name.startswith(TEMP_PREFIX):
                     continue
                 keys.append(rel + name)
-        return keys
+        return sorted(keys)
 
     def list_times(self, prefix: str) -> dict:
         """``{key: mtime}`` of every file under ``prefix``, temporary files
@@ -432,5 +432,7 @@ def _within(root: str, real: str):
 
 
 def _raise_walk_error(err: OSError) -> None:
+    if isinstance(err, (FileNotFoundError, NotADirectoryError)):
+        return                          # nothing there: nothing listed
     raise FormatError(f"{getattr(err, 'filename', '?')}: cannot be listed ({err.strerror})") \
         from err

@@ -1,0 +1,276 @@
+"""The Store contract: every backend passes the same tests.
+
+``StoreTests`` holds them; each backend's class inherits it and provides a
+``store`` fixture (an empty, writable store) and, for read-only backends,
+``fill`` to build one holding given objects.  Hostile keys (``..``, absolute
+paths, empty components) are refused by every method of every store.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+import pytest
+
+from bcolz_store.errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError,
+                                ReadOnlyError)
+from bcolz_store.storage.base import PrefixStore, Store
+from bcolz_store.storage.local import LocalStore
+from bcolz_store.storage.memory import MemoryStore
+from bcolz_store.storage.zip import ZipStore
+
+HOSTILE_KEYS = ["../x", "a/../../x", "/etc/passwd", "", "a//b", "./a", "a/./b", "a/..",
+                "a\\..\\b", "a\0b"]
+
+
+class StoreTests:
+    """The contract; a subclass defines the ``store`` fixture."""
+
+    writable = True
+
+    def fill(self, store: Store, objects: dict) -> Store:
+        """A store holding ``objects`` (writable stores: put them)."""
+        for key, data in objects.items():
+            store.makedirs(key.rpartition("/")[0])
+            store.put(key, data)
+        return store
+
+    # --- reading
+
+    def test_get_returns_what_was_put(self, store):
+        s = self.fill(store, {"meta/sizes": b"{}\n", "data/__0.blp": b"x" * 1000})
+        assert s.get("meta/sizes", 100) == b"{}\n"
+        assert s.get("data/__0.blp", 1000) == b"x" * 1000
+
+    def test_get_missing_key(self, store):
+        s = self.fill(store, {"a": b"1"})
+        with pytest.raises(DatasetNotFoundError):
+            s.get("meta/sizes", 100)
+        assert not s.exists("meta/sizes")
+        assert s.size("meta/sizes") is None
+        assert s.identity("meta/sizes") is None
+
+    def test_get_refuses_more_than_the_limit(self, store):
+        s = self.fill(store, {"big": b"x" * 101})
+        with pytest.raises(FormatError, match="big"):
+            s.get("big", 100)
+        assert s.get("big", 101) == b"x" * 101
+
+    def test_get_many_returns_errors_in_place(self, store):
+        s = self.fill(store, {"a": b"1", "b/c": b"22"})
+        got = s.get_many(["a", "b/c", "missing"], 10)
+        assert got["a"] == b"1" and got["b/c"] == b"22"
+        assert isinstance(got["missing"], DatasetNotFoundError)
+
+    def test_exists_size_identity(self, store):
+        s = self.fill(store, {"x/y": b"abc"})
+        assert s.exists("x/y") and s.size("x/y") == 3
+        assert s.identity("x/y") is not None
+
+    def test_list_is_sorted_recursive_and_skips_own_files(self, store):
+        objects = {"b": b"1", "a/meta/sizes": b"2", "a/data/__0.blp": b"3",
+                   "bcolz_store.md5": b"4", ".bcolz_store-journal/x/000001.blob": b"5",
+                   "bcolz_store.json": b"6"}
+        s = self.fill(store, objects)
+        assert s.list("") == ["a/data/__0.blp", "a/meta/sizes", "b"]
+        assert s.list("a/") == ["a/data/__0.blp", "a/meta/sizes"]
+        assert s.list("zzz/") == []
+        assert ".bcolz_store-journal/x/000001.blob" in s.list_times(".bcolz_store-journal/")
+
+    def test_root_state(self, store):
+        s = self.fill(store, {"meta/sizes": b"{}"})
+        assert s.root_state() == "folder"
+
+    def test_child_sees_the_keys_below_its_prefix(self, store):
+        s = self.fill(store, {"col/meta/sizes": b"1", "col/data/__0.blp": b"2", "other": b"3"})
+        child = s.child("col")
+        assert child.get("meta/sizes", 10) == b"1"
+        assert child.list("") == ["data/__0.blp", "meta/sizes"]
+
+    @pytest.mark.parametrize("key", HOSTILE_KEYS)
+    def test_hostile_keys_are_refused_for_reading(self, store, key):
+        s = self.fill(store, {"a": b"1"})
+        for call in (lambda: s.get(key, 10), lambda: s.exists(key), lambda: s.size(key)):
+            with pytest.raises(FormatError):
+                call()
+
+    # --- writing
+
+    def test_put_replaces_and_identity_changes(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"k": b"one"})
+        before = s.identity("k")
+        s.put("k", [b"tw", b"o!"])
+        assert s.get("k", 10) == b"two!"
+        assert s.identity("k") != before
+
+    def test_put_if_absent_refuses_an_existing_key(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {})
+        s.makedirs("j")
+        s.put_if_absent("j/commit-1.json", b"[]")
+        with pytest.raises(ConcurrentWriteError):
+            s.put_if_absent("j/commit-1.json", b"[1]")
+        assert s.get("j/commit-1.json", 10) == b"[]"
+
+    def test_delete_and_delete_prefix(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"a/1": b"1", "a/2": b"2", "b": b"3"})
+        s.delete("b")
+        s.delete("b")                    # deleting what is gone is fine
+        assert not s.exists("b")
+        s.delete_prefix("a/")
+        assert s.list("") == []
+
+    def test_move(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"j/1.blob": b"payload", "data/__0.blp": b"old"})
+        s.move("j/1.blob", "data/__0.blp")
+        assert s.get("data/__0.blp", 100) == b"payload"
+        assert not s.exists("j/1.blob")
+        with pytest.raises(DatasetNotFoundError):
+            s.move("j/1.blob", "data/__0.blp")       # moved already
+        s.move("data/__0.blp", "new/folder/x")
+        assert s.get("new/folder/x", 100) == b"payload"
+
+    @pytest.mark.parametrize("key", HOSTILE_KEYS)
+    def test_hostile_keys_are_refused_for_writing(self, store, key):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"a": b"1"})
+        for call in (lambda: s.put(key, b"x"), lambda: s.delete(key),
+                     lambda: s.move("a", key), lambda: s.put_if_absent(key, b"x")):
+            with pytest.raises(FormatError):
+                call()
+        assert s.get("a", 10) == b"1"
+
+    def test_read_only_store_refuses_writes(self, store):
+        s = self.fill(store, {"a": b"1"})
+        s.readonly = True
+        for call in (lambda: s.put("b", b"x"), lambda: s.delete("a"),
+                     lambda: s.put_if_absent("c", b"x"), lambda: s.delete_prefix("")):
+            with pytest.raises(ReadOnlyError):
+                call()
+        assert s.get("a", 10) == b"1"
+
+
+class TestLocalStore(StoreTests):
+
+    @pytest.fixture
+    def store(self, tmp_path):
+        return LocalStore(tmp_path / "root")
+
+    def test_symlink_leading_outside_is_refused(self, tmp_path):
+        s = self.fill(LocalStore(tmp_path / "root"), {"meta/sizes": b"{}"})
+        (tmp_path / "secret").write_bytes(b"secret")
+        os.symlink(tmp_path / "secret", tmp_path / "root" / "meta" / "storage")
+        with pytest.raises(FormatError, match="outside"):
+            s.get("meta/storage", 100)
+        os.symlink(tmp_path, tmp_path / "root" / "data")
+        with pytest.raises(FormatError, match="outside"):
+            s.get("data/secret", 100)
+        with pytest.raises(FormatError, match="symlink"):
+            s.check_targets(["data/__0.blp"])
+        with pytest.raises(FormatError, match="symlink"):
+            s.list("")
+
+    def test_fifo_and_device_are_refused(self, tmp_path):
+        s = self.fill(LocalStore(tmp_path / "root"), {"a": b"1"})
+        os.mkfifo(tmp_path / "root" / "fifo")
+        with pytest.raises(FormatError, match="FIFO"):
+            s.get("fifo", 100)
+        os.symlink("/dev/zero", tmp_path / "root" / "zero")
+        with pytest.raises(FormatError):
+            s.get("zero", 100)
+
+    def test_folder_key_that_is_a_symlink(self, tmp_path):
+        s = LocalStore(tmp_path / "root")
+        (tmp_path / "root").mkdir()
+        os.symlink(tmp_path, tmp_path / "root" / ".bcolz_store-journal")
+        with pytest.raises(FormatError, match="symlink"):
+            s.check_folder(".bcolz_store-journal/")
+
+
+class TestMemoryStore(StoreTests):
+
+    @pytest.fixture
+    def store(self):
+        return MemoryStore()
+
+
+class TestPrefixStore(StoreTests):
+
+    @pytest.fixture
+    def store(self):
+        base = MemoryStore()
+        base.put("outside", b"not yours")
+        return PrefixStore(base, "inner/dataset")
+
+    def test_prefix_store_cannot_reach_outside_keys(self, store):
+        with pytest.raises(FormatError):
+            store.get("../../outside", 100)
+        assert store.list("") == []
+
+
+class TestFsspecMemoryStore(StoreTests):
+
+    @pytest.fixture
+    def store(self, request):
+        pytest.importorskip("fsspec")
+        from bcolz_store.storage.fsspec import FsspecStore
+        import fsspec
+        name = f"/contract-{request.node.name}"
+        fsspec.filesystem("memory").rm(name, recursive=True) if \
+            fsspec.filesystem("memory").exists(name) else None
+        return FsspecStore(f"memory://{name}")
+
+
+class TestS3Store(StoreTests):
+
+    @pytest.fixture
+    def store(self, s3_bucket):
+        from bcolz_store.storage.fsspec import FsspecStore
+        url, options = s3_bucket
+        return FsspecStore(f"{url}/dataset.bcolz", storage_options=options)
+
+
+class TestZipStore(StoreTests):
+    """A pack is read-only: it is built from the objects, then read."""
+
+    writable = False
+
+    @pytest.fixture
+    def store(self, tmp_path):
+        self._path = tmp_path / "pack.zip"
+        return None
+
+    def fill(self, store, objects):
+        with zipfile.ZipFile(self._path, "w", compression=zipfile.ZIP_STORED) as zf:
+            for key, data in objects.items():
+                zf.writestr(key, data)
+        return ZipStore(self._path)
+
+    def test_compressed_entries_are_refused(self, tmp_path):
+        path = tmp_path / "bomb.zip"
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("meta/sizes", b"0" * 100000)
+        with pytest.raises(FormatError, match="compressed"):
+            ZipStore(path).get("meta/sizes", 1 << 20)
+
+    def test_entries_leaving_the_pack_are_refused(self, tmp_path):
+        path = tmp_path / "evil.zip"
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("../evil", b"x")
+        with pytest.raises(FormatError, match="could leave"):
+            ZipStore(path)
+
+    def test_not_a_zip(self, tmp_path):
+        path = tmp_path / "x.zip"
+        path.write_bytes(b"not a zip")
+        with pytest.raises(FormatError):
+            ZipStore(path)
