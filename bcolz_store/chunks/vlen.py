@@ -1,0 +1,671 @@
+"""One chunk of variable-length items (``str`` or ``bytes``) <-> bytes.
+
+A vlen chunk is a 32-byte header followed by one zstd frame::
+
+    |-0-|-1-|-2-|-3-|-4-|-5-|-6-|-7-|-8-|-9-|-A-|-B-|-C-|-D-|-E-|-F-|
+    | b   v   l   c | ^ | ^ | ^ | ^ |            nitems             |
+                      |   |   |   +-- codec (1 = zstd)
+                      |   |   +------ flags (0x01 validity bitmap, 0x02 index filtered)
+                      |   +---------- kind (1 = str as UTF-8, 2 = bytes)
+                      +-------------- format version (1)
+    |-10|-11|-12|-13|-14|-15|-16|-17|-18|-19|-1A|-1B|-1C|-1D|-1E|-1F|
+    |           rawbytes            |    dict_id    |    cbytes     |
+
+    nitems    uint64 LE  items in the chunk, missing ones included
+    rawbytes  uint64 LE  size of the payload once decompressed, at most 2 GiB
+    dict_id   uint32 LE  id of the zstd dictionary used, 0 for none
+    cbytes    uint32 LE  size of the zstd frame, which is the rest of the chunk
+
+The zstd frame (content size, dictionary id and XXH64 content checksum
+recorded, all checked on reading) holds the payload of ``rawbytes`` bytes::
+
+    |--- data region ---|--- idata manifest ---|--- validity bitmap ---|
+      the items, end to    postfix, see            ceil(nitems / 8) bytes,
+      end, no separators   format/idata.py         only if flags & 0x01
+
+* ``str`` items are stored as UTF-8, ``bytes`` items as they are.
+* A missing item (``None``) takes 0 bytes in the data region, like an empty
+  item; the validity bitmap tells them apart.  Bit ``i`` (least significant
+  bit first in each byte, ``np.packbits(bitorder="little")``) is 1 when item
+  ``i`` is present, 0 when it is missing (Arrow's convention).  The bitmap is
+  written only when at least one item is missing, so chunks without missing
+  items pay nothing; its padding bits are 0.
+* The data region and manifest together are an IndexedData buffer, so
+  ``parse_index(payload[:rawbytes - bitmap], filtered=flags & 0x02)`` finds
+  every item.  :func:`encode_chunk` always sets flag 0x02: the index values
+  are stored delta-coded and byte-shuffled (format/idata.py), which zstd
+  compresses far better than cumulative offsets (100,000 tickers of 1..5
+  letters: 216 kB instead of 407 kB); chunks without the flag hold the
+  paper's plain layout and decode too.
+
+Every field is checked on reading, so a chunk that is not exactly what
+:func:`encode_chunk` writes raises :class:`~bcolz_store.errors.FormatError`
+(a structural fault) or :class:`~bcolz_store.errors.CodecError` (zstd refused
+the frame, or the wrong dictionary): header fields against their allowed
+values and against each other; ``cbytes`` against the chunk length;
+``rawbytes`` against 2 GiB and against the most a zstd frame of ``cbytes``
+bytes can expand to (32768 times: a block of at most 128 KiB takes at least
+4 bytes); the frame's own content size, dictionary id and checksum; the
+manifest (see format/idata.py); the bitmap; the UTF-8.  Memory use is
+therefore bounded by a small multiple of ``rawbytes``.
+
+Decoding rebuilds the items without a Python loop per item.  Blocks of short
+(<= 16 bytes) NUL-free ASCII items are cast from a padded fixed-width ``S``
+array in one numpy call.  Other blocks of about 1 MiB get a separator byte
+that does not occur in the block inserted between the items (numpy), are
+decoded once (``codecs.utf_8_decode``, which validates) and split once
+(``str.split``), and the list is assigned into the result in one call; a
+block that holds every candidate byte is sliced item by item (rare).  See
+benchmarks/vlen_codec.py for figures against numcodecs' VLenUTF8.
+
+The header's ``pack``/``parse`` are pure and could move to ``format/`` when
+the column kind lands; they sit here to keep this change to new files.
+
+Source: IndexedData white paper (seeds/002) for the manifest, RFC 8878 (zstd)
+for the frame; checked by tests/chunks/test_vlen_codec.py (golden bytes,
+round trips, hostile chunks).
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import operator
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+import zstandard as zstd
+
+from ..errors import CodecError, FormatError
+from ..format.idata import pack_index, parse_index
+
+__all__ = [
+    "VLEN_CODEC_ZSTD",
+    "VLEN_DEFAULT_DICT_SIZE",
+    "VLEN_DEFAULT_LEVEL",
+    "VLEN_FLAG_INDEX_FILTER",
+    "VLEN_FLAG_VALIDITY",
+    "VLEN_FORMAT_VERSION",
+    "VLEN_HEADER_LENGTH",
+    "VLEN_KINDS",
+    "VLEN_MAGIC",
+    "VLEN_MAX_RAWBYTES",
+    "VlenHeader",
+    "decode_chunk",
+    "encode_chunk",
+    "pack_vlen_header",
+    "parse_vlen_header",
+    "train_dictionary",
+]
+
+VLEN_MAGIC = b"bvlc"
+VLEN_FORMAT_VERSION = 1
+VLEN_HEADER_LENGTH = 32
+VLEN_KINDS = {"str": 1, "bytes": 2}
+VLEN_FLAG_VALIDITY = 0x01
+VLEN_FLAG_INDEX_FILTER = 0x02
+VLEN_CODEC_ZSTD = 1
+VLEN_MAX_RAWBYTES = 2 ** 31
+VLEN_DEFAULT_LEVEL = 3
+VLEN_DEFAULT_DICT_SIZE = 16384
+
+ZSTD_MAX_RATIO = 32768          # 128 KiB block / 4-byte RLE block
+_MIN_MANIFEST = 3               # empty idata: key (2) + first byte
+_BLOCK_NBYTES = 1 << 20         # items are rebuilt in ~1 MiB blocks (cache-sized)
+_SHORT_NBYTES = 16              # items up to this long are rebuilt by a fixed-width cast...
+_SHORT_MAX_PADDED = 1 << 26     # ...whose padded copy may take up to 64 MiB
+_HEADER = struct.Struct("<4sBBBBQQII")
+_KIND_NAMES = {code: name for name, code in VLEN_KINDS.items()}
+_HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
+
+
+# ----------------------------------------------------------------- header
+
+@dataclass(frozen=True)
+class VlenHeader:
+    """The fields of a vlen chunk header (sizes in bytes)."""
+
+    version: int
+    kind: str
+    flags: int
+    codec: int
+    nitems: int
+    rawbytes: int
+    dict_id: int
+    cbytes: int
+
+    @property
+    def has_validity(self) -> bool:
+        """True when the payload ends with a validity bitmap (some item is missing)."""
+        return bool(self.flags & VLEN_FLAG_VALIDITY)
+
+    @property
+    def index_filtered(self) -> bool:
+        """True when the idata index values are stored delta-coded and byte-shuffled."""
+        return bool(self.flags & VLEN_FLAG_INDEX_FILTER)
+
+    @property
+    def bitmap_nbytes(self) -> int:
+        """Size of the validity bitmap, 0 when there is none."""
+        return (self.nitems + 7) // 8 if self.has_validity else 0
+
+
+def pack_vlen_header(header: VlenHeader) -> bytes:
+    """Return the 32 header bytes of a vlen chunk (layout in the module docstring).
+
+    Raises
+    ------
+    ValueError
+        If ``header.kind`` is not ``'str'`` or ``'bytes'``.
+    struct.error
+        If a field does not fit its width.
+    """
+    return _HEADER.pack(VLEN_MAGIC, header.version, _kind_code(header.kind), header.flags,
+                        header.codec, header.nitems, header.rawbytes, header.dict_id,
+                        header.cbytes)
+
+
+def parse_vlen_header(buf, where: str = "vlen chunk") -> VlenHeader:
+    """Parse and check the header of a whole vlen chunk.
+
+    Parameters
+    ----------
+    buf : bytes-like
+        The whole chunk: header and zstd frame.
+    where : str
+        Names the file or chunk in error messages.
+
+    Returns
+    -------
+    VlenHeader
+
+    Raises
+    ------
+    FormatError
+        If the chunk is shorter than 32 bytes; the magic, version, kind,
+        flags or codec are unknown; ``cbytes`` is not the length of the rest
+        of the chunk; ``rawbytes`` is above 2 GiB, above what ``cbytes`` of
+        zstd can expand to, or too small for ``nitems`` items.
+    """
+    size = len(buf)
+    if size < VLEN_HEADER_LENGTH:
+        raise FormatError(f"{where}: truncated vlen header ({size} of {VLEN_HEADER_LENGTH} bytes)")
+    (magic, version, kind, flags, codec, nitems, rawbytes, dict_id,
+     cbytes) = _HEADER.unpack_from(buf)
+    if magic != VLEN_MAGIC:
+        raise FormatError(f"{where}: bad magic {magic!r}, expected {VLEN_MAGIC!r}")
+    if version != VLEN_FORMAT_VERSION:
+        raise FormatError(f"{where}: vlen format version {version}, expected {VLEN_FORMAT_VERSION}")
+    if kind not in _KIND_NAMES:
+        raise FormatError(f"{where}: unknown vlen kind code {kind}, expected 1 (str) or 2 (bytes)")
+    if flags & ~(VLEN_FLAG_VALIDITY | VLEN_FLAG_INDEX_FILTER):
+        raise FormatError(f"{where}: unknown vlen flags 0x{flags:02x}")
+    if codec != VLEN_CODEC_ZSTD:
+        raise FormatError(f"{where}: unknown vlen codec {codec}, expected 1 (zstd)")
+    if cbytes != size - VLEN_HEADER_LENGTH:
+        raise FormatError(f"{where}: header says the zstd frame holds {cbytes} bytes, "
+                          f"found {size - VLEN_HEADER_LENGTH}")
+    if rawbytes > VLEN_MAX_RAWBYTES:
+        raise FormatError(f"{where}: header claims {rawbytes} raw bytes, above the "
+                          f"{VLEN_MAX_RAWBYTES}-byte limit")
+    if rawbytes > ZSTD_MAX_RATIO * cbytes:
+        raise FormatError(f"{where}: header claims {rawbytes} raw bytes, more than a "
+                          f"{cbytes}-byte zstd frame can hold")
+    hdr = VlenHeader(version, _KIND_NAMES[kind], flags, codec, nitems, rawbytes, dict_id, cbytes)
+    if nitems + _MIN_MANIFEST + hdr.bitmap_nbytes > rawbytes:
+        raise FormatError(f"{where}: {nitems} items cannot fit in {rawbytes} raw bytes")
+    if hdr.has_validity and nitems == 0:
+        raise FormatError(f"{where}: validity bitmap flagged for an empty chunk")
+    return hdr
+
+
+def _kind_code(kind) -> int:
+    try:
+        return VLEN_KINDS[kind]
+    except (KeyError, TypeError):
+        raise ValueError(f"kind must be 'str' or 'bytes', not {kind!r}") from None
+
+
+# ------------------------------------------------------------ dictionaries
+
+def _zstd_dict(dictionary, where: str = "dictionary") -> zstd.ZstdCompressionDict:
+    try:
+        zdict = zstd.ZstdCompressionDict(bytes(dictionary))
+        dict_id = zdict.dict_id()
+    except (zstd.ZstdError, TypeError, ValueError) as err:
+        raise CodecError(f"{where}: not a usable zstd dictionary: {err}") from err
+    if dict_id == 0:
+        raise CodecError(f"{where}: the zstd dictionary has no dictionary id (raw content?); "
+                         "use train_dictionary()")
+    return zdict
+
+
+def train_dictionary(sample_items, size: int = VLEN_DEFAULT_DICT_SIZE,
+                     level: int = VLEN_DEFAULT_LEVEL) -> bytes:
+    """Train a zstd dictionary on sample items, for chunks of many small items.
+
+    Parameters
+    ----------
+    sample_items : list, object ndarray or StringDType ndarray of str / bytes / None
+        Typical items; ``str`` are taken as UTF-8, ``None`` and empty items
+        are skipped.  zstd wants many samples (thousands) of total size well
+        above ``size``.
+    size : int, default 16384
+        Dictionary size in bytes, at least 256.
+    level : int, default 3
+        zstd level the dictionary's statistics are tuned for (1..22).
+
+    Returns
+    -------
+    bytes
+        The dictionary, to pass as ``dictionary=`` to :func:`encode_chunk`
+        and :func:`decode_chunk`; it carries a non-zero zstd dictionary id.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` is below 256 or ``level`` is not in 1..22.
+    TypeError
+        If an item is not str, bytes-like or None.
+    CodecError
+        If zstd cannot train a dictionary from these samples (too few, too
+        small, too uniform).
+
+    Notes
+    -----
+    A dictionary pays off for small chunks only: on 40 short e-mail-like
+    items it took a chunk from 201 to 161 bytes, but on 1,000 such items the
+    chunk grew from 414 to 585 bytes (zstd starts from the dictionary's
+    statistics instead of fitting its own).  Measure on real chunks.
+    """
+    if not isinstance(size, (int, np.integer)) or size < 256:
+        raise ValueError(f"dictionary size must be an integer >= 256, not {size!r}")
+    _check_level(level)
+    lst, na = _item_list(sample_items, "bytes", strict=False)
+    samples = [s.encode("utf-8") if isinstance(s, str) else bytes(s)
+               for s in lst if s is not na and s is not None and len(s)]
+    try:
+        zdict = zstd.train_dictionary(int(size), samples, level=level)
+    except zstd.ZstdError as err:
+        raise CodecError(f"zstd could not train a {size}-byte dictionary from {len(samples)} "
+                         f"samples: {err}") from err
+    return zdict.as_bytes()
+
+
+# ---------------------------------------------------------------- encode
+
+def _check_level(level) -> None:
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or not 1 <= level <= 22:
+        raise ValueError(f"zstd level must be an integer in 1..22, not {level!r}")
+
+
+def _item_list(items, kind: str, strict: bool = True):
+    """The items as a list, and the object that marks a missing item in it."""
+    if isinstance(items, np.ndarray):
+        if items.ndim != 1:
+            raise ValueError(f"vlen items must be one-dimensional, not shape {items.shape}")
+        if items.dtype.kind == "T":
+            if strict and kind != "str":
+                raise TypeError("a StringDType array can only be stored in a 'str' chunk")
+            return items.tolist(), getattr(items.dtype, "na_object", None)
+        if items.dtype.kind not in "OUS":
+            raise TypeError(f"cannot store a {items.dtype} array in a vlen chunk")
+        return items.tolist(), None
+    if isinstance(items, (str, bytes)):
+        raise TypeError("vlen items must be a sequence of items, not a single str/bytes")
+    return (items if isinstance(items, list) else list(items)), None
+
+
+def _lengths(items):
+    """``len`` of every item, or None when some item has none (a missing item)."""
+    try:
+        return np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    except TypeError:
+        return None
+
+
+def _join_str(items, nchars, positions):
+    """UTF-8 data region and byte lengths of str items.
+
+    ``nchars`` are the items' lengths in characters; ``positions`` maps an
+    index into ``items`` to the item's position in the chunk (for messages).
+    """
+    try:
+        text = "".join(items)
+    except TypeError as err:
+        raise TypeError(f"items of a 'str' chunk must be str or None ({err})") from None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        i = int(np.searchsorted(np.cumsum(nchars), err.start, side="right"))
+        raise ValueError(f"item {positions(i)} cannot be encoded as UTF-8: {err.reason}") from None
+    if len(data) == len(text):  # every item is ASCII: bytes == characters
+        return data, nchars
+    wide = np.fromiter(map(str.isascii, items), dtype=bool, count=len(items))
+    np.logical_not(wide, out=wide)
+    sub = list(itertools.compress(items, wide.tolist()))
+    nbytes = nchars.copy()
+    nbytes[wide] = np.fromiter(map(len, map(str.encode, sub)), dtype=np.int64, count=len(sub))
+    return data, nbytes
+
+
+def _join_bytes(items, nbytes):
+    try:
+        data = b"".join(items)
+    except TypeError as err:
+        raise TypeError(f"items of a 'bytes' chunk must be bytes-like or None ({err})") from None
+    if nbytes is None or int(nbytes.sum()) != len(data):
+        raise TypeError("items of a 'bytes' chunk must be byte buffers (itemsize 1)")
+    return data, nbytes
+
+
+def _payload_parts(items, kind: str):
+    """(data region, manifest, bitmap, nitems) of the items."""
+    lst, na = _item_list(items, kind)
+    n = len(lst)
+    present, valid = lst, None
+    # Fast path: when every item has a len(), none is None (a sentinel
+    # na_object is looked for by identity instead).
+    lengths = _lengths(lst) if na is None else None
+    if lengths is None:
+        valid = np.fromiter(map(operator.is_not, lst, itertools.repeat(na)), dtype=bool, count=n)
+        if valid.all():
+            valid = None
+        else:
+            present = list(itertools.compress(lst, valid.tolist()))
+        lengths = _lengths(present)
+    index = np.flatnonzero(valid) if valid is not None else None
+    if kind == "str":
+        data, nbytes = _join_str(present, lengths,
+                                 lambda i: int(index[i]) if index is not None else i)
+    else:
+        data, nbytes = _join_bytes(present, lengths)
+    if valid is not None:
+        full = np.zeros(n, dtype=np.int64)
+        full[valid] = nbytes
+        nbytes = full
+    manifest = pack_index(np.cumsum(nbytes), filtered=True)
+    bitmap = b"" if valid is None else np.packbits(valid, bitorder="little").tobytes()
+    return data, manifest, bitmap, n
+
+
+def encode_chunk(items, kind: str, level: int = VLEN_DEFAULT_LEVEL, dictionary=None) -> bytes:
+    """Encode variable-length items as one vlen chunk (layout in the module docstring).
+
+    Parameters
+    ----------
+    items : list, 1-D object ndarray, or 1-D StringDType ndarray
+        ``str`` (kind 'str') or bytes-like (kind 'bytes') items, of any
+        length; ``None`` (or the StringDType's ``na_object``) for a missing
+        item.  Fixed-width ``U``/``S`` arrays are accepted as numpy's
+        ``tolist`` gives them (trailing NULs dropped).
+    kind : {'str', 'bytes'}
+        'str' stores UTF-8; 'bytes' stores the bytes as they are.
+    level : int, default 3
+        zstd compression level, 1..22.
+    dictionary : bytes, optional
+        A zstd dictionary from :func:`train_dictionary`; its id is recorded
+        in the header and the same dictionary must be given to decode.
+
+    Returns
+    -------
+    bytes
+        The chunk: 32-byte header and one zstd frame.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` or ``level`` is invalid, an array is not one-dimensional,
+        a str cannot be encoded as UTF-8 (lone surrogate), or the payload
+        would exceed 2 GiB (split the items over more chunks).
+    TypeError
+        If an item is not of the kind's type (or None).
+    CodecError
+        If ``dictionary`` is not a zstd dictionary with an id, or zstd fails.
+
+    Examples
+    --------
+    >>> decode_chunk(encode_chunk(["a", None, ""], "str"), "str").tolist()
+    ['a', None, '']
+    """
+    _kind_code(kind)
+    _check_level(level)
+    data, manifest, bitmap, nitems = _payload_parts(items, kind)
+    rawbytes = len(data) + len(manifest) + len(bitmap)
+    if rawbytes > VLEN_MAX_RAWBYTES:
+        raise ValueError(f"{nitems} items take {rawbytes} bytes, above the {VLEN_MAX_RAWBYTES}"
+                         "-byte limit of one vlen chunk; use more chunks")
+    zdict = _zstd_dict(dictionary) if dictionary is not None else None
+    params = dict(level=int(level), write_checksum=True, write_content_size=True,
+                  write_dict_id=True)
+    try:
+        if zdict is not None:
+            params["dict_data"] = zdict
+        cctx = zstd.ZstdCompressor(**params)
+        frame = cctx.compress(b"".join((data, manifest, bitmap)))
+    except zstd.ZstdError as err:
+        raise CodecError(f"zstd could not compress {rawbytes} bytes: {err}") from err
+    flags = VLEN_FLAG_INDEX_FILTER | (VLEN_FLAG_VALIDITY if bitmap else 0)
+    header = VlenHeader(VLEN_FORMAT_VERSION, kind, flags, VLEN_CODEC_ZSTD, nitems, rawbytes,
+                        zdict.dict_id() if zdict is not None else 0, len(frame))
+    return pack_vlen_header(header) + frame
+
+
+# ---------------------------------------------------------------- decode
+
+def _decompress(frame, hdr: VlenHeader, dictionary, where: str) -> bytes:
+    """The payload, after checking the frame against the header."""
+    zdict = None
+    if hdr.dict_id:
+        if dictionary is None:
+            raise CodecError(f"{where}: chunk was compressed with zstd dictionary {hdr.dict_id}; "
+                             "pass that dictionary to decode it")
+        zdict = _zstd_dict(dictionary, where)
+        if zdict.dict_id() != hdr.dict_id:
+            raise CodecError(f"{where}: chunk needs zstd dictionary {hdr.dict_id}, "
+                             f"the one given has id {zdict.dict_id()}")
+    try:
+        params = zstd.get_frame_parameters(frame)
+    except zstd.ZstdError as err:
+        raise CodecError(f"{where}: not a zstd frame: {err}") from err
+    if params.content_size != hdr.rawbytes:
+        raise FormatError(f"{where}: zstd frame declares {params.content_size} bytes, "
+                          f"header says {hdr.rawbytes}")
+    if params.dict_id != hdr.dict_id:
+        raise FormatError(f"{where}: zstd frame names dictionary {params.dict_id}, "
+                          f"header says {hdr.dict_id}")
+    if not params.has_checksum:
+        raise FormatError(f"{where}: zstd frame has no content checksum")
+    dctx = zstd.ZstdDecompressor(dict_data=zdict) if zdict is not None else zstd.ZstdDecompressor()
+    try:
+        raw = dctx.decompress(frame, max_output_size=hdr.rawbytes, allow_extra_data=False)
+    except zstd.ZstdError as err:
+        raise CodecError(f"{where}: zstd could not decompress the chunk: {err}") from err
+    except MemoryError as err:
+        raise CodecError(f"{where}: no memory to decompress {hdr.rawbytes} bytes") from err
+    if len(raw) != hdr.rawbytes:
+        raise FormatError(f"{where}: decompressed {len(raw)} bytes, header says {hdr.rawbytes}")
+    return raw
+
+
+def _read_validity(raw: bytes, hdr: VlenHeader, ends: np.ndarray, where: str):
+    """The validity mask (None when no item is missing), checked."""
+    if not hdr.has_validity:
+        return None
+    n = hdr.nitems
+    bits = np.frombuffer(raw, dtype=np.uint8, count=hdr.bitmap_nbytes,
+                         offset=len(raw) - hdr.bitmap_nbytes)
+    valid = np.unpackbits(bits, bitorder="little").view(bool)
+    if valid[n:].any():
+        raise FormatError(f"{where}: validity bitmap has padding bits set")
+    valid = valid[:n]
+    if valid.all():
+        raise FormatError(f"{where}: validity bitmap present but no item is missing")
+    lengths = np.diff(ends, prepend=0)
+    bad = np.flatnonzero(~valid & (lengths != 0))
+    if bad.size:
+        raise FormatError(f"{where}: missing item {int(bad[0])} has {int(lengths[bad[0]])} bytes")
+    return valid
+
+
+def _free_byte(raw: bytes, u8: np.ndarray, start: int, stop: int, kind: str):
+    """A byte absent from raw[start:stop] (ASCII for str) to split on, or None."""
+    if raw.find(b"\0", start, stop) < 0:
+        return 0
+    counts = np.bincount(u8[start:stop], minlength=256)[:128 if kind == "str" else 256]
+    free = np.flatnonzero(counts == 0)
+    return int(free[0]) if free.size else None
+
+
+def _short_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, dtype):
+    """Items a..b-1 as a StringDType array via one fixed-width cast, or None.
+
+    Only for short (<= 16 bytes), NUL-free, ASCII items: ``S`` drops trailing
+    NULs, and numpy's ``S`` -> ``StringDType`` cast copies bytes without
+    validating UTF-8 (numpy 2.4), so anything else takes the split path,
+    whose ``utf_8_decode`` checks every byte.
+    """
+    start = int(ends[a - 1]) if a else 0
+    stop = int(ends[b - 1])
+    lengths = np.diff(ends[a:b], prepend=start)
+    maxlen = int(lengths.max())
+    if maxlen > _SHORT_NBYTES or lengths.size * maxlen > _SHORT_MAX_PADDED:
+        return None
+    if maxlen == 0:
+        return np.full(lengths.size, "", dtype=dtype)
+    data = u8[start:stop]
+    if data.max() >= 0x80 or not data.all():  # not ASCII, or holds a NUL
+        return None
+    padded = np.zeros((lengths.size, maxlen), dtype=np.uint8)
+    padded[np.arange(maxlen) < lengths[:, None]] = data
+    return padded.view(f"S{maxlen}").ravel().astype(dtype)
+
+
+def _split_items(raw, u8, ends, a, b, kind, where):
+    """Items a..b-1 as a list: separators inserted, one decode, one split."""
+    start = int(ends[a - 1]) if a else 0
+    stop = int(ends[b - 1])
+    if b - a == 1:  # one item (maybe a huge one): no separator, no mask
+        try:
+            return [raw[start:stop].decode() if kind == "str" else raw[start:stop]]
+        except UnicodeDecodeError as err:
+            raise FormatError(f"{where}: item {a} is not valid UTF-8 ({err.reason})") from None
+    sep = _free_byte(raw, u8, start, stop, kind)
+    if sep is None:  # every candidate byte occurs: slice item by item
+        bounds = np.concatenate(([start], ends[a:b])).tolist()
+        pieces = map(raw.__getitem__, map(slice, bounds[:-1], bounds[1:]))
+        if kind == "bytes":
+            return list(pieces)
+        try:
+            return list(map(bytes.decode, pieces))
+        except UnicodeDecodeError as err:
+            raise FormatError(f"{where}: an item among {a}..{b - 1} is not valid UTF-8 "
+                              f"({err.reason})") from None
+    inner = ends[a:b - 1] - start
+    seps = inner + np.arange(inner.size)
+    joined = np.empty(stop - start + inner.size, dtype=np.uint8)
+    keep = np.ones(joined.size, dtype=bool)
+    keep[seps] = False
+    joined[keep] = u8[start:stop]
+    joined[seps] = sep
+    if kind == "bytes":
+        return joined.tobytes().split(bytes([sep]))
+    try:
+        text = codecs.utf_8_decode(joined, "strict", True)[0]
+    except UnicodeDecodeError as err:
+        i = a + int(np.searchsorted(seps, err.start, side="right"))
+        raise FormatError(f"{where}: item {i} is not valid UTF-8 ({err.reason})") from None
+    return text.split(chr(sep))
+
+
+def _rebuild_items(raw: bytes, ends: np.ndarray, kind: str, dtype, where: str) -> np.ndarray:
+    """Every item, as an array of ``dtype``.
+
+    Short ASCII items are cast in one go; otherwise items are rebuilt in
+    blocks of about 1 MiB (cache-sized), each cast or split.
+    """
+    n = ends.size
+    u8 = np.frombuffer(raw, dtype=np.uint8)
+    short = kind == "str" and _HAS_STRINGDTYPE
+    if n and short:
+        whole = _short_items(u8, ends, 0, n, dtype)
+        if whole is not None:
+            return whole
+    out = np.empty(n, dtype=dtype)
+    if n == 0:
+        return out
+    # Block by data bytes plus one per item (the separators to insert).
+    cum = ends + np.arange(1, n + 1)
+    cuts = np.searchsorted(cum, np.arange(_BLOCK_NBYTES, int(cum[-1]), _BLOCK_NBYTES),
+                           side="right")
+    cuts = np.unique(np.concatenate(([0], cuts, [n]))).tolist()
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        block = _short_items(u8, ends, a, b, dtype) if short else None
+        out[a:b] = _split_items(raw, u8, ends, a, b, kind, where) if block is None else block
+    return out
+
+
+def _result_dtype(kind: str, has_missing: bool) -> np.dtype:
+    if kind == "str" and _HAS_STRINGDTYPE:
+        if has_missing:
+            return np.dtypes.StringDType(na_object=None)
+        return np.dtypes.StringDType()
+    return np.dtype(object)
+
+
+def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None) -> np.ndarray:
+    """Decode a vlen chunk written by :func:`encode_chunk`.
+
+    Safe on hostile input: any chunk that is not exactly what
+    :func:`encode_chunk` writes raises FormatError or CodecError, and memory
+    use is bounded by a small multiple of the header's ``rawbytes`` (itself at
+    most 2 GiB and 32768 times the chunk size).
+
+    Parameters
+    ----------
+    buf : bytes-like
+        The whole chunk.
+    kind : {'str', 'bytes'}
+        The kind the caller expects; must match the header.
+    where : str, default "vlen chunk"
+        Names the file or chunk in error messages.
+    dictionary : bytes, optional
+        The zstd dictionary the chunk was written with (ignored for chunks
+        written without one).
+
+    Returns
+    -------
+    numpy.ndarray, shape (nitems,)
+        kind 'str': ``StringDType()`` on numpy >= 2, ``StringDType(na_object=None)``
+        when the chunk has missing items (they read as None); an object array
+        of str (None for missing) on older numpy.  kind 'bytes': an object
+        array of bytes, None for missing items.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not 'str' or 'bytes'.
+    FormatError
+        If the header, the zstd frame's parameters, the manifest, the
+        validity bitmap or the UTF-8 are malformed, or the header's kind is
+        not ``kind``.
+    CodecError
+        If zstd cannot decompress the frame (corrupt, checksum mismatch), or
+        the chunk needs a dictionary that was not given or differs.
+    """
+    _kind_code(kind)
+    hdr = parse_vlen_header(buf, where)
+    if hdr.kind != kind:
+        raise FormatError(f"{where}: chunk holds {hdr.kind} items, expected {kind}")
+    raw = _decompress(memoryview(buf)[VLEN_HEADER_LENGTH:], hdr, dictionary, where)
+    ends = parse_index(memoryview(raw)[:hdr.rawbytes - hdr.bitmap_nbytes], where,
+                       filtered=hdr.index_filtered)
+    if ends.size != hdr.nitems:
+        raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
+    valid = _read_validity(raw, hdr, ends, where)
+    dtype = _result_dtype(kind, valid is not None)
+    out = _rebuild_items(raw, ends, kind, dtype, where)
+    if valid is not None:
+        out[~valid] = None
+    return out
