@@ -393,7 +393,10 @@ class carray:
             raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for an "
                               f"object carray, which is one-dimensional")
         self._dtype = dtype
-        self._cparams = cparams_cls(**storage.cparams)
+        try:
+            self._cparams = cparams_cls(**storage.cparams)
+        except ValueError as err:   # a compressor this Blosc build lacks
+            raise FormatError(f"{store.path('meta/storage')}: {err}") from err
         self._chunklen = storage.chunklen
         self._dflt = storage.dflt
         self.expectedlen = storage.expectedlen
@@ -779,13 +782,32 @@ class carray:
         for nchunk in {first, stop - 1} if stop > first else ():
             self._chunks.check_header(nchunk)   # the size each chunk file announces
 
+    def _unpickle(self, nchunk: int):
+        """The object of object chunk ``nchunk``.
+
+        Raises
+        ------
+        FormatError
+            When the chunk's bytes do not unpickle.
+        """
+        chunk_ = self._chunks[nchunk]
+        try:
+            return pickle.loads(chunk_.getudata())
+        except BcolzStoreError:
+            raise
+        except Exception as err:  # unpickling damaged bytes raises anything
+            where = self._chunks.path(nchunk) if hasattr(self._chunks, "path") else \
+                f"chunk {nchunk}"
+            raise FormatError(f"{where}: the pickled object cannot be read "
+                              f"({type(err).__name__}: {err})") from err
+
     def _getitem_object(self, start, stop=None, step=None):
         if stop is None:
             if not self._allow_pickle:
                 raise UnsafeDataError(
                     f"{self._rootdir}: object arrays are stored as pickles, and unpickling can "
                     f"run code; open with allow_pickle=True if you trust this dataset")
-            return pickle.loads(self._chunks[start].getudata())
+            return self._unpickle(start)
         objs = [self._getitem_object(i) for i in range(start, stop, step)]
         out = np.empty(len(objs), dtype=object)
         out[:] = objs

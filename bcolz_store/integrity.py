@@ -12,7 +12,9 @@ import stat
 from dataclasses import dataclass, field
 
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
-from .format.layout import CHECKSUM_FILE, MAX_OWN_FILE_BYTES, OWN_NAMES, TEMP_PREFIX
+from .format.consolidated import load_consolidated
+from .format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, OWN_NAMES,
+                            TEMP_PREFIX, is_metadata_key)
 from .storage.checksums import load_checksums, md5_hex, read_limit
 from .storage.files import describe_mode
 from .storage.journal import Journal
@@ -143,8 +145,39 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
                 report.reasons[key] = problem
     report.missing = sorted(set(recorded) - on_store)
     report.extra = sorted(on_store - set(recorded))
+    suspect = set(report.damaged) | set(report.missing) | set(report.extra)
+    problem = _check_consolidated(store, on_store, suspect)
+    if problem is not None:
+        report.damaged.append(CONSOLIDATED_FILE)
+        report.reasons[CONSOLIDATED_FILE] = problem
     report.damaged.sort()
     return report
+
+
+def _check_consolidated(store, keys: set, suspect: set):
+    """Why the consolidated metadata disagrees with the metadata files (None if it
+    agrees, or if there is none).  Files already reported (``suspect``) are not
+    compared again."""
+    try:
+        data = store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
+    except DatasetNotFoundError:
+        return None
+    except BcolzStoreError as err:
+        return str(err)
+    try:
+        _generation, files = load_consolidated(data, store.path(CONSOLIDATED_FILE))
+    except BcolzStoreError as err:
+        return str(err)
+    wanted = sorted(k for k in keys if is_metadata_key(k) and k not in suspect)
+    listed = sorted(k for k in files if k not in suspect)
+    if listed != wanted:
+        return (f"lists the metadata files {listed[:6]}, the dataset holds "
+                f"{wanted[:6]}")
+    got = store.get_many(wanted, MAX_OWN_FILE_BYTES)
+    for key in wanted:
+        if got[key] != files[key]:
+            return f"its copy of {key} differs from the file"
+    return None
 
 
 def _local_files(root: str):

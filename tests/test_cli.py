@@ -269,6 +269,17 @@ def test_verify_lists_every_problem(capsys, tmp_path):
 
 
 @needs_verify
+def test_verify_reports_a_stale_consolidated_metadata_file(capsys, tmp_path):
+    root = _small_table(tmp_path / "t")
+    body = json.loads((root / "bcolz_store.json").read_text())
+    body["files"]["a/__attrs__"] = '{"stale": 1}\n'
+    (root / "bcolz_store.json").write_text(json.dumps(body))
+    status, out, _ = run(capsys, "verify", root)
+    assert status == 1
+    assert "damaged bcolz_store.json  (its copy of a/__attrs__ differs from the file)" in out
+
+
+@needs_verify
 def test_verify_one_problem_is_singular(capsys, tmp_path):
     root = _small_table(tmp_path / "t")
     (root / "a" / "data" / "__0.blp").unlink()

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from ..errors import ChunkNotFoundError, DatasetNotFoundError, FormatError
+from ..format.layout import MAX_CHUNK_FILE_BYTES
 from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chunk_file_nbytes,
                                 pack_bloscpack_header, parse_blosc_header, split_chunk_file)
 from . import codec
@@ -213,8 +214,9 @@ class DiskChunks:
     def limit(self, nbytes=None) -> int:
         """Largest chunk file that can hold ``nbytes`` (default a full chunk)."""
         nbytes = self.chunk_nbytes if nbytes is None else nbytes
-        return sys.maxsize if nbytes is None else (
-            nbytes + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
+        if nbytes is None:              # an object chunk: up to Blosc's limit
+            return MAX_CHUNK_FILE_BYTES
+        return nbytes + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD
 
     def read(self, nchunk: int) -> chunk:
         """Read full chunk file ``nchunk`` as a :class:`chunk` (its Blosc bytes).

@@ -33,6 +33,8 @@ from .layout import check_key, is_metadata_key
 __all__ = ["CONSOLIDATED_VERSION", "dump_consolidated", "load_consolidated"]
 
 CONSOLIDATED_VERSION = 1
+# Commit records are named with 12 digits.
+MAX_GENERATION = 10 ** 12 - 1
 
 
 def dump_consolidated(generation: int, files: dict) -> bytes:
@@ -55,12 +57,13 @@ def load_consolidated(data: bytes, where: str) -> tuple:
         body = json.loads(bytes(data).decode("ascii"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise FormatError(f"{where}: not valid JSON ({err})") from err
-    if not isinstance(body, dict) or body.get("bcolz_store") != CONSOLIDATED_VERSION:
+    if not isinstance(body, dict) or body.get("bcolz_store") != CONSOLIDATED_VERSION or \
+            set(body) != {"bcolz_store", "generation", "files"}:
         raise FormatError(f"{where}: not a bcolz_store consolidated metadata file")
     generation = body.get("generation")
     files = body.get("files")
-    if not isinstance(generation, int) or isinstance(generation, bool) or generation < 0 \
-            or not isinstance(files, dict):
+    if not isinstance(generation, int) or isinstance(generation, bool) or \
+            not 0 <= generation < MAX_GENERATION or not isinstance(files, dict):
         raise FormatError(f"{where}: malformed consolidated metadata")
     out = {}
     for key, text in files.items():

@@ -180,6 +180,8 @@ def atom_dtype(base: np.dtype, shape: tuple, where: str = "meta/sizes") -> np.dt
     nitems = 1
     for n in shape:
         nitems *= n
+    if nitems == 0:
+        raise FormatError(f"{where}: atoms of shape {tuple(shape)} hold no items")
     if base.itemsize * nitems > MAX_ATOM_BYTES:
         raise FormatError(f"{where}: atoms of shape {tuple(shape)} and dtype {base} would "
                           f"hold {base.itemsize * nitems} bytes each, more than a Blosc chunk "

@@ -177,6 +177,8 @@ class DatasetStore:
         found, blob = self.journal.lookup(full)
         if found:
             if blob is None:
+                if self.verify and self.journal.in_overlay(full):
+                    self._check_deletion(key)
                 raise DatasetNotFoundError(f"{self.path(key)}: no such file")
             if isinstance(blob, bytes):              # carried by the commit record
                 if len(blob) > limit:
@@ -260,6 +262,20 @@ class DatasetStore:
         if md5_hex(data) != expected:
             raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
 
+    def _check_deletion(self, key: str) -> None:
+        """With ``verify`` on: a pending commit deleting ``key`` must come with a
+        checksum file that no longer lists it.
+
+        Raises
+        ------
+        IntegrityError
+            When the checksums still list ``key``.
+        """
+        recorded = self.journal.recorded()
+        if recorded is not None and self.prefix + key in recorded:
+            raise IntegrityError(f"{self.path(key)}: a pending commit deletes it, but the "
+                                 f"checksum file lists it")
+
     def _check_unchanged(self, key: str, data: bytes) -> None:
         """A remote reader's check that ``key`` is the committed file it loaded."""
         recorded = self.journal.recorded()
@@ -299,6 +315,8 @@ class DatasetStore:
         full = self.prefix + key
         found, blob = self.journal.lookup(full)
         if found:
+            if blob is None and self.verify and self.journal.in_overlay(full):
+                self._check_deletion(key)
             return blob is not None
         if is_metadata_key(full) and self.journal.metadata(full) is not None:
             return True

@@ -52,7 +52,8 @@ from pathlib import Path
 JOURNAL_DIR = ".bcolz_store-journal"
 CHECKSUM_FILE = "bcolz_store.md5"
 LOCK_FILE = ".bcolz_store.lock"
-OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, LOCK_FILE)
+CONSOLIDATED_FILE = "bcolz_store.json"
+OWN_NAMES = (JOURNAL_DIR, CHECKSUM_FILE, CONSOLIDATED_FILE, LOCK_FILE)
 RESERVED_NAMES = (JOURNAL_DIR, "__attrs__", "__rootdirs__", CHECKSUM_FILE, LOCK_FILE)
 DEVICES = ("/dev/zero", "/dev/null")        # the only devices a plan may link to
 SPARSE_SIZE = 10 * 10**9                    # "huge" files: sparse, no disk blocks
@@ -215,6 +216,7 @@ class Source:
     carrays: dict = field(default_factory=dict)     # prefix ('' or 'col/') -> meta summary
     expected: dict = None                           # digest of the pristine read
     object_dtype: bool = False
+    generation: int = 0       # the last commit of a bcolz_store-written dataset
 
     @property
     def origin(self) -> str:
@@ -225,6 +227,10 @@ def inventory(src: Source) -> Source:
     """Fill in what plans are drawn from (files, JSON contents, carray metadata)."""
     root = src.path
     src.has_md5 = (root / CHECKSUM_FILE).is_file()
+    try:
+        src.generation = int(json.loads((root / CONSOLIDATED_FILE).read_text())["generation"])
+    except (OSError, ValueError, KeyError, TypeError):
+        src.generation = 0
     src.kind = "ctable" if (root / "__rootdirs__").is_file() else "carray"
     src.files = bcolz_file_list(root)
     src.sizes = {rel: (root / rel).stat().st_size for rel in src.files}
@@ -973,7 +979,8 @@ def fam_journal(d: Draw, src: Source):
             steps += bsteps
             entries.append([key, name])
             descr.append(f"{key!r} <- {what}")
-    manifest_name = "manifest.tmp" if variant == "tmp-only" else "manifest.json"
+    manifest_name = "manifest.tmp" if variant == "tmp-only" else \
+        d.choice(["manifest.json", pending_record_name(src)], "record name")
     text = json.dumps(entries)
     if variant == "manifest-hostile":
         kind = d.choice(["fifo", "devzero", "devnull", "loop", "sparse", "dir", "junk",
@@ -1047,10 +1054,40 @@ def fam_checksum(d: Draw, src: Source):
     return [["remove", CHECKSUM_FILE]], f"remove {CHECKSUM_FILE}"
 
 
+def fam_consolidated(d: Draw, src: Source):
+    """The consolidated metadata file (bcolz_store-written datasets): damaged, lying
+    about the generation or the metadata, or replaced by something else.  Local
+    readers take the metadata from the bcolz files, so reads must stay exact."""
+    if not (src.path / CONSOLIDATED_FILE).is_file():
+        return fam_checksum(d, src)         # bcolz wrote it: there is none
+    variant = d.choice(["hostile", "truncate", "generation", "files", "junk", "remove"],
+                       "consolidated variant")
+    if variant == "hostile":
+        kind = d.choice(HOSTILE_KINDS, "kind")
+        return hostile_steps(CONSOLIDATED_FILE, kind), f"replace {CONSOLIDATED_FILE} by {kind}"
+    if variant == "truncate":
+        at = d.integer(0, 300, "size")
+        return [["truncate", CONSOLIDATED_FILE, at]], f"truncate {CONSOLIDATED_FILE} to {at}"
+    if variant == "generation":
+        value = d.choice([-1, 0, 10 ** 12, 2 ** 63, "1", None, 1.5, [1]], "generation")
+        return ([["json_set", CONSOLIDATED_FILE, ["generation"], value]],
+                f"{CONSOLIDATED_FILE} generation = {value!r}")
+    if variant == "files":
+        key = d.choice([f for f in src.files if not f.endswith(".blp")] + ["../x", "data/__0.blp"],
+                       "key")
+        value = d.choice(['{"shape": [1], "nbytes": 8, "cbytes": 8}\n', "", 5, None], "text")
+        return ([["json_set", CONSOLIDATED_FILE, ["files", key], value]],
+                f"{CONSOLIDATED_FILE} files[{key!r}] = {value!r}")
+    if variant == "junk":
+        return [["write", CONSOLIDATED_FILE, "{\x00junk"]], f"{CONSOLIDATED_FILE} is junk"
+    return [["remove", CONSOLIDATED_FILE]], f"remove {CONSOLIDATED_FILE}"
+
+
 FAMILIES = {
     "bytes": (fam_bytes, 5), "json": (fam_json, 4), "hostile_file": (fam_hostile_file, 3),
     "symlink_out": (fam_symlink_out, 2), "hidden_object": (fam_hidden_object, 1),
     "journal": (fam_journal, 3), "reserved": (fam_reserved, 1), "checksum": (fam_checksum, 2),
+    "consolidated": (fam_consolidated, 1),
 }
 _WEIGHTED = [name for name, (_, w) in FAMILIES.items() for _ in range(w)]
 
@@ -1390,9 +1427,27 @@ class Effects:
                     self.consistent_commit or self.must_fail)
 
 
+def pending_record_name(src) -> str:
+    """The commit record a writer of this version would create next in ``src``
+    (``commit-<generation + 1>.json``): a shipped one is a pending commit."""
+    return f"commit-{getattr(src, 'generation', 0) + 1:012d}.json"
+
+
+def _manifest_path(ds: Path) -> Path:
+    """The shipped commit record of ds: the pending generation's, else manifest.json."""
+    try:
+        generation = json.loads((ds / CONSOLIDATED_FILE).read_text())["generation"]
+        pending = ds / JOURNAL_DIR / f"commit-{int(generation) + 1:012d}.json"
+        if os.path.lexists(pending):
+            return pending
+    except Exception:
+        pass
+    return ds / JOURNAL_DIR / "manifest.json"
+
+
 def _manifest_entries(ds: Path):
     """The entries of a committed manifest shipped in ds (read leniently), or None."""
-    manifest = ds / JOURNAL_DIR / "manifest.json"
+    manifest = _manifest_path(ds)
     try:
         st = os.stat(manifest)
         if not stat.S_ISREG(st.st_mode) or st.st_size > HASH_LIMIT:
@@ -1408,7 +1463,7 @@ def effects_of(ds: Path, src: Source, plan: list) -> Effects:
     md5_touched = file_state(ds / CHECKSUM_FILE) != src.states[CHECKSUM_FILE]
     touched, uncertain = set(disk), False
     entries = _manifest_entries(ds)
-    if entries is None and os.path.lexists(ds / JOURNAL_DIR / "manifest.json"):
+    if entries is None and os.path.lexists(_manifest_path(ds)):
         uncertain = True                    # a manifest that is not a readable JSON list
     for entry in entries or []:
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
