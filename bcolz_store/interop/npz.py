@@ -1,0 +1,282 @@
+"""numpy ``.npz`` archives <-> carray/ctable.
+
+No extra is needed: this is numpy's own format, and ``numpy.load(path,
+allow_pickle=False)`` reads what is written here.  Layout of the zip
+archive::
+
+    data.npy               a carray: its values, shape (len, *atom shape)
+    <name>.npy             a ctable: one member per column, in column order
+    bcolz_store.json.npy   a 0-d unicode array holding one JSON object:
+                           {"version": 1, "kind": "carray" | "ctable",
+                            "names": [column order], "attrs": {...},
+                            "column_attrs": {"<name>": {...}}}
+
+(``bcolz_store.json`` cannot clash with a column: column names are
+identifiers.)  Each member is a ``.npy`` file written as ``numpy.savez``
+writes it (a zip64 member, a ``numpy.lib.format`` header, then the C-order
+bytes), but block by block, so neither side ever holds a whole column; with
+``compressed=True`` members are deflated as by ``numpy.savez_compressed``.
+
+Every numpy dtype a bcolz column holds is kept exactly, byte order and
+string widths included; object columns are refused (they would need
+pickles, which ``allow_pickle=False`` refuses to read back).  The chunklen,
+cparams and dflt of the columns are not kept.
+
+Archives written by others: without ``bcolz_store.json``, a single member
+becomes a carray and several become the columns of a ctable, in archive
+order.  Members holding objects raise :class:`UnsafeDataError`; truncated or
+malformed members raise :class:`FormatError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
+from .convert import Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar
+
+__all__ = ["META_MEMBER", "from_npz", "npz_dtype", "to_npz"]
+
+META_MEMBER = "bcolz_store.json"
+META_VERSION = 1
+_FORMAT = np.lib.format
+
+
+def npz_dtype(dtype) -> np.dtype:
+    """The dtype of the ``.npy`` member holding a column of ``dtype``.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        The column's dtype.
+
+    Returns
+    -------
+    numpy.dtype
+        ``dtype`` itself: every non-object dtype is stored as it is.
+
+    Raises
+    ------
+    TypeError
+        For object dtypes (they would be pickled).
+    """
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise TypeError("object columns would be pickled in a .npy file, which "
+                        "numpy.load(allow_pickle=False) refuses; convert them first")
+    return dtype
+
+
+def _write_member(zf, name: str, col, bar) -> None:
+    try:
+        dtype = npz_dtype(col.dtype)
+    except TypeError as err:
+        raise TypeError(f"column {name!r}: {err}") from None
+    header = {"descr": _FORMAT.dtype_to_descr(dtype), "fortran_order": False,
+              "shape": tuple(int(n) for n in col.shape)}
+    with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
+        try:
+            _FORMAT.write_array_header_1_0(member, header)
+        except ValueError:          # a header over 64 KiB (long structured dtypes)
+            _FORMAT.write_array_header_2_0(member, header)
+        for block in col.iterblocks_(block_rows(col)):
+            member.write(np.ascontiguousarray(block).tobytes())
+            bar.update(len(block))
+
+
+def to_npz(obj, path, *, compressed=False, overwrite=False, progress=None):
+    """Write a carray or ctable to a ``.npz`` archive, column by column.
+
+    Parameters
+    ----------
+    obj : carray or ctable
+    path : str or os.PathLike
+    compressed : bool, default False
+        Deflate the members (as ``numpy.savez_compressed``).
+    overwrite : bool, default False
+        Replace an existing file.
+    progress : bool or None, default None
+        A progress bar on stderr (None: when stderr is a terminal).
+
+    Raises
+    ------
+    DatasetExistsError
+        When ``path`` exists and ``overwrite`` is False.
+    TypeError
+        For object columns (nothing is left at ``path`` then).
+    OSError
+        When the file cannot be written.
+
+    Notes
+    -----
+    Compatibility: ``numpy.load(path)`` gives ``data`` (a carray) or one
+    array per column, plus ``bcolz_store.json``.
+    """
+    path = Path(os.fspath(path))
+    if os.path.lexists(path) and not overwrite:
+        raise DatasetExistsError(f"{path}: exists; pass overwrite=True to replace it")
+    meta = {"version": META_VERSION, "kind": kind_of(obj),
+            "names": [name for name, _ in columns_of(obj)], "attrs": obj.attrs.getall(),
+            "column_attrs": column_attrs(obj)}
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    try:
+        with zipfile.ZipFile(path, "w", compression=method, allowZip64=True) as zf, \
+                progress_bar(progress, len(obj) * len(meta["names"]), "to npz") as bar:
+            for name, col in columns_of(obj):
+                _write_member(zf, name, col, bar)
+            with zf.open(f"{META_MEMBER}.npy", "w", force_zip64=True) as member:
+                _FORMAT.write_array(member, np.array(json.dumps(meta)), allow_pickle=False)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
+# --- .npz -> bcolz ------------------------------------------------------------------
+
+class _Member:
+    """One ``.npy`` member: its dtype and shape, and its rows block by block."""
+
+    def __init__(self, zf, member: str, where: str):
+        self.zf, self.member, self.where = zf, member, f"{where}: member {member}"
+        with zf.open(member) as f:
+            try:
+                version = _FORMAT.read_magic(f)
+                reader = {(1, 0): _FORMAT.read_array_header_1_0,
+                          (2, 0): _FORMAT.read_array_header_2_0}.get(version)
+                if reader is None:
+                    raise ValueError(f"npy format version {version} is not read block by block")
+                shape, fortran, dtype = reader(f)
+            except ValueError as err:
+                raise FormatError(f"{self.where}: not a .npy array: {err}") from err
+            self.offset = f.tell()
+        if dtype.hasobject:
+            raise UnsafeDataError(f"{self.where}: holds Python objects, which would be "
+                                  f"unpickled; refused (allow_pickle=False)")
+        if fortran and len(shape) > 1:
+            raise FormatError(f"{self.where}: Fortran-ordered arrays are not read block by "
+                              f"block; save it in C order")
+        if len(shape) == 0:
+            raise ValueError(f"{self.where}: a 0-d array has no rows")
+        self.dtype, self.shape = dtype, tuple(shape)
+        self.rowbytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+        expected = self.offset + shape[0] * self.rowbytes
+        found = zf.getinfo(member).file_size
+        if found != expected:
+            raise FormatError(f"{self.where}: {found} bytes, expected {expected} for "
+                              f"{shape} {dtype}")
+
+    def blocks(self, blen: int):
+        with self.zf.open(self.member) as f:
+            f.seek(self.offset)
+            for start in range(0, self.shape[0], blen):
+                nrows = min(blen, self.shape[0] - start)
+                data = f.read(nrows * self.rowbytes)
+                if len(data) != nrows * self.rowbytes:
+                    raise FormatError(f"{self.where}: truncated at row {start}")
+                yield np.frombuffer(data, dtype=self.dtype).reshape((nrows,) + self.shape[1:])
+
+
+def _read_meta(zf, names: list, where: str) -> dict:
+    if f"{META_MEMBER}.npy" not in zf.namelist():
+        return {}
+    with zf.open(f"{META_MEMBER}.npy") as f:
+        try:
+            text = _FORMAT.read_array(f, allow_pickle=False)
+            meta = json.loads(str(text[()]))
+        except (ValueError, TypeError) as err:
+            raise FormatError(f"{where}: malformed {META_MEMBER}: {err}") from err
+    if not isinstance(meta, dict) or not isinstance(meta.get("names"), list) \
+            or sorted(meta["names"]) != sorted(names) \
+            or not isinstance(meta.get("attrs", {}), dict) \
+            or not isinstance(meta.get("column_attrs", {}), dict):
+        raise FormatError(f"{where}: {META_MEMBER} does not describe the members {names}")
+    return meta
+
+
+def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
+             **kwargs):
+    """A carray or ctable holding a ``.npz`` archive, read block by block.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    rootdir : str or os.PathLike, optional
+        Where to store it (None: in memory).
+    mode : {'w', 'a'}, default 'w'
+        'w' replaces what is at ``rootdir``; 'a' refuses an existing one.
+    kind : {None, 'carray', 'ctable'}, default None
+        None: as recorded in ``bcolz_store.json``; else a carray for a
+        single member (unless ``columns`` is given) and a ctable otherwise.
+    columns : list of str, optional
+        Members to take as columns, in this order.
+    progress : bool or None, default None
+        A progress bar on stderr (None: when stderr is a terminal).
+    **kwargs
+        Other carray/ctable parameters (``cparams``, ``chunklen``...).
+
+    Returns
+    -------
+    carray or ctable
+
+    Raises
+    ------
+    DatasetNotFoundError
+        When ``path`` does not exist.
+    FormatError
+        Not a zip archive, a malformed or truncated member, or a
+        ``bcolz_store.json`` that does not match the members.
+    UnsafeDataError
+        A member holding Python objects.
+    ValueError
+        Members of different lengths, 0-d members, names that are not
+        identifiers, a bad ``mode`` or ``kind``.
+    KeyError
+        An unknown name in ``columns``.
+    DatasetExistsError
+        With mode 'a' when ``rootdir`` exists.
+    """
+    where = os.fspath(path)
+    if not os.path.isfile(where):
+        raise DatasetNotFoundError(f"{where}: no such file")
+    try:
+        zf = zipfile.ZipFile(where)
+    except zipfile.BadZipFile as err:
+        raise FormatError(f"{where}: not an .npz (zip) archive: {err}") from err
+    with zf:
+        stored = [n[:-4] for n in zf.namelist() if n.endswith(".npy")]
+        present = [n for n in stored if n != META_MEMBER]
+        meta = _read_meta(zf, present, where)
+        names = meta.get("names", present)
+        if columns is not None:
+            missing = [c for c in columns if c not in present]
+            if missing:
+                raise KeyError(f"{where}: no members {missing}")
+            names = list(columns)
+        members = {name: _Member(zf, f"{name}.npy", where) for name in names}
+        lengths = {name: m.shape[0] for name, m in members.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"{where}: members of different lengths {lengths} are not a table")
+        kind = kind or meta.get("kind") or \
+            ("carray" if len(names) == 1 and columns is None else "ctable")
+        atoms = {name: np.dtype((m.dtype, m.shape[1:])) if len(m.shape) > 1 else m.dtype
+                 for name, m in members.items()}
+        nrows = next(iter(lengths.values()), 0)
+        blen = max(1, (16 << 20) // max(sum(m.rowbytes for m in members.values()), 1))
+        try:
+            with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, **kwargs) as sink, \
+                    progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
+                for blocks in zip(*(m.blocks(blen) for m in members.values())):
+                    sink.append(list(blocks))
+                    bar.update(len(blocks[0]))
+                col_attrs = {n: a for n, a in (meta.get("column_attrs") or {}).items()
+                             if n in names and kind == "ctable"}
+                return sink.finish(meta.get("attrs") or {}, col_attrs)
+        except zipfile.BadZipFile as err:
+            raise FormatError(f"{where}: {err}") from err

@@ -1,0 +1,361 @@
+"""zarr v3 arrays and groups <-> carray/ctable.
+
+zarr-python (3.1 or later) is an optional extra (``pip install
+bcolz_store[zarr]``), imported only when these functions run.
+
+A carray becomes a zarr array; a ctable a zarr group with one array per
+column::
+
+    bcolz                     zarr (format 3)
+    carray                    array: shape, dtype, chunks = (chunklen, *atom shape),
+                              fill_value = dflt, attributes = attrs
+    ctable                    group: attributes = the table's attrs plus
+                                "bcolz_store": {"version": 1, "kind": "ctable",
+                                                "names": [column order]}
+    ctable column             array in the group, as a carray (its attrs as
+                              attributes)
+
+Writing goes chunk by chunk (blocks of whole chunks, so each zarr chunk is
+written once); reading goes block by block along the first dimension.
+Every numpy dtype a bcolz column holds has a zarr data type, so values and
+dtypes are kept exactly; zarr-python warns (``UnstableSpecificationWarning``)
+that its S, U and structured types have no zarr v3 specification yet, so
+other zarr libraries may not read those arrays.  Object columns are refused.
+
+Read back: a carray's chunklen and dflt (from ``chunks`` and
+``fill_value``), a ctable's column order, attrs and column attrs.  A
+ctable's columns keep their chunklen only when all agree; their dflt is not
+kept.  Groups written by others: the columns are the arrays in name order,
+nested groups are refused, variable-length strings become fixed width
+(``U``/``S`` of the longest value; :func:`numpy_atom` is the one place
+where a column's dtype is decided).
+
+Source: zarr-python 3.1 API (``zarr.open``, ``zarr.open_group``,
+``zarr.create_array``, ``Group.create_array``); checked by
+tests/interop/test_zarr.py, which reopens what is written with zarr itself.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
+from .convert import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of, kind_of,
+                      local_path, progress_bar, require)
+
+__all__ = ["RESERVED_ATTR", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]
+
+RESERVED_ATTR = "bcolz_store"
+META_VERSION = 1
+
+
+def _zarr():
+    return require("zarr", "zarr", "zarr conversions")
+
+
+def zarr_dtype(atom) -> np.dtype:
+    """The dtype of the zarr array holding a column whose rows are ``atom``.
+
+    Parameters
+    ----------
+    atom : numpy.dtype
+        The column's dtype (a subarray shape is the row shape).
+
+    Returns
+    -------
+    numpy.dtype
+        The base dtype (zarr-python picks its zarr data type from it).
+
+    Raises
+    ------
+    TypeError
+        For object dtypes, which zarr would pickle or reinterpret.
+    """
+    base = np.dtype(atom).base
+    if base.hasobject:
+        raise TypeError("object columns have no zarr data type that keeps them; convert them "
+                        "to a fixed-width or numeric dtype first")
+    return base
+
+
+def _check_target(store, overwrite: bool) -> None:
+    path = local_path(store) if isinstance(store, (str, os.PathLike)) else None
+    if path is None or not os.path.lexists(path):
+        return
+    if not overwrite:
+        raise DatasetExistsError(f"{path}: exists; pass overwrite=True to replace it")
+    if not any((path / name).is_file() for name in ("zarr.json", ".zgroup", ".zarray")):
+        raise DatasetExistsError(f"{path}: exists and is not a zarr store; not replacing it")
+
+
+def _write_column(array, col, bar) -> None:
+    blen = block_rows(col)
+    for start in range(0, len(col), blen):
+        block = col[start:start + blen]
+        array[start:start + len(block)] = block
+        bar.update(len(block))
+
+
+def _array_spec(name, col) -> dict:
+    try:
+        dtype = zarr_dtype(atom_of(col))
+    except TypeError as err:
+        raise TypeError(f"column {name!r}: {err}") from None
+    return {"shape": tuple(col.shape), "dtype": dtype,
+            "chunks": (int(col.chunklen),) + tuple(col.shape[1:]),
+            "fill_value": col.dflt[()]}
+
+
+def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
+    """Write a carray as a zarr v3 array, or a ctable as a zarr v3 group.
+
+    Parameters
+    ----------
+    obj : carray or ctable
+    store : str, os.PathLike or zarr store
+        A local path, a URL (through fsspec) or any zarr store.
+    overwrite : bool, default False
+        Replace an existing zarr array or group (a local folder that is not
+        a zarr store is never replaced).
+    progress : bool or None, default None
+        A progress bar on stderr (None: when stderr is a terminal).
+    **array_kwargs
+        Passed to zarr's ``create_array`` (``compressors``, ``shards``...).
+
+    Returns
+    -------
+    zarr.Array or zarr.Group
+
+    Raises
+    ------
+    ImportError
+        When zarr is not installed (``pip install bcolz_store[zarr]``).
+    DatasetExistsError
+        When a local ``store`` exists and ``overwrite`` is False, or is a
+        local folder that is not a zarr store.
+    FileExistsError, zarr.errors.ContainsArrayError, ContainsGroupError
+        From zarr, when another kind of store already holds a node and
+        ``overwrite`` is False.
+    TypeError
+        For object columns.
+    ValueError
+        A ctable with an attr named ``bcolz_store`` (reserved in the group's
+        attributes).
+
+    Notes
+    -----
+    Compatibility: a zarr chunk holds ``chunklen`` rows, as a bcolz chunk does.
+    """
+    zarr = _zarr()
+    _check_target(store, overwrite)
+    attrs = obj.attrs.getall()
+    with progress_bar(progress, len(obj) * len(columns_of(obj)), "to zarr") as bar:
+        if kind_of(obj) == "carray":
+            array = zarr.create_array(store, **_array_spec("data", obj), attributes=attrs,
+                                      overwrite=overwrite, zarr_format=3, **array_kwargs)
+            _write_column(array, obj, bar)
+            return array
+        if RESERVED_ATTR in attrs:
+            raise ValueError(f"the attr {RESERVED_ATTR!r} is reserved in a zarr group's "
+                             f"attributes; rename it first")
+        names = list(obj.names)
+        meta = {"version": META_VERSION, "kind": "ctable", "names": names}
+        specs = [_array_spec(name, col) for name, col in columns_of(obj)]
+        group = zarr.open_group(store, mode="w" if overwrite else "w-", zarr_format=3,
+                                attributes={**attrs, RESERVED_ATTR: meta})
+        colattrs = column_attrs(obj)
+        for (name, col), spec in zip(columns_of(obj), specs):
+            array = group.create_array(name=name, **spec, attributes=colattrs.get(name, {}),
+                                       **array_kwargs)
+            _write_column(array, col, bar)
+        return group
+
+
+# --- zarr -> bcolz ------------------------------------------------------------------
+
+def _lengths(values: np.ndarray, name: str) -> tuple:
+    """(kind 'U' or 'S', length of each value) for variable-length strings."""
+    if values.dtype.kind == "T":
+        return "U", np.strings.str_len(values)
+    flat = values.reshape(-1)
+    if all(isinstance(v, str) for v in flat):
+        kind = "U"
+    elif all(isinstance(v, bytes) for v in flat):
+        kind = "S"
+    else:
+        raise TypeError(f"column {name!r}: object values that are neither all str nor all "
+                        f"bytes have no bcolz column kind")
+    return kind, np.fromiter(map(len, flat), dtype=np.int64, count=len(flat)).reshape(
+        values.shape)
+
+
+def numpy_atom(array, name="?", blen=None) -> np.dtype:
+    """The atom of the bcolz column that holds a zarr ``array``.
+
+    Parameters
+    ----------
+    array : zarr.Array
+    name : str
+        For messages.
+    blen : int, optional
+        Rows per read when variable-length strings need a scan for their
+        longest value (default: whole chunks).
+
+    Returns
+    -------
+    numpy.dtype
+        The array's dtype with its row shape as a subarray shape;
+        variable-length strings as ``U``/``S`` of the longest value.
+
+    Raises
+    ------
+    ValueError
+        For a 0-d array (a column needs a length).
+    TypeError
+        For object values that are not all str or all bytes.
+    """
+    if len(array.shape) == 0:
+        raise ValueError(f"column {name!r}: a 0-d zarr array has no rows")
+    dtype, shape = np.dtype(array.dtype), tuple(array.shape[1:])
+    if dtype.kind in "OT":
+        kind, width, step = "U", 1, blen or _read_rows(array)
+        for start in range(0, array.shape[0], step):
+            kind, lengths = _lengths(array[start:start + step], name)
+            width = max(width, int(lengths.max(initial=0)))
+        dtype = np.dtype(f"{kind}{width}")
+    return np.dtype((dtype, shape)) if shape else dtype
+
+
+def _read_rows(array) -> int:
+    """Rows per read of one array: whole chunks (shards), about BLOCK_BYTES."""
+    unit = (array.shards or array.chunks)[0] or 1
+    rowbytes = max(int(np.prod(array.shape[1:], dtype=np.int64)) * array.dtype.itemsize, 1)
+    return max(unit, BLOCK_BYTES // rowbytes // unit * unit)
+
+
+def _block(values: np.ndarray, atom: np.dtype, name: str) -> np.ndarray:
+    if values.dtype.kind not in "OT":
+        return values
+    kind, lengths = _lengths(values, name)
+    out = values.astype(atom.base)
+    if kind != atom.base.kind or not np.array_equal(np.char.str_len(out), lengths):
+        raise ValueError(f"column {name!r}: values that {atom.base} would cut (longer than "
+                         f"its width, or ending in NUL)")
+    return out
+
+
+def _open(zarr, source, where):
+    path = local_path(source) if isinstance(source, (str, os.PathLike)) else None
+    if path is not None and not os.path.lexists(path):
+        raise DatasetNotFoundError(f"{path}: no such zarr store")
+    try:
+        return zarr.open(store=source, mode="r")
+    except (FileNotFoundError, KeyError) as err:
+        raise DatasetNotFoundError(f"{where}: no zarr array or group: {err}") from err
+    except ValueError as err:
+        raise FormatError(f"{where}: not a readable zarr store: {err}") from err
+
+
+def _group_columns(zarr, group, where, columns) -> tuple:
+    """(names, arrays, table attrs) of a group holding a table."""
+    subgroups = sorted(group.group_keys())
+    if subgroups:
+        raise ValueError(f"{where}: holds the groups {subgroups}, which a ctable cannot hold; "
+                         f"convert each group on its own")
+    attrs = dict(group.attrs)
+    meta = attrs.pop(RESERVED_ATTR, None)
+    present = sorted(group.array_keys())
+    names = present
+    if meta is not None:
+        names = meta.get("names") if isinstance(meta, dict) else None
+        if not isinstance(names, list) or sorted(names) != present:
+            raise FormatError(f"{where}: the group's {RESERVED_ATTR!r} attribute lists the "
+                              f"columns {names!r}, but it holds the arrays {present}")
+    if columns is not None:
+        missing = [c for c in columns if c not in present]
+        if missing:
+            raise KeyError(f"{where}: no columns {missing}")
+        names = list(columns)
+    arrays = [group[name] for name in names]
+    lengths = {name: (a.shape[0] if a.shape else None) for name, a in zip(names, arrays)}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{where}: arrays of different lengths {lengths} are not a table")
+    return names, arrays, attrs
+
+
+def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
+              **kwargs):
+    """A carray holding a zarr array, or a ctable holding a zarr group.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or zarr store
+        A local path, a URL (through fsspec) or any zarr store, holding an
+        array or a group of arrays of one length (format 2 or 3).
+    rootdir : str or os.PathLike, optional
+        Where to store it (None: in memory).
+    mode : {'w', 'a'}, default 'w'
+        'w' replaces what is at ``rootdir``; 'a' refuses an existing one.
+    kind : {None, 'carray', 'ctable'}, default None
+        None: a carray for an array, a ctable for a group; 'ctable' makes an
+        array one column ``data``.
+    columns : list of str, optional
+        For a group: the columns to take, in this order.
+    progress : bool or None, default None
+        A progress bar on stderr (None: when stderr is a terminal).
+    **kwargs
+        Other carray/ctable parameters (``cparams``...); ``chunklen``
+        defaults to the zarr chunk length.
+
+    Returns
+    -------
+    carray or ctable
+
+    Raises
+    ------
+    ImportError
+        When zarr is not installed (``pip install bcolz_store[zarr]``).
+    DatasetNotFoundError
+        When nothing is at ``source``.
+    FormatError
+        When ``source`` is not a readable zarr store, or the column list in
+        the group's attributes does not match its arrays.
+    ValueError
+        Nested groups, arrays of different lengths, 0-d arrays, values a
+        fixed width would cut, column names that are not identifiers.
+    TypeError
+        Object values that are neither all str nor all bytes.
+    KeyError
+        An unknown name in ``columns``.
+    DatasetExistsError
+        With mode 'a' when ``rootdir`` exists.
+    """
+    zarr = _zarr()
+    where = str(source)
+    node = _open(zarr, source, where)
+    if isinstance(node, zarr.Group):
+        names, arrays, attrs = _group_columns(zarr, node, where, columns)
+        col_attrs = {name: dict(a.attrs) for name, a in zip(names, arrays) if len(a.attrs)}
+        kind = kind or "ctable"
+    else:
+        names, arrays, attrs, col_attrs = ["data"], [node], dict(node.attrs), {}
+        kind = kind or "carray"
+        if kind == "carray":
+            kwargs.setdefault("dflt", node.fill_value)
+    atoms = {name: numpy_atom(a, name) for name, a in zip(names, arrays)}
+    nrows = arrays[0].shape[0] if arrays else 0
+    chunklens = {a.chunks[0] for a in arrays}
+    if len(chunklens) == 1:
+        kwargs.setdefault("chunklen", max(chunklens.pop(), 1))
+    rowbytes = sum(atom.itemsize for atom in atoms.values())
+    unit = max((a.shards or a.chunks)[0] for a in arrays) if arrays else 1
+    blen = max(unit, BLOCK_BYTES // max(rowbytes, 1) // unit * unit)
+    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, **kwargs) as sink, \
+            progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
+        for start in range(0, nrows, blen):
+            blocks = [_block(a[start:start + blen], atoms[n], n) for n, a in zip(names, arrays)]
+            sink.append(blocks)
+            bar.update(len(blocks[0]))
+        return sink.finish(attrs, col_attrs)
