@@ -7,7 +7,6 @@ by tests/format/test_meta.py against the fixtures.
 
 from __future__ import annotations
 
-import json
 
 from .errors import ReadOnlyError
 from .format.meta import dump_attrs, load_attrs

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import pickle
 import sys
 import threading
@@ -177,7 +176,7 @@ class carray:
     def __init__(self, array=None, cparams=None, dtype=None, dflt=None, expectedlen=None,
                  chunklen=None, rootdir=None, safe=True, mode="a", *, verify=False,
                  allow_pickle=False, lock=False, storage_options=None, consolidated=None,
-                 _store=None):
+                 _store=None, _dataset=None):
         if mode not in ("r", "w", "a"):
             raise ValueError("mode should be 'r', 'w' or 'a'")
         self._rootdir = describe_rootdir(rootdir) if rootdir is not None else None
@@ -189,6 +188,7 @@ class carray:
         self._verify = verify
         self._allow_pickle = allow_pickle or array is not None
         self._given_store = _store
+        self._dataset = _dataset      # a store view open() prepared (its journal recovered)
         self._lock = _locking.acquire(rootdir, lock and _store is None)
         self._cache = OrderedDict()
         self._cache_nbytes = 0
@@ -354,9 +354,12 @@ class carray:
             self._store = self._given_store
             self._read_meta()
             return
-        self._store = self._new_store(readonly=self._mode == "r")
-        if self._store.state() != "folder":
-            raise DatasetNotFoundError(f"{root}: no carray here (directory does not exist)")
+        if self._dataset is not None:
+            self._store, self._dataset = self._dataset, None
+        else:
+            self._store = self._new_store(readonly=self._mode == "r")
+            if self._store.state() != "folder":
+                raise DatasetNotFoundError(f"{root}: no carray here (directory does not exist)")
         self._load_committed()
 
     def _load_committed(self):
@@ -369,7 +372,9 @@ class carray:
         if self._mode == "r":
             read_consistently(journal, self._read_meta)
         else:
-            journal.recover()
+            if not journal.fresh:
+                journal.recover()
+            journal.fresh = False
             self._read_meta()
         self._store.warn_if_unverifiable()
 

@@ -320,6 +320,7 @@ class ctable:
 
     def __init__(self, columns=None, names=None, **kwargs):
         root_arg = kwargs.pop("rootdir", None)
+        dataset = kwargs.pop("_dataset", None)   # a store view open() prepared
         rootdir = describe_rootdir(root_arg) if root_arg is not None else None
         auto_flush = kwargs.pop("auto_flush", True)
         storage_options = kwargs.pop("storage_options", None)
@@ -333,9 +334,14 @@ class ctable:
         if mode is not None and mode not in ("r", "w", "a"):
             raise ValueError(f"mode must be 'r', 'w' or 'a', not {mode!r}")
         store = None
-        if root_arg is not None:
+        if dataset is not None:
+            store = dataset.store
+            self._root_state = "folder"
+        elif root_arg is not None:
             store = open_store(root_arg, mode == "r", storage_options)
-        self._root_state = store.root_state() if store is not None else "missing"
+            self._root_state = store.root_state()
+        else:
+            self._root_state = "missing"
         exists = self._root_state != "missing"
         mode = kwargs.setdefault("mode", "a" if exists else "w")
         if mode not in ("r", "w", "a"):
@@ -349,9 +355,9 @@ class ctable:
         verify = kwargs.pop("verify", False)
         allow_pickle = kwargs.pop("allow_pickle", False)
         self._lock = _locking.acquire(root_arg, kwargs.pop("lock", False))
-        self._store = (DatasetStore(store, readonly=mode == "r", verify=verify,
-                                    consolidated=consolidated)
-                       if store is not None else None)
+        self._store = dataset if dataset is not None else (
+            DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)
+            if store is not None else None)
         self.cols = cols(rootdir, mode, self._store)
         self.cols.allow_pickle = allow_pickle
         self._len = 0
@@ -420,10 +426,13 @@ class ctable:
                     "Disk-based ctable opened with `r`ead mode yet "
                     f"`rootdir='{root}'` does not exist")
             raise DatasetNotFoundError(f"{root}: no ctable here (directory does not exist)")
+        journal = self._store.journal
         if self.mode == "r":  # one committed state, even while a writer commits
-            read_consistently(self._store.journal, self._load_columns)
+            read_consistently(journal, self._load_columns)
         else:
-            self._store.journal.recover()
+            if not journal.fresh:
+                journal.recover()
+            journal.fresh = False
             self._load_columns()
         self._store.warn_if_unverifiable()
 

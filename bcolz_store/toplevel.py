@@ -26,7 +26,7 @@ from .chunks import codec
 from .ctable import ctable
 from .errors import DatasetNotFoundError
 from .storage.base import Store
-from .storage.journal import Journal
+from .storage.dataset import DatasetStore
 from .storage.urls import open_store
 
 __all__ = [
@@ -54,21 +54,26 @@ def _is_ctable_dir(path: str) -> bool:
     return os.path.isfile(os.path.join(path, ROOTDIRS))
 
 
-def _is_ctable(store, mode: str, consolidated=None) -> bool:
-    """True when the committed state in ``store`` is a ctable.
+def _dataset_kind(dataset) -> str:
+    """``"ctable"``, ``"carray"`` or ``"missing"`` for the committed state of
+    ``dataset`` (a :class:`DatasetStore` whose journal just recovered).
 
     A commit that replaced a carray by a ctable (or back) may be committed but
     not yet applied when its writer was killed: a writer finishes it first, a
     reader looks through it (see :mod:`bcolz_store.storage.journal`).
     """
-    journal = Journal(store, readonly=mode == "r", consolidated=consolidated)
-    journal.recover()
+    journal = dataset.journal
     found, blob = journal.lookup(ROOTDIRS)
     if found:
-        return blob is not None
+        return "ctable" if blob is not None else "carray"
     if journal.metadata(ROOTDIRS) is not None:
-        return True
-    return store.exists(ROOTDIRS)
+        return "ctable"
+    if journal.metadata("meta/sizes") is not None:
+        return "carray"
+    store = dataset.store
+    if store.exists(ROOTDIRS):
+        return "ctable"
+    return "carray" if store.root_state() == "folder" else "missing"
 
 
 def _is_carray_dir(path: str) -> bool:
@@ -138,14 +143,19 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     3
     """
     store = open_store(rootdir, mode == "r", storage_options)
-    if store.root_state() != "folder":
+    if not store.remote and store.root_state() != "folder":
+        raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does not "
+                                   f"exist)")
+    dataset = DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)
+    dataset.journal.recover()
+    dataset.journal.fresh = True      # the container uses this state instead of recovering
+    kind = _dataset_kind(dataset)
+    if kind == "missing":
         raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does not "
                                    f"exist)")
     kwargs = dict(mode=mode, verify=verify, allow_pickle=allow_pickle, lock=lock,
-                  consolidated=consolidated)
-    if _is_ctable(store, mode, consolidated):
-        return ctable(rootdir=store, **kwargs)
-    return carray(rootdir=store, **kwargs)
+                  consolidated=consolidated, _dataset=dataset)
+    return (ctable if kind == "ctable" else carray)(rootdir=store, **kwargs)
 
 
 # ------------------------------------------------------ fill / zeros / ones

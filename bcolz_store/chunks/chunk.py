@@ -9,11 +9,10 @@ bytes; an all-zero chunk keeps only its constant (as bcolz does, so
 
 from __future__ import annotations
 
-import sys
 
 import numpy as np
 
-from ..errors import ChunkNotFoundError, DatasetNotFoundError, FormatError
+from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.layout import MAX_CHUNK_FILE_BYTES
 from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chunk_file_nbytes,
                                 pack_bloscpack_header, parse_blosc_header, split_chunk_file)
@@ -255,6 +254,9 @@ class DiskChunks:
         except DatasetNotFoundError as err:
             self.store.check_reading()
             raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
+        except FormatError:
+            self.store.check_reading()   # a writer's commit, rather than a damaged file?
+            raise
 
     def read_files(self, nchunks, limit: int) -> dict:
         """``{nchunk: bytes}`` of several chunk files, fetched together
@@ -328,7 +330,11 @@ class DiskChunks:
         """
         data = self._read_file(nchunk, self.limit(out.nbytes))
         self.store.check_reading()
-        self.decode_into(nchunk, data, out)
+        try:
+            self.decode_into(nchunk, data, out)
+        except (FormatError, CodecError):
+            self.store.check_reading()   # a writer's commit, rather than a damaged file?
+            raise
 
     def __getitem__(self, nchunk):
         if isinstance(nchunk, slice):

@@ -150,6 +150,11 @@ class Store(abc.ABC):
         now = time.time()
         return {key: now for key in self.list(prefix)}
 
+    def listdir(self, prefix: str = "") -> list:
+        """Names directly under the folder key ``prefix`` (our own files included)."""
+        return sorted({key[len(prefix):].partition("/")[0]
+                       for key in self.list_times(prefix) if key.startswith(prefix)})
+
     def check_folder(self, prefix: str) -> None:
         """Refuse a folder key (``"name/"``) where something else stands (local
         folders: a symlink or a file in place of the folder).

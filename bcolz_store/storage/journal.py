@@ -144,9 +144,15 @@ def read_consistently(journal: "Journal", read):
         When writers kept committing during every attempt.
     """
     for attempt in range(READ_RETRIES):
-        journal.recover()
+        if attempt or not journal.fresh:
+            journal.recover()
+        journal.fresh = False
         marker = journal.loaded_marker
         journal.reader_marker = marker
+        if journal.snapshot:
+            # The metadata came from one object read at once (the consolidated
+            # metadata of a remote store): a consistent state by itself.
+            return read()
         try:
             result = read()
         except (FormatError, FileNotFoundError, DatasetChangedError):
@@ -270,6 +276,8 @@ class Journal:
         self._recorded = _UNSET    # the checksum file as recorded (None: there is none)
         self._generation = None    # generation of the committed state loaded
         self.loaded_marker = None  # marker() of the state the last recover() loaded
+        self.snapshot = False      # that state came from one consolidated read
+        self.fresh = False         # open() just recovered: the container need not again
         self._meta = None          # committed metadata files {key: bytes}, when complete
         self._counter = 0
         self._batch = 0
@@ -303,14 +311,19 @@ class Journal:
         self._recorded = _UNSET
         store = self.store
         store.check_folder(JOURNAL_PREFIX)
-        self._recover_legacy()
-        consolidated = store.identity(CONSOLIDATED_FILE)   # before reading it: see marker()
+        if not store.remote:            # earlier versions wrote only local folders
+            self._recover_legacy()
+        # What marker() compares later, taken before anything is read, so a
+        # commit beginning or ending meanwhile shows.
+        local_marker = None if store.remote else self._local_marker()
         generation = self._read_generation()
-        self.loaded_marker = (store.identity(record_key(generation + 1)), consolidated)
         try:
             entries = self._read_record(record_key(generation + 1))
         except DatasetNotFoundError:
             entries = None
+        self.loaded_marker = local_marker if not store.remote else \
+            (entries is not None, ("generation", generation))
+        self.snapshot = bool(store.remote and self.use_consolidated and self._meta is not None)
         if entries is not None:
             blobs = self._check_blobs(entries)
             if self.readonly:
@@ -457,17 +470,30 @@ class Journal:
     def marker(self):
         """Identity of the committed state (changes with every commit).
 
-        A commit begins by creating the record of the next generation and
-        ends by replacing the consolidated metadata, so an unchanged pair
-        (next record, consolidated metadata) means no commit began or ended in
-        between.  A record left by a writer that died stays unchanged:
-        readers then read through it.  :meth:`recover` takes the pair of the
-        state it loads as :attr:`loaded_marker` (the consolidated metadata's
-        identity before reading it, so a commit ending meanwhile is noticed).
+        A commit begins by creating the record of the next generation (the
+        newest record stays until the next commit is applied) and ends by
+        replacing the consolidated metadata.  On a local disk the marker is
+        the names of the records present (never the same after a commit) and
+        the consolidated metadata's identity; on a remote store, whether the
+        next generation's record exists and the generation the consolidated
+        metadata holds.  A record left by a writer that died stays unchanged:
+        readers then read through it.  :meth:`recover` takes the marker of the
+        state it loads as :attr:`loaded_marker`, before reading anything.
         """
         generation = self._generation or 0
-        return (self.store.identity(record_key(generation + 1)),
-                self.store.identity(CONSOLIDATED_FILE))
+        if self.store.remote:          # an existence check and one small read
+            return (self.store.exists(record_key(generation + 1)),
+                    ("generation", self._read_generation_quietly()))
+        return self._local_marker()
+
+    def _local_marker(self) -> tuple:
+        """The names of the commit records and the identity of the consolidated
+        metadata.  Every commit creates a record of a new name (generations only
+        grow), so the names alone never repeat, whatever the file system's
+        timestamps and inode numbers do."""
+        names = tuple(sorted(name for name in self.store.listdir(JOURNAL_PREFIX)
+                             if _RECORD.fullmatch(name) or name == "manifest.json"))
+        return (names, self.store.identity(CONSOLIDATED_FILE))
 
     def is_stable(self, marker) -> bool:
         """True when no commit has begun or ended since ``marker`` was taken."""

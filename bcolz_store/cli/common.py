@@ -1,0 +1,71 @@
+"""What the ``bcolz-store`` commands share: exit statuses, one-line errors,
+and the ``--storage-options`` of commands that take a URL."""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ["CommandError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
+           "EXIT_USAGE", "PROG", "add_storage_options", "describe", "fmt_ratio", "ratio",
+           "storage_options"]
+
+PROG = "bcolz-store"
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# ``verify`` on a dataset without a checksum file (as bcolz writes them):
+# nothing could be checked, which is neither "ok" nor "damaged".
+EXIT_UNVERIFIED = 3
+
+
+class CommandError(Exception):
+    """A failure the command reports as one line on stderr."""
+
+    def __init__(self, message: str, status: int = EXIT_FAILURE):
+        super().__init__(message)
+        self.status = status
+
+
+def describe(err: BaseException, path: str, what: str) -> str:
+    """One line for an error: ``what: path: message`` (the path once)."""
+    text = str(err) or type(err).__name__
+    if path not in text:
+        text = f"{path}: {text}"
+    return f"{what}: {text}"
+
+
+def ratio(nbytes: int, cbytes: int) -> float | None:
+    """``nbytes / cbytes`` (None when nothing is compressed)."""
+    return nbytes / cbytes if cbytes > 0 else None
+
+
+def fmt_ratio(value: float | None) -> str:
+    """A compression ratio as text (``-`` when there is none)."""
+    return "-" if value is None else f"{value:.2f}"
+
+
+def add_storage_options(parser) -> None:
+    """The ``--storage-options JSON`` argument of a command taking a URL."""
+    parser.add_argument("--storage-options", metavar="JSON", default=None,
+                        help="fsspec options for a URL, as JSON (for example "
+                             "'{\"client_kwargs\": {\"endpoint_url\": \"http://...\"}}'); "
+                             "fsspec's FSSPEC_<PROTOCOL> environment variables work too")
+
+
+def storage_options(args):
+    """The parsed ``--storage-options`` of ``args`` (None when not given).
+
+    Raises
+    ------
+    CommandError
+        When the option is not a JSON object (exit status 2).
+    """
+    text = getattr(args, "storage_options", None)
+    if not text:
+        return None
+    try:
+        options = json.loads(text)
+    except ValueError as err:
+        raise CommandError(f"--storage-options is not valid JSON ({err})", 2) from None
+    if not isinstance(options, dict):
+        raise CommandError("--storage-options must be a JSON object", 2)
+    return options
