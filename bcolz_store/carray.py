@@ -485,7 +485,16 @@ class carray:
         if buffer is None:
             buffer = np.zeros(self._chunklen, dtype=self._dtype)
             if self._nleft:
-                self._chunks.read_into(len(self._chunks), buffer[:self._nleft])
+                try:
+                    self._chunks.read_into(len(self._chunks), buffer[:self._nleft])
+                except BcolzStoreError as err:
+                    journal = self._store.journal
+                    if not journal.readonly and journal.committed_elsewhere():
+                        error = journal.concurrent_error()
+                        if journal._depth == 0:        # not inside a write: reload here
+                            journal.roll_back(error)
+                        raise error from err
+                    raise
             self._leftover_buffer = buffer
         return buffer
 

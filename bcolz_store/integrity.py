@@ -165,9 +165,15 @@ def _check_consolidated(store, keys: set, suspect: set):
     except BcolzStoreError as err:
         return str(err)
     try:
-        _generation, files = load_consolidated(data, store.path(CONSOLIDATED_FILE))
+        _generation, files, checksums = load_consolidated(data, store.path(CONSOLIDATED_FILE))
     except BcolzStoreError as err:
         return str(err)
+    if checksums is not None and CHECKSUM_FILE not in suspect:
+        try:
+            if md5_hex(store.get(CHECKSUM_FILE, MAX_OWN_FILE_BYTES)) != checksums:
+                return f"its md5 of {CHECKSUM_FILE} differs from the file"
+        except BcolzStoreError as err:
+            return str(err)
     wanted = sorted(k for k in keys if is_metadata_key(k) and k not in suspect)
     listed = sorted(k for k in files if k not in suspect)
     if listed != wanted:

@@ -252,10 +252,10 @@ class DiskChunks:
         try:
             return self.store.get(chunk_key(nchunk), limit)
         except DatasetNotFoundError as err:
-            self.store.check_reading()
+            self.store.check_reading(failed=True)
             raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
         except FormatError:
-            self.store.check_reading()   # a writer's commit, rather than a damaged file?
+            self.store.check_reading(failed=True)   # a writer's commit, not damage?
             raise
 
     def read_files(self, nchunks, limit: int) -> dict:
@@ -273,9 +273,10 @@ class DiskChunks:
         for n in nchunks:
             data = got[chunk_key(n)]
             if isinstance(data, DatasetNotFoundError):
-                self.store.check_reading()
+                self.store.check_reading(failed=True)
                 raise ChunkNotFoundError(f"{self.path(n)}: chunk file not found") from data
             if isinstance(data, Exception):
+                self.store.check_reading(failed=True)
                 raise data
             out[n] = data
         return out
@@ -333,7 +334,7 @@ class DiskChunks:
         try:
             self.decode_into(nchunk, data, out)
         except (FormatError, CodecError):
-            self.store.check_reading()   # a writer's commit, rather than a damaged file?
+            self.store.check_reading(failed=True)   # a writer's commit, not damage?
             raise
 
     def __getitem__(self, nchunk):

@@ -5,6 +5,7 @@ file of a dataset in one object, and the generation of its last commit.
 
     {"bcolz_store": 1,
      "generation": 42,
+     "checksums": "<md5 of bcolz_store.md5>",
      "files": {"__rootdirs__": "{\\"names\\": [\\"a\\", \\"b\\"]}\\n",
                "__attrs__": "{}\\n",
                "a/meta/sizes": "...", "a/meta/storage": "...", "a/__attrs__": "...",
@@ -12,7 +13,9 @@ file of a dataset in one object, and the generation of its last commit.
 
 ``files`` holds the exact bytes (ASCII text) of each ``meta/sizes``,
 ``meta/storage``, ``__attrs__`` and ``__rootdirs__`` of the dataset, keyed by
-path.  Every commit rewrites the file (after the checksum file), so on an
+path; ``checksums`` the md5 of the checksum file of the same commit, so a
+reader that fetches that file later can tell it belongs to the state it
+loaded.  Every commit rewrites the file (after the checksum file), so on an
 object store a dataset opens with one request instead of three per column
 (kartothek's "O(1) calls to the remote store", seeds/003).  ``generation``
 counts commits: commit ``g`` is recorded as ``.bcolz_store-journal/commit-g.json``
@@ -37,15 +40,18 @@ CONSOLIDATED_VERSION = 1
 MAX_GENERATION = 10 ** 12 - 1
 
 
-def dump_consolidated(generation: int, files: dict) -> bytes:
-    """The bytes of ``bcolz_store.json`` for ``generation`` and ``{key: bytes}``."""
+def dump_consolidated(generation: int, files: dict, checksums: str | None = None) -> bytes:
+    """The bytes of ``bcolz_store.json`` for ``generation``, ``{key: bytes}`` and
+    the md5 (hex) of the checksum file of the same commit."""
     body = {"bcolz_store": CONSOLIDATED_VERSION, "generation": int(generation),
             "files": {key: bytes(files[key]).decode("ascii") for key in sorted(files)}}
+    if checksums is not None:
+        body["checksums"] = checksums
     return json.dumps(body, ensure_ascii=True, sort_keys=False).encode("ascii") + b"\n"
 
 
 def load_consolidated(data: bytes, where: str) -> tuple:
-    """Parse ``bcolz_store.json`` into ``(generation, {key: bytes})``.
+    """Parse ``bcolz_store.json`` into ``(generation, {key: bytes}, checksums md5 or None)``.
 
     Raises
     ------
@@ -58,13 +64,18 @@ def load_consolidated(data: bytes, where: str) -> tuple:
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise FormatError(f"{where}: not valid JSON ({err})") from err
     if not isinstance(body, dict) or body.get("bcolz_store") != CONSOLIDATED_VERSION or \
-            set(body) != {"bcolz_store", "generation", "files"}:
+            not {"bcolz_store", "generation", "files"} <= set(body) <= \
+            {"bcolz_store", "generation", "files", "checksums"}:
         raise FormatError(f"{where}: not a bcolz_store consolidated metadata file")
     generation = body.get("generation")
     files = body.get("files")
     if not isinstance(generation, int) or isinstance(generation, bool) or \
             not 0 <= generation < MAX_GENERATION or not isinstance(files, dict):
         raise FormatError(f"{where}: malformed consolidated metadata")
+    checksums = body.get("checksums")
+    if checksums is not None and not (isinstance(checksums, str) and len(checksums) == 32 and
+                                      set(checksums) <= set("0123456789abcdef")):
+        raise FormatError(f"{where}: malformed checksums md5")
     out = {}
     for key, text in files.items():
         check_key(key, where)
@@ -74,4 +85,4 @@ def load_consolidated(data: bytes, where: str) -> tuple:
             out[key] = text.encode("ascii")
         except UnicodeEncodeError as err:
             raise FormatError(f"{where}: {key!r} is not ASCII") from err
-    return generation, out
+    return generation, out, checksums

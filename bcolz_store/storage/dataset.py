@@ -288,11 +288,16 @@ class DatasetStore:
                 f"call refresh() to read the new state")
         raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
 
-    def check_reading(self) -> None:
+    def check_reading(self, failed: bool = False) -> None:
         """After a read: raise :class:`DatasetChangedError` when a writer
-        committed since a reader opened (local stores ask the store; remote
-        readers checked the contents they read instead)."""
-        if not self.check_contents:
+        committed since a reader opened.
+
+        Local stores ask the store after every read; remote readers check the
+        contents they read against the checksums instead, and ask the store
+        only after a read ``failed`` (a missing or malformed chunk file may be
+        a writer's commit rather than damage).
+        """
+        if failed or not self.check_contents:
             self.journal.check_reading()
 
     def warn_if_unverifiable(self) -> None:

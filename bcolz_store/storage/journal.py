@@ -277,6 +277,7 @@ class Journal:
         self._generation = None    # generation of the committed state loaded
         self.loaded_marker = None  # marker() of the state the last recover() loaded
         self.snapshot = False      # that state came from one consolidated read
+        self._snapshot_checksums = None  # md5 of that state's checksum file
         self.fresh = False         # open() just recovered: the container need not again
         self._meta = None          # committed metadata files {key: bytes}, when complete
         self._counter = 0
@@ -361,7 +362,8 @@ class Journal:
         found, blob = self.lookup(CONSOLIDATED_FILE)
         if found and blob is not None:          # a reader looking through a record
             data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
-        generation, files = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        generation, files, checksums = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        self._snapshot_checksums = checksums
         if self.use_consolidated:
             self._meta = files
         return generation
@@ -818,6 +820,11 @@ class Journal:
                 except DatasetNotFoundError:
                     self._recorded = None
                 else:
+                    if self.snapshot and self.readonly and not found and \
+                            self._snapshot_checksums not in (None, md5_hex(data)):
+                        raise DatasetChangedError(
+                            f"{self.root}: a writer committed since this reader opened the "
+                            f"dataset; call refresh() to read the new state")
                     self._recorded = load_checksums(data, self.store.path(key))
         return self._recorded
 
@@ -882,8 +889,10 @@ class Journal:
             meta.update(self._staged_meta)
             self._inflight.clear()
             self._inflight_bytes = 0
-            self.stage(CHECKSUM_FILE, dump_checksums(sums))
-            self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta))
+            checksum_file = dump_checksums(sums)
+            self.stage(CHECKSUM_FILE, checksum_file)
+            self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
+                                                            md5_hex(checksum_file)))
             if self._sync:
                 self.store.sync(self._unsynced.intersection(self._staged.values()))
             self._unsynced.clear()
@@ -924,6 +933,19 @@ class Journal:
         self._meta = meta
         self.store.delete_prefix(committed_blobs)
         self.store.delete(record_key(generation - 1))
+
+    def committed_elsewhere(self) -> bool:
+        """True when another writer committed since this journal loaded its state
+        (the consolidated metadata holds another generation)."""
+        return self._generation is not None and \
+            self._read_generation_quietly() != self._generation
+
+    def concurrent_error(self) -> ConcurrentWriteError:
+        """The error for a writer whose loaded state another writer replaced."""
+        return ConcurrentWriteError(
+            f"{self.root}: another writer committed to this dataset since it was loaded; "
+            f"nothing of this change was committed: refresh() and write again, or pass "
+            f"lock=True to serialise writers")
 
     def _read_generation_quietly(self) -> int:
         """The generation the consolidated metadata records now (0 if unreadable)."""

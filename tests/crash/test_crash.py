@@ -21,6 +21,7 @@ counts and the seeds of the failures (replay one with
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -43,6 +44,8 @@ WRITER = HERE / "writer.py"
 QUICK_KILLS = 20
 CHANGED = getattr(bcolz_store.errors, "DatasetChangedError", ())
 KILLS = int(os.environ.get("BCOLZ_STORE_CRASH_KILLS", QUICK_KILLS))
+# Kills per kind against S3 (a writer there needs a second or two to start).
+S3_KILLS = int(os.environ.get("BCOLZ_STORE_S3_CRASH_KILLS", 8))
 SEED_BASE = int(os.environ.get("BCOLZ_STORE_CRASH_SEED", 1000))
 
 try:
@@ -135,12 +138,17 @@ def _wait_for(path: Path, text: str, proc, timeout: float) -> bool:
 
 
 def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
-              max_delay: float = 1.0) -> None:
-    """Run the writer of ``seed``, SIGKILL it after a random delay, check the dataset."""
-    root = tmp / f"{kind}-{seed}"
+              max_delay: float = 1.0, url: str | None = None, options=None) -> None:
+    """Run the writer of ``seed``, SIGKILL it after a random delay, check the dataset
+    (in the folder ``tmp``, or under ``url`` with fsspec ``options``)."""
+    root = f"{url}/{kind}-{seed}" if url else tmp / f"{kind}-{seed}"
     log = tmp / f"{kind}-{seed}.log"
+    env = _env()
+    if options:
+        env["BCOLZ_STORE_STORAGE_OPTIONS"] = json.dumps(options)
+    opened = {"storage_options": options} if options else {}
     proc = subprocess.Popen([sys.executable, str(WRITER), str(seed), str(root), kind, str(log)],
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         created = _wait_for(log, "done 0\n", proc, 30)
         # log-uniform delay: many kills early in a run, some late
@@ -169,7 +177,7 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
 
     # 1. a reader first: no recovery, but a committed state
     try:
-        seen_r = _match(read_state(bcolz_store.open(str(root), mode="r")), states)
+        seen_r = _match(read_state(bcolz_store.open(str(root), mode="r", **opened)), states)
     except Exception as exc:
         out.fail("unopenable", seed, f"mode 'r' ({where}): {type(exc).__name__}: {exc}")
         seen_r = "error"
@@ -179,7 +187,7 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
 
     # 2. a writer: recovery
     try:
-        obj = bcolz_store.open(str(root), mode="a")
+        obj = bcolz_store.open(str(root), mode="a", **opened)
         state = read_state(obj)
     except Exception as exc:
         out.fail("unopenable", seed, f"mode 'a' ({where}): {type(exc).__name__}: {exc}")
@@ -196,19 +204,19 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
     if label.endswith("+flush"):
         out.intermediate += 1
     # reopening gives the same state again
-    again = read_state(bcolz_store.open(str(root), mode="r"))
+    again = read_state(bcolz_store.open(str(root), mode="r", **opened))
     if not states_equal(again, state):
         out.fail("wrong", seed, f"reopening after recovery changed the state ({where})")
 
     # 3. checksums agree with the files
     if hasattr(bcolz_store, "verify"):
-        report = bcolz_store.verify(str(root))
+        report = bcolz_store.verify(str(root), **opened)
         if not report.ok:
             out.fail("wrong", seed, f"verify after recovery ({where}): missing={report.missing} "
                                     f"extra={report.extra} damaged={report.damaged}")
 
-    # 4. the real bcolz reads the recovered dataset
-    if real_bcolz is not None:
+    # 4. the real bcolz reads the recovered dataset (it reads only local folders)
+    if real_bcolz is not None and not url:
         try:
             theirs = read_state(real_bcolz.open(str(root), mode="r"))
         except Exception as exc:
@@ -220,12 +228,13 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
                                     f"{describe_state(theirs)} vs {describe_state(state)}")
 
 
-def run_kills(tmp: Path, kind: str, kills: int, seed_base: int = SEED_BASE) -> Outcome:
-    out = Outcome(kind)
+def run_kills(tmp: Path, kind: str, kills: int, seed_base: int = SEED_BASE,
+              url: str | None = None, options=None) -> Outcome:
+    out = Outcome(kind + (" on S3" if url else ""))
     rng = random.Random(seed_base * 7 + (kind == "ctable"))
     for i in range(kills):
         kill_once(tmp, kind, seed_base + i, rng, out,
-                  max_delay=1.0 if kills > QUICK_KILLS else 0.6)
+                  max_delay=1.0 if kills > QUICK_KILLS else 0.6, url=url, options=options)
     return out
 
 
@@ -274,6 +283,21 @@ def test_sigkill_leaves_a_committed_state(tmp_path, kind, capsys):
     assert not out.failures, out.summary() + "\n" + "\n".join(out.failures[:10])
 
 
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
+def test_sigkill_on_s3_leaves_a_committed_state(tmp_path, kind, capsys, s3_bucket):
+    """The same kills, of a writer whose dataset is on S3 (moto on 127.0.0.1)."""
+    url, options = s3_bucket
+    kills = S3_KILLS
+    out = run_kills(tmp_path, kind, kills, url=url, options=options)
+    with capsys.disabled():
+        print("\n" + out.summary())
+        for line in out.failures[:20]:
+            print("  " + line)
+    assert out.kills == kills
+    assert out.not_created < max(2, kills // 3), "the writer rarely got past creation"
+    assert not out.failures, out.summary() + "\n" + "\n".join(out.failures[:10])
+
+
 def committed_states(spec, upto: int) -> dict:
     """``{label: state}`` for every commit 0..upto (and the flushed-before-op states)."""
     model = Model(spec)
@@ -314,20 +338,36 @@ def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
     """
     if how == "refresh" and not hasattr(bcolz_store.carray, "refresh"):
         pytest.skip("refresh() not available yet")
+    _concurrent_reads(tmp_path, kind, how, capsys)
+
+
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
+@pytest.mark.parametrize("how", ["open", "refresh"])
+def test_concurrent_reader_on_s3_sees_committed_states(tmp_path, kind, how, capsys, s3_bucket):
+    """The same, with the dataset on S3 (moto on 127.0.0.1)."""
+    url, options = s3_bucket
+    _concurrent_reads(tmp_path, kind, how, capsys, url, options, seconds=6.0)
+
+
+def _concurrent_reads(tmp_path, kind, how, capsys, url=None, options=None, seconds=2.0):
     seed = SEED_BASE + 17
-    root, log = tmp_path / "d", tmp_path / "d.log"
+    root, log = (f"{url}/d" if url else tmp_path / "d"), tmp_path / "d.log"
+    env = _env()
+    if options:
+        env["BCOLZ_STORE_STORAGE_OPTIONS"] = json.dumps(options)
+    opened = {"storage_options": options} if options else {}
     proc = subprocess.Popen([sys.executable, str(WRITER), str(seed), str(root), kind, str(log)],
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     reads, errors, changed = [], [], 0
     try:
         assert _wait_for(log, "done 0\n", proc, 30), proc.stderr.read()
-        reader = bcolz_store.open(str(root), mode="r") if how == "refresh" else None
-        end = time.monotonic() + 2.0
+        reader = bcolz_store.open(str(root), mode="r", **opened) if how == "refresh" else None
+        end = time.monotonic() + seconds
         while time.monotonic() < end and proc.poll() is None:
             lo = _log_bounds(log)[0]
             try:
                 if reader is None:
-                    state = read_state(bcolz_store.open(str(root), mode="r"))
+                    state = read_state(bcolz_store.open(str(root), mode="r", **opened))
                 else:
                     reader.refresh()
                     state = read_state(reader)
@@ -352,8 +392,9 @@ def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
             wrong.append(f"read between commits {lo} and {hi}: {describe_state(state)}; "
                          f"{_closest(state, states)}")
     with capsys.disabled():
-        print(f"\nconcurrent {how} {kind}: reads={len(reads)} refused (DatasetChangedError)="
-              f"{changed} errors={len(errors)} wrong={len(wrong)}")
+        print(f"\nconcurrent {how} {kind}{' on S3' if url else ''}: reads={len(reads)} "
+              f"refused (DatasetChangedError)={changed} errors={len(errors)} "
+              f"wrong={len(wrong)}")
     assert len(reads) > 10
     assert not errors and not wrong, "\n".join((errors + wrong)[:10])
 

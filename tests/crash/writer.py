@@ -4,6 +4,9 @@ Usage::
 
     python writer.py SEED ROOTDIR KIND LOG [MAX_OPS]
 
+ROOTDIR may be a URL (``s3://bucket/x``): its fsspec options come from the
+environment variable ``BCOLZ_STORE_STORAGE_OPTIONS`` (JSON).
+
 Creates a carray or ctable (KIND) at ROOTDIR and applies the operations of
 :func:`model.operations` one by one until it is killed or MAX_OPS is reached.
 Around every committing operation it writes ``begin N`` and ``done N`` to LOG
@@ -14,6 +17,7 @@ knows which commits finished.  Commit 0 is the creation.  The last line is
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -38,13 +42,19 @@ class Log:
         os.fsync(self.fh.fileno())
 
 
+# A URL rootdir (s3://...) takes its fsspec options from this variable (JSON).
+OPTIONS = json.loads(os.environ.get("BCOLZ_STORE_STORAGE_OPTIONS") or "null")
+
+
 def create(spec, rootdir):
+    extra = {"storage_options": OPTIONS} if OPTIONS else {}
     if spec.kind == "carray":
         return bcolz_store.carray(spec.initial, rootdir=rootdir, mode="w",
-                                  chunklen=spec.chunklen, dflt=spec.dflt)
+                                  chunklen=spec.chunklen, dflt=spec.dflt, **extra)
     names = [name for name, _ in spec.columns]
     return bcolz_store.ctable([spec.initial[n] for n in names], names=names, rootdir=rootdir,
-                              mode="w", chunklen=spec.chunklen, auto_flush=spec.auto_flush)
+                              mode="w", chunklen=spec.chunklen, auto_flush=spec.auto_flush,
+                              **extra)
 
 
 def _rows(obj, values: dict, scalar: bool):
