@@ -11,6 +11,7 @@ Importing this package does no I/O and starts no threads.
 import importlib.util as _util
 
 from . import attrs
+from ._version import __version__
 from .carray import carray, chunk
 from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_version
 from .chunks.cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
@@ -22,11 +23,10 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetCha
                      WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
-from .query.eval import eval
-from .toplevel import (arange, detect_number_of_cores, fill, fromiter, iterblocks, ones, open,
-                       print_versions, set_nthreads, walk, zeros)
+from .constructors import arange, fill, fromiter, ones, zeros
+from .toplevel import (detect_number_of_cores, eval, iterblocks, open, print_versions,
+                       set_nthreads, walk)
 
-__version__ = "0.1.0"
 
 filters = {NOSHUFFLE: "noshuffle", SHUFFLE: "shuffle", BITSHUFFLE: "bitshuffle"}
 

@@ -15,13 +15,15 @@ import contextvars
 import importlib.util
 from contextlib import contextmanager
 
+from .chunks.params import CPARAMS_ENTRIES, check_cparams
+
 __all__ = ["DEFAULT_CACHE_BUDGET", "check_cache_budget", "defaults", "defaults_ctx"]
 
 _CHOICES = {
     "out_flavor": ("bcolz", "carray", "numpy"),
     "vm": ("numexpr", "python", "dask"),
 }
-_CPARAMS_ENTRIES = ("clevel", "shuffle", "cname", "quantize")
+_CPARAMS_ENTRIES = CPARAMS_ENTRIES
 # Bytes of decompressed chunks each on-disk carray may keep for re-reads.
 DEFAULT_CACHE_BUDGET = 8 * 2**20
 
@@ -147,8 +149,7 @@ class Defaults:
 
     @cparams.setter
     def cparams(self, value) -> None:
-        from .chunks.cparams import check_cparams, cparams as cparams_cls
-        if isinstance(value, cparams_cls):
+        if callable(getattr(value, "to_dict", None)):     # a cparams object
             value = value.to_dict()
         if not isinstance(value, dict):
             raise ValueError(

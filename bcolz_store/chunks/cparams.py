@@ -10,59 +10,12 @@ import math
 
 import numpy as np
 
+from ..defaults import defaults
+from .params import BITSHUFFLE, CPARAMS_ENTRIES, NOSHUFFLE, SHUFFLE, check_cparams
+
 __all__ = ["BITSHUFFLE", "NOSHUFFLE", "SHUFFLE", "cparams", "check_cparams", "quantize"]
 
-NOSHUFFLE = 0
-SHUFFLE = 1
-BITSHUFFLE = 2
-
-_ENTRIES = ("clevel", "shuffle", "cname", "quantize")
-
-
-def _compressor_list() -> list:
-    import blosc
-    return list(blosc.compressor_list())
-
-
-def check_cparams(clevel=None, shuffle=None, cname=None, quantize=None) -> tuple:
-    """Validate compression parameters; ``None`` means "use the default".
-
-    Returns
-    -------
-    tuple
-        ``(clevel, shuffle, cname, quantize)`` unchanged (bools as given).
-
-    Raises
-    ------
-    ValueError
-        If clevel is not an int in 0..9, shuffle not 0/1/2, cname not a
-        compressor of this Blosc build, or quantize not a non-negative int.
-    """
-    if clevel is not None:
-        if not isinstance(clevel, (int, np.integer)) or isinstance(clevel, bool):
-            raise ValueError("`clevel` must be an int.")
-        if clevel < 0:
-            raise ValueError("`clevel` must be 0 or a positive integer.")
-        if clevel > 9:
-            raise ValueError("`clevel` must be at most 9.")
-    if shuffle is not None:
-        if not isinstance(shuffle, (bool, int, np.integer)):
-            raise ValueError("`shuffle` must be an int.")
-        if shuffle not in (NOSHUFFLE, SHUFFLE, BITSHUFFLE):
-            raise ValueError("`shuffle` value not allowed.")
-    if cname is not None:
-        if isinstance(cname, bytes):
-            cname = cname.decode()
-        if cname not in _compressor_list():
-            raise ValueError(f"Compressor '{cname}' is not available in this build")
-    if quantize is not None:
-        if not isinstance(quantize, (int, np.integer)) or isinstance(quantize, bool):
-            raise ValueError("`quantize` must be an int.")
-        if quantize < 0:
-            raise ValueError("`quantize` must be 0 or a positive integer.")
-        if quantize > 300:
-            raise ValueError("`quantize` must be at most 300 (significant digits of a double).")
-    return clevel, shuffle, cname, quantize
+_ENTRIES = CPARAMS_ENTRIES
 
 
 class cparams:
@@ -100,7 +53,6 @@ class cparams:
     __slots__ = ("_clevel", "_shuffle", "_cname", "_quantize")
 
     def __init__(self, clevel=None, shuffle=None, cname=None, quantize=None):
-        from ..defaults import defaults
         clevel, shuffle, cname, quantize = check_cparams(clevel, shuffle, cname, quantize)
         dflts = defaults.cparams
         self._clevel = int(dflts["clevel"] if clevel is None else clevel)
@@ -143,7 +95,6 @@ class cparams:
         ValueError
             On an invalid value.
         """
-        from ..defaults import defaults
         values = check_cparams(clevel, shuffle, cname, quantize)
         new = dict(defaults.cparams)
         for key, value in zip(_ENTRIES, values):

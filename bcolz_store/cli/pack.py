@@ -10,7 +10,7 @@ __all__ = ["cmd_pack", "cmd_unpack"]
 
 
 def cmd_pack(args) -> int:
-    from bcolz_store.storage.zip import pack
+    from bcolz_store.storage.packs import pack
     try:
         done = pack(args.src, args.dst, storage_options=storage_options(args),
                     overwrite=args.overwrite)
@@ -21,7 +21,7 @@ def cmd_pack(args) -> int:
 
 
 def cmd_unpack(args) -> int:
-    from bcolz_store.storage.zip import unpack
+    from bcolz_store.storage.packs import unpack
     try:
         done = unpack(args.src, args.dst, overwrite=args.overwrite)
     except (BcolzStoreError, OSError) as err:

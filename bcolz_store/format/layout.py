@@ -29,11 +29,14 @@ Pure functions: nothing here opens a file.
 
 from __future__ import annotations
 
+import keyword
 import re
 
 from ..errors import FormatError
 
 __all__ = [
+    "split_names",
+    "validate_names",
     "ATTRS_FILE",
     "CHECKSUM_FILE",
     "CONSOLIDATED_FILE",
@@ -126,6 +129,47 @@ def check_column_name(name, where: str | None = None) -> str:
     if where is not None:
         raise FormatError(f"{where}: column name {name!r} {problem}")
     raise ValueError(f"column name {name!r} {problem}")
+
+
+_IDENTIFIER = re.compile(r"^[^\d\W]\w*$", re.UNICODE)
+_NAME_SPLIT = re.compile(r"^\s+|\s*,\s*|\s+$")
+
+
+def validate_names(names, keyword_name="names") -> list:
+    """Check that every name is a Python identifier, not a keyword, and (for
+    column names) not a name the library uses itself (``__attrs__``,
+    ``__rootdirs__``...).
+
+    Parameters
+    ----------
+    names : iterable of str
+    keyword_name : str, default "names"
+        The parameter the names came in, for the message; only ``"names"``
+        applies :func:`check_column_name`.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        On a name that is not a string, not an identifier, a keyword, or reserved.
+    """
+    out = []
+    for name in names:
+        if not isinstance(name, str) or not _IDENTIFIER.match(name) or keyword.iskeyword(name):
+            raise ValueError(f"column {keyword_name} must be valid Python identifiers that are "
+                             f"not keywords; found {name!r}")
+        if keyword_name == "names":
+            check_column_name(name)
+        out.append(str(name))
+    return out
+
+
+def split_names(text: str) -> list:
+    """Split ``'a, b c'`` into ``['a', 'b', 'c']`` (namedtuple's rule)."""
+    return [part for part in _NAME_SPLIT.split(str(text)) if part]
 
 
 def check_key(key, where: str) -> str:

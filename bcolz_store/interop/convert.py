@@ -477,8 +477,8 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", progress=None
         kind = node.attrs[HDF5_KIND_ATTR] if HDF5_KIND_ATTR in node.attrs._f_list() else None
     if kind != "carray":
         target = {} if rootdir is None else {"rootdir": os.fspath(rootdir), "mode": "w"}
-        return fromhdf5(path, nodepath, **target, **kwargs)
-    table = fromhdf5(path, nodepath)      # in memory, compressed
+        return fromhdf5(bcolz_store.ctable, path, nodepath, **target, **kwargs)
+    table = fromhdf5(bcolz_store.ctable, path, nodepath)      # in memory, compressed
     data = table.cols["data"]
     target = {} if rootdir is None else {"rootdir": os.fspath(rootdir), "mode": "w"}
     out = data.copy(**target, **kwargs)

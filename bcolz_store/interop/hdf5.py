@@ -35,11 +35,13 @@ def _import_tables():
     return tables
 
 
-def fromhdf5(filepath, nodepath="/ctable", **kwargs):
+def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
     """A ctable holding a PyTables Table (a compound HDF5 dataset).
 
     Parameters
     ----------
+    table_class : type
+        The ctable class to make (``ctable.fromhdf5`` passes its own).
     filepath : str
         The HDF5 file.
     nodepath : str, default '/ctable'
@@ -64,13 +66,12 @@ def fromhdf5(filepath, nodepath="/ctable", **kwargs):
         When ``nodepath`` is not in the file.
     """
     tb = _import_tables()
-    from ..ctable import ctable
     with tb.open_file(os.fspath(filepath), mode="r") as h5:
         node = h5.get_node(nodepath)
         names = list(kwargs.pop("names", None) or node.colnames)
         kwargs.setdefault("expectedlen", max(len(node), 1))
         empty = [np.zeros(0, dtype=node.dtype.fields[name][0]) for name in names]
-        table = ctable(empty, names, **kwargs)
+        table = table_class(empty, names, **kwargs)
         blen = node.chunkshape[0] if node.chunkshape else 65536
         for start in range(0, len(node), blen):
             block = node.read(start, min(start + blen, len(node)))

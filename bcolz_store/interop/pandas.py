@@ -98,11 +98,13 @@ def dataframe_columns(df, names) -> list:
     return [series_values(df[name], recorded.get(name)) for name in names]
 
 
-def fromdataframe(df, **kwargs):
+def fromdataframe(table_class, df, **kwargs):
     """A ctable holding the columns of a pandas DataFrame.
 
     Parameters
     ----------
+    table_class : type
+        The ctable class to make (``ctable.fromdataframe`` passes its own).
     df : pandas.DataFrame
     names : list of str, optional
         Columns to take, in this order (default all, as in ``df.columns``).
@@ -127,12 +129,11 @@ def fromdataframe(df, **kwargs):
     survives a round trip.  The index is not stored, as in bcolz.
     """
     _import_pandas()
-    from ..ctable import ctable
     names = kwargs.pop("names", None)
     if names is None:
         names = list(df.columns)
     columns = dataframe_columns(df, names)
-    return ctable(columns, list(names), **kwargs)
+    return table_class(columns, list(names), **kwargs)
 
 
 def todataframe(table, columns=None, orient="columns"):

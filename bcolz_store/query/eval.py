@@ -38,18 +38,15 @@ import builtins
 import functools
 import importlib
 import math
-import sys
 import warnings
-from collections import ChainMap
 from collections.abc import Mapping
 
 import numpy as np
 
-from ..carray import carray
 from ..defaults import defaults
 from ..errors import QueryError
 
-__all__ = ["eval", "evaluate", "resolve_variables"]
+__all__ = ["evaluate", "resolve_variables"]
 
 _VMS = ("numexpr", "python", "dask")
 _OUT_FLAVORS = ("bcolz", "carray", "numpy")
@@ -222,6 +219,12 @@ def resolve_variables(expression: str, namespace: Mapping, vm: str | None = None
     return found
 
 
+def _is_chunked(value) -> bool:
+    """True for a carray (or anything with its chunked-reading API)."""
+    return hasattr(value, "chunklen") and hasattr(value, "iterblocks_") and \
+        not isinstance(value, np.ndarray)
+
+
 def _is_sequence(value) -> bool:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
         return False
@@ -246,7 +249,7 @@ class _Operands:
                         f"variable {name!r} of {expression!r} is an object array; only "
                         "numeric, bool, string and datetime arrays can be evaluated")
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
-            elif isinstance(value, carray):
+            elif _is_chunked(value):
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
                 self.chunklen = max(self.chunklen, value.chunklen)
             elif not hasattr(value, "dtype"):
@@ -331,7 +334,7 @@ def _scalar(value):
     return value
 
 
-def _evaluate_blocks(expression, tree, operands, vm, out_flavor, blen, kwargs):
+def _evaluate_blocks(expression, tree, operands, vm, out_flavor, blen, kwargs, make_result):
     engine = _Engine(expression, vm)
     nrows = operands.nrows
     combine = _top_reduction(tree)
@@ -361,14 +364,14 @@ def _evaluate_blocks(expression, tree, operands, vm, out_flavor, blen, kwargs):
         return result
     kwargs = dict(kwargs)
     kwargs.setdefault("expectedlen", nrows)
-    result = carray(first, **kwargs)
+    result = make_result(first, **kwargs)
     for start in range(blen, nrows, blen):
         result.append(engine(operands.block(start, start + blen)))
     result.flush()
     return result
 
 
-def _evaluate_dask(expression, operands, out_flavor, blen, kwargs):
+def _evaluate_dask(expression, operands, out_flavor, blen, kwargs, make_result):
     da = _import_engine("dask")
     namespace = dict(operands.variables)
     for name, value in operands.rows.items():
@@ -385,17 +388,18 @@ def _evaluate_dask(expression, operands, out_flavor, blen, kwargs):
     for start in range(0, shape[0], blen):
         block = np.asarray(lazy[start:start + blen].compute())
         if result is None:
-            result = carray(block, **kwargs)
+            result = make_result(block, **kwargs)
         else:
             result.append(block)
     if result is None:
-        result = carray(np.asarray(lazy.compute()), **kwargs)
+        result = make_result(np.asarray(lazy.compute()), **kwargs)
     result.flush()
     return result
 
 
 def evaluate(expression: str, variables: Mapping, vm: str | None = None,
-             out_flavor: str | None = None, blen: int | None = None, **kwargs):
+             out_flavor: str | None = None, blen: int | None = None, make_result=None,
+             **kwargs):
     """Evaluate ``expression`` with its variables taken from ``variables`` only.
 
     The entry point for callers that resolve variables themselves (ctable
@@ -417,6 +421,9 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
         Rows per block.  Default: a multiple of the operands' largest
         chunklen holding about 8 MB (numexpr), 2 MB (python) or 32 MB (dask)
         of operand rows.
+    make_result : callable, optional
+        Builds the result from its first block and ``**kwargs`` (the carray
+        class); required unless ``out_flavor`` is 'numpy'.
     **kwargs
         Passed to the result's :class:`carray` constructor (``rootdir``,
         ``mode``, ``cparams``, ``chunklen``, ``expectedlen``...); ignored for
@@ -463,74 +470,9 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
             operands.variables["da"] = _import_engine("dask")
         return _scalar(engine(operands.variables))
     blen = int(blen) if blen else operands.default_blen(vm)
+    if make_result is None:
+        out_flavor = "numpy"
     if vm == "dask":
-        return _evaluate_dask(expression, operands, out_flavor, blen, kwargs)
-    return _evaluate_blocks(expression, tree, operands, vm, out_flavor, blen, kwargs)
-
-
-def eval(expression, vm=None, out_flavor=None, user_dict=None, blen=None, **kwargs):
-    """Evaluate an expression over carrays, numpy arrays and scalars, block by block.
-
-    Parameters
-    ----------
-    expression : str
-        A Python expression, e.g. ``'2*a + 3*b'``.  Its variables are looked
-        up in ``user_dict``, then in the caller's local, then global
-        variables.
-    vm : {'numexpr', 'python', 'dask'}, optional
-        Engine; default ``defaults.vm`` (numexpr when installed).
-    out_flavor : {'bcolz', 'carray', 'numpy'}, optional
-        Result container; default ``defaults.out_flavor`` ('bcolz', a carray).
-    user_dict : dict, optional
-        Variables looked up first.
-    blen : int, optional
-        Rows evaluated per block (see :func:`evaluate`).
-    **kwargs
-        Passed to the result carray (``rootdir``, ``cparams``, ``chunklen``...).
-
-    Returns
-    -------
-    carray, numpy.ndarray or scalar
-        A carray (or numpy array with ``out_flavor='numpy'``) with one row
-        per operand row; a numpy scalar or array for scalar expressions and
-        reductions.
-
-    Raises
-    ------
-    QueryError
-        The expression is invalid or cannot be evaluated (a ``ValueError``:
-        also raised for list operands and operands of different lengths,
-        as bcolz did).
-    NameError
-        A variable cannot be found.
-    ImportError
-        The chosen engine is not installed.
-
-    Notes
-    -----
-    Compatibility: as bcolz's ``eval``, with these differences where bcolz
-    failed: empty operands give an empty result (bcolz crashed), top-level
-    reductions over several blocks combine with their own operation (bcolz
-    always added), other reductions over several blocks raise QueryError
-    (bcolz returned a wrong value), uint64 operands switch numexpr to the
-    'python' engine (bcolz raised NotImplementedError), and the 'python'
-    engine runs without Python's builtins.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import bcolz_store as bcolz
-    >>> a = bcolz.arange(5)
-    >>> b = np.arange(5) * 10
-    >>> bcolz.eval("a + b", out_flavor="numpy")
-    array([ 0, 11, 22, 33, 44])
-    >>> int(bcolz.eval("sum(a)", vm="python"))
-    10
-    """
-    frame = sys._getframe(1)
-    try:
-        namespace = ChainMap(user_dict if user_dict is not None else {},
-                             frame.f_locals, frame.f_globals)
-    finally:
-        del frame
-    return evaluate(expression, namespace, vm=vm, out_flavor=out_flavor, blen=blen, **kwargs)
+        return _evaluate_dask(expression, operands, out_flavor, blen, kwargs, make_result)
+    return _evaluate_blocks(expression, tree, operands, vm, out_flavor, blen, kwargs,
+                            make_result)

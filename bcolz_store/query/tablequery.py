@@ -24,8 +24,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..carray import matching_positions
+from ..carray import carray
+from ..defaults import defaults
 from ..errors import QueryError
+from ..format.layout import split_names, validate_names
+from ..indexing import matching_positions
+from .eval import evaluate as _evaluate
 
 __all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "iter_rows",
            "outcols_dtype", "table_variables", "where_blocks", "where_rows"]
@@ -61,8 +65,8 @@ def table_variables(table, user_dict, frame) -> dict:
 
 def evaluate(table, expression, user_dict, frame, **kwargs):
     """:func:`bcolz_store.eval` of ``expression`` over the columns of ``table``."""
-    from .eval import eval as _eval
-    return _eval(expression, user_dict=table_variables(table, user_dict, frame), **kwargs)
+    return _evaluate(expression, table_variables(table, user_dict, frame), make_result=carray,
+                     **kwargs)
 
 
 def condition(table, expression, user_dict, vm, frame, error=QueryError):
@@ -116,7 +120,6 @@ def check_outcols(table, outcols) -> list:
         A wrong type, a name that is not an identifier, or a name that is
         neither a column nor ``nrow__``.
     """
-    from ..ctable import split_names, validate_names
     if outcols is None:
         return list(table.names)
     if isinstance(outcols, str):
@@ -314,8 +317,6 @@ def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, 
     ValueError
         An unknown ``out_flavor``, and as :func:`where_blocks`.
     """
-    from ..ctable import ctable
-    from ..defaults import defaults
     if out_flavor is None:
         out_flavor = defaults.out_flavor
     if out_flavor not in ("bcolz", "carray", "numpy"):
@@ -327,6 +328,6 @@ def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, 
     data = np.concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(table, names))
     if out_flavor == "numpy":
         return data
-    result = ctable(data, **dict(kwargs or {}))
+    result = type(table)(data, **dict(kwargs or {}))
     result.flush()
     return result

@@ -46,189 +46,30 @@ folder on the way to a target may be a symlink.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import hashlib
-import itertools
-import json
-import re
-import time
 import uuid
 from concurrent.futures import Future, wait
 
-from ..errors import (ConcurrentWriteError, DatasetChangedError, DatasetNotFoundError,
-                      FormatError, ReadOnlyError, WriteFailedError)
-from ..format.consolidated import dump_consolidated, load_consolidated
-from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES,
-                             commit_key_limit, is_metadata_key)
+from ..errors import ConcurrentWriteError, FormatError, ReadOnlyError, WriteFailedError
+from ..format.consolidated import dump_consolidated
+from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, commit_key_limit, is_metadata_key
 from .base import Store
-from .checksums import dump_checksums, load_checksums, md5_hex, read_limit
+from .checksums import dump_checksums, md5_hex, read_limit
+from .committed import CommittedState, read_consistently
 from .io import pool
+from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, check_manifest, commit_order,
+                      record_bytes, record_key, staged_md5, write_blob, write_error)
 
 __all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "read_consistently", "record_key"]
 
-JOURNAL_PREFIX = JOURNAL_DIR + "/"
-# The record of an interrupted commit of earlier versions (one writer, one record).
-LEGACY_MANIFEST = JOURNAL_PREFIX + "manifest.json"
-_RECORD = re.compile(r"commit-([0-9]{12})\.json")
-_BLOB_NAME = re.compile(r"(?:[0-9a-f]{16}/)?[0-9]{6,18}\.blob")
-_UNSET = object()
-# How often a reader retries opening while a writer is applying a commit.
-READ_RETRIES = 400
 # Blobs at least this large are written, checksummed and synced on a
 # background thread while the caller compresses the next chunk; at most
 # MAX_INFLIGHT_BYTES of them wait in memory.
 ASYNC_MIN_BYTES = 1 << 16
 MAX_INFLIGHT_BYTES = 64 << 20
-# On remote stores, contents up to this size travel inside the commit record
-# (written by one request at the commit) instead of as blobs of their own.
-INLINE_MAX_BYTES = 1 << 16
 
 
-def record_key(generation: int) -> str:
-    """Key of the commit record of ``generation``."""
-    return f"{JOURNAL_PREFIX}commit-{generation:012d}.json"
-
-
-def _naming(err: OSError, key: str, path: str, root: str = "") -> OSError:
-    """An OSError like ``err`` whose message names the file being written."""
-    what = f"while writing {key} of {root}" if key and root else \
-        f"while writing {key}" if key else "while writing"
-    return type(err)(err.errno, f"{err.strerror or err} ({what})", path)
-
-
-def _write_blob(store: Store, blob: str, parts: list, sync: bool, key: str):
-    """Write ``parts`` as the new object ``blob``; return its md5 hex, or with
-    ``sync`` the pair (md5 hex, Future of the fsync started on an io thread).
-
-    Raises
-    ------
-    OSError
-        When the medium refuses the write; the message names ``key`` (the
-        bcolz file being written) and where its blob goes.
-    """
-    digest = hashlib.md5()
-    for part in parts:
-        digest.update(part)
-    try:
-        store.put(blob, parts)
-    except OSError as err:
-        raise _naming(err, key, store.path(blob), store.url) from err
-    if sync:
-        return digest.hexdigest(), pool("io").submit(store.sync, [blob])
-    return digest.hexdigest()
-
-
-def _result(digest):
-    """A staged checksum: the md5 hex, once the background write (and its
-    fsync) is done; raises what they raised."""
-    if isinstance(digest, Future):
-        digest = digest.result()
-    if isinstance(digest, tuple):
-        digest, synced = digest
-        synced.result()
-    return digest
-
-
-def read_consistently(journal: "Journal", read):
-    """Call ``read()`` until it ran while no commit happened; return its result.
-
-    A reader that opens while a writer commits may see files of two states;
-    it then simply tries again (a commit is applied in milliseconds).
-
-    Raises
-    ------
-    Whatever ``read`` raised, when it failed on a stable dataset.
-    DatasetChangedError
-        When writers kept committing during every attempt.
-    """
-    for attempt in range(READ_RETRIES):
-        if attempt or not journal.fresh:
-            journal.recover()
-        journal.fresh = False
-        marker = journal.loaded_marker
-        journal.reader_marker = marker
-        if journal.snapshot:
-            # The metadata came from one object read at once (the consolidated
-            # metadata of a remote store): a consistent state by itself.
-            return read()
-        try:
-            result = read()
-        except (FormatError, FileNotFoundError, DatasetChangedError):
-            if journal.is_stable(marker):
-                raise
-        else:
-            if journal.is_stable(marker):
-                return result
-        time.sleep(0.001 * min(attempt + 1, 20))
-    raise DatasetChangedError(f"{journal.root}: writers kept committing while reading")
-
-
-def _commit_order(key: str) -> tuple:
-    """Data first, then metadata, ``meta/sizes`` next, the checksum file and
-    the consolidated metadata (which marks the commit applied) last."""
-    if key == CONSOLIDATED_FILE:
-        return (4, key)
-    if key == CHECKSUM_FILE:
-        return (3, key)
-    if key.endswith("meta/sizes"):
-        return (2, key)
-    if "/data/" in "/" + key:
-        return (0, key)
-    return (1, key)
-
-
-def check_manifest(entries, where: str) -> list:
-    """Validate a commit record before anything it names is read or moved.
-
-    Every key must be a file a commit writes (:func:`commit_key_limit`), every
-    blob a name this library gives its blobs (``[writer/]NNNNNN.blob``) or
-    ``{"data": base64}`` (content carried by the record itself, on remote
-    stores) no larger than the key may hold, and no key may appear twice.
-
-    Returns
-    -------
-    list of [key, blob name, content bytes, or None]
-
-    Raises
-    ------
-    FormatError
-        Naming ``where`` and the first bad entry.
-    """
-    if not isinstance(entries, list):
-        raise FormatError(f"{where}: malformed commit record (not a list)")
-    seen = set()
-    for entry in entries:
-        if not (isinstance(entry, list) and len(entry) == 2):
-            raise FormatError(f"{where}: malformed commit record entry {entry!r:.80}")
-        key, blob = entry
-        limit = commit_key_limit(key, where)
-        if isinstance(blob, dict):
-            text = blob.get("data")
-            if set(blob) != {"data"} or not isinstance(text, str) or \
-                    len(text) > 4 * (min(limit, INLINE_MAX_BYTES) // 3 + 2):
-                raise FormatError(f"{where}: malformed content for {key!r:.80}")
-            try:
-                entry[1] = base64.b64decode(text.encode("ascii"), validate=True)
-            except (binascii.Error, UnicodeEncodeError) as err:
-                raise FormatError(f"{where}: malformed content for {key!r:.80}") from err
-        elif blob is not None and not (isinstance(blob, str) and _BLOB_NAME.fullmatch(blob)):
-            raise FormatError(f"{where}: malformed blob name {blob!r:.80}")
-        if key in seen:
-            raise FormatError(f"{where}: {key!r} appears twice")
-        seen.add(key)
-    return entries
-
-
-def _record_bytes(entries: list) -> bytes:
-    """The JSON of a commit record; contents carried inline are base64."""
-    return json.dumps([[key, {"data": base64.b64encode(blob).decode("ascii")}
-                        if isinstance(blob, bytes) else blob]
-                       for key, blob in entries]).encode("utf-8")
-
-
-class Journal:
+class Journal(CommittedState):
     """The commits of one dataset root (a carray rootdir, or a ctable rootdir
     shared by its columns).
 
@@ -273,7 +114,7 @@ class Journal:
         self._dir_ready = False    # this writer's blob folder exists
         self._overlay = {}         # committed-but-unapplied record (readers): key -> blob key
         self._sums = None          # checksums of the committed files, loaded lazily
-        self._recorded = _UNSET    # the checksum file as recorded (None: there is none)
+        self._recorded = UNSET    # the checksum file as recorded (None: there is none)
         self._generation = None    # generation of the committed state loaded
         self.loaded_marker = None  # marker() of the state the last recover() loaded
         self.snapshot = False      # that state came from one consolidated read
@@ -296,223 +137,6 @@ class Journal:
         self._blob_prefix = f"{JOURNAL_PREFIX}{self._token}/"
         self._dir_ready = False
 
-    # -------------------------------------------------------------- recovery
-
-    def recover(self) -> None:
-        """Load the committed state's generation, and finish or discard what an
-        interrupted writer left (see module docstring).
-
-        Raises
-        ------
-        FormatError
-            If the journal folder, a commit record or a blob it names is not
-            what this library writes (nothing is moved or deleted then).
-        """
-        self._overlay = {}
-        self._recorded = _UNSET
-        store = self.store
-        store.check_folder(JOURNAL_PREFIX)
-        if not store.remote:            # earlier versions wrote only local folders
-            self._recover_legacy()
-        # What marker() compares later, taken before anything is read, so a
-        # commit beginning or ending meanwhile shows.
-        local_marker = None if store.remote else self._local_marker()
-        generation = self._read_generation()
-        try:
-            entries = self._read_record(record_key(generation + 1))
-        except DatasetNotFoundError:
-            entries = None
-        self.loaded_marker = local_marker if not store.remote else \
-            (entries is not None, ("generation", generation))
-        self.snapshot = bool(store.remote and self.use_consolidated and self._meta is not None)
-        if entries is not None:
-            blobs = self._check_blobs(entries)
-            if self.readonly:
-                self._overlay = blobs
-            else:
-                self._apply(entries)
-                self._forget_blobs_of(entries)
-                generation += 1
-                self._meta = None
-        self._generation = generation
-        if not self.readonly:
-            self._collect_garbage()
-
-    def _recover_legacy(self) -> None:
-        """Roll forward (or read through) a record of the one-writer protocol
-        of earlier versions (``.bcolz_store-journal/manifest.json``)."""
-        try:
-            entries = self._read_record(LEGACY_MANIFEST)
-        except DatasetNotFoundError:
-            return
-        blobs = self._check_blobs(entries)
-        if self.readonly:
-            self._overlay = blobs
-            return
-        self._apply(entries)
-        self.store.delete(LEGACY_MANIFEST)
-
-    def _read_generation(self) -> int:
-        """The generation the consolidated metadata records (0 without one);
-        keeps its metadata files when they are to be used."""
-        try:
-            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
-        except DatasetNotFoundError:
-            return 0
-        found, blob = self.lookup(CONSOLIDATED_FILE)
-        if found and blob is not None:          # a reader looking through a record
-            data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
-        generation, files, checksums = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
-        self._snapshot_checksums = checksums
-        if self.use_consolidated:
-            self._meta = files
-        return generation
-
-    def _read_record(self, key: str) -> list:
-        """The validated entries of the commit record ``key``.
-
-        Raises
-        ------
-        DatasetNotFoundError
-            When there is no such record.
-        FormatError
-            When it is not a plain file, too large, not JSON, or invalid.
-        """
-        where = self.store.path(key)
-        data = self.store.get(key, MAX_OWN_FILE_BYTES)
-        try:
-            entries = json.loads(bytes(data).decode("utf-8"))
-        except (ValueError, RecursionError) as err:
-            raise FormatError(f"{where}: unreadable commit record ({err})") from err
-        return check_manifest(entries, where)
-
-    def _check_blobs(self, entries: list) -> dict:
-        """``{key: blob key or None}`` once every blob of ``entries`` is a plain
-        object (or gone: moved already) of a size its key allows."""
-        blobs = {}
-        for key, blob in entries:
-            if blob is None or isinstance(blob, bytes):
-                blobs[key] = blob
-                continue
-            blob_key = JOURNAL_PREFIX + blob
-            try:
-                size = self.store.size(blob_key)
-            except FormatError as err:
-                raise FormatError(f"{self.store.path(blob_key)}: a commit blob must be a "
-                                  f"file ({err})") from err
-            if size is not None and size > commit_key_limit(key, self.root):
-                raise FormatError(f"{self.store.path(blob_key)}: holds {size} bytes, more "
-                                  f"than {key} may hold")
-            blobs[key] = blob_key
-        return blobs
-
-    def _forget_blobs_of(self, entries: list) -> None:
-        """Remove the blob folders a rolled-forward record used."""
-        for folder in {blob.partition("/")[0] for _key, blob in entries
-                       if isinstance(blob, str) and "/" in blob}:
-            self.store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
-
-    def _collect_garbage(self) -> None:
-        """Remove records older than the committed generation and blob folders
-        no live writer can own (all under the writer lock, else stale ones)."""
-        store = self.store
-        now = time.time()
-        folders = {}
-        for key, mtime in store.list_times(JOURNAL_PREFIX).items():
-            name = key[len(JOURNAL_PREFIX):]
-            match = _RECORD.fullmatch(name)
-            if match:
-                if int(match.group(1)) < self._generation:
-                    store.delete(key)
-                continue
-            folder = name.partition("/")[0] if "/" in name else name
-            folders[folder] = max(folders.get(folder, 0.0), mtime)
-        for folder, newest in folders.items():
-            if folder != self._token and (self.locked or now - newest > self.stale_after):
-                store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
-                store.delete(f"{JOURNAL_PREFIX}{folder}")
-        store.remove_folder_if_empty(JOURNAL_DIR)
-
-    # --------------------------------------------------------------- reading
-
-    def lookup(self, key: str):
-        """Where the current content of ``key`` lives, if not at its bcolz name.
-
-        Returns
-        -------
-        (found, source)
-            ``found`` False: read the bcolz file itself.  Else the blob key to
-            read, the content itself (bytes, carried inline), or None when the
-            key is deleted.
-        """
-        if key in self._staged:
-            digest = self._staged_sums[key]
-            if isinstance(digest, Future):
-                digest.result()  # the blob is written (or its error raised)
-            return True, self._staged[key]
-        if key in self._overlay:
-            blob = self._overlay[key]
-            if blob is None or isinstance(blob, bytes) or self.store.exists(blob):
-                return True, blob
-        return False, None
-
-    def in_overlay(self, key: str) -> bool:
-        """True when ``key`` is read from a committed but unapplied commit record."""
-        return key in self._overlay and key not in self._staged
-
-    def metadata(self, key: str):
-        """The committed bytes of the metadata file ``key`` from the consolidated
-        metadata, or None when they are not to be used or not known."""
-        if self._meta is None or not self.use_consolidated or key in self._overlay:
-            return None
-        return self._meta.get(key)
-
-    # ------------------------------------------------- lock-free readers
-
-    def marker(self):
-        """Identity of the committed state (changes with every commit).
-
-        A commit begins by creating the record of the next generation (the
-        newest record stays until the next commit is applied) and ends by
-        replacing the consolidated metadata.  On a local disk the marker is
-        the names of the records present (never the same after a commit) and
-        the consolidated metadata's identity; on a remote store, whether the
-        next generation's record exists and the generation the consolidated
-        metadata holds.  A record left by a writer that died stays unchanged:
-        readers then read through it.  :meth:`recover` takes the marker of the
-        state it loads as :attr:`loaded_marker`, before reading anything.
-        """
-        generation = self._generation or 0
-        if self.store.remote:          # an existence check and one small read
-            return (self.store.exists(record_key(generation + 1)),
-                    ("generation", self._read_generation_quietly()))
-        return self._local_marker()
-
-    def _local_marker(self) -> tuple:
-        """The names of the commit records and the identity of the consolidated
-        metadata.  Every commit creates a record of a new name (generations only
-        grow), so the names alone never repeat, whatever the file system's
-        timestamps and inode numbers do."""
-        names = tuple(sorted(name for name in self.store.listdir(JOURNAL_PREFIX)
-                             if _RECORD.fullmatch(name) or name == "manifest.json"))
-        return (names, self.store.identity(CONSOLIDATED_FILE))
-
-    def is_stable(self, marker) -> bool:
-        """True when no commit has begun or ended since ``marker`` was taken."""
-        return self.marker() == marker
-
-    def start_reading(self) -> None:
-        """Take the snapshot that :meth:`check_reading` compares against."""
-        self.reader_marker = self.marker()
-
-    def check_reading(self) -> None:
-        """Raise :class:`DatasetChangedError` if a commit happened since :meth:`start_reading`."""
-        marker = getattr(self, "reader_marker", _UNSET)
-        if marker is not _UNSET and self.readonly and not self.is_stable(marker):
-            raise DatasetChangedError(
-                f"{self.root}: a writer committed since this reader opened the dataset; "
-                f"call refresh() to read the new state")
-
     def staged_keys(self) -> list:
         """Keys with staged changes."""
         return list(self._staged)
@@ -522,7 +146,7 @@ class Journal:
         self.discard()
         self._overlay = {}
         self._sums = None
-        self._recorded = _UNSET
+        self._recorded = UNSET
         self._meta = None
         self._dir_ready = False
 
@@ -585,7 +209,7 @@ class Journal:
         self._batch = 0
         self._commit_requested = False
         self._sums = None
-        self._recorded = _UNSET
+        self._recorded = UNSET
         self._meta = None
         self.recover()
         if self.owner_reload is not None:
@@ -604,7 +228,7 @@ class Journal:
             try:
                 self.store.makedirs(self._blob_prefix.rstrip("/"))
             except OSError as err:
-                raise _naming(err, key, self.store.path(self._blob_prefix.rstrip("/")),
+                raise write_error(err, key, self.store.path(self._blob_prefix.rstrip("/")),
                               self.root) from err
             self._dir_ready = True
 
@@ -651,11 +275,11 @@ class Journal:
         blob = self._next_blob(key)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
-            digest = pool("cpu").submit(_write_blob, self.store, blob, parts, self._sync, key)
+            digest = pool("cpu").submit(write_blob, self.store, blob, parts, self._sync, key)
             self._inflight.append((digest, size))
             self._inflight_bytes += size
         else:  # small: written now, synced with the others at commit
-            digest = _write_blob(self.store, blob, parts, False, key)
+            digest = write_blob(self.store, blob, parts, False, key)
             self._unsynced.add(blob)
         self._unstage(key)
         self._staged[key] = blob
@@ -679,7 +303,7 @@ class Journal:
         try:
             self.store.move(src, blob)
         except OSError as err:
-            raise _naming(err, key, self.store.path(blob), self.root) from err
+            raise write_error(err, key, self.store.path(blob), self.root) from err
         self._unstage(key)
         self._staged[key] = blob
         self._staged_sums[key] = digest
@@ -767,89 +391,6 @@ class Journal:
                 self.store.delete_prefix(self._blob_prefix)
             self._dir_ready = False
 
-    # ------------------------------------------------------------ checksums
-
-    def list_files(self, prefix: str = "") -> list:
-        """Keys of the files under ``prefix`` (our own files excluded), unread."""
-        return self.store.list(prefix)
-
-    def _scan(self, prefix: str = "") -> dict:
-        """md5 of every bcolz file under ``prefix`` as it is now.
-
-        Only plain files are read, each within the size its name allows.
-
-        Raises
-        ------
-        FormatError
-            Naming the first file that is a symlink, a FIFO, a device, too
-            large, or unreadable.
-        """
-        keys = self.store.list(prefix)
-        got = self.store.get_many(keys, max(read_limit(k) for k in keys)) if keys else {}
-        sums = {}
-        for key in keys:
-            data = got[key]
-            if isinstance(data, Exception):
-                raise data
-            if len(data) > read_limit(key):
-                raise FormatError(f"{self.store.path(key)}: larger than such a file may be")
-            sums[key] = md5_hex(data)
-        return sums
-
-    def recorded(self):
-        """The checksums as the dataset's checksum file records them (through a
-        committed record when one is pending), or None when it has none.
-
-        Raises
-        ------
-        FormatError
-            When the checksum file is not a plain file, too large, or malformed.
-        """
-        if self._recorded is _UNSET:
-            key = CHECKSUM_FILE
-            found, blob = self.lookup(CHECKSUM_FILE)
-            if found:
-                key = blob
-            if found and blob is None:
-                self._recorded = None
-            elif isinstance(blob, bytes):
-                self._recorded = load_checksums(blob, self.store.path(CHECKSUM_FILE))
-            else:
-                try:
-                    data = self.store.get(key, MAX_OWN_FILE_BYTES)
-                except DatasetNotFoundError:
-                    self._recorded = None
-                else:
-                    if self.snapshot and self.readonly and not found and \
-                            self._snapshot_checksums not in (None, md5_hex(data)):
-                        raise DatasetChangedError(
-                            f"{self.root}: a writer committed since this reader opened the "
-                            f"dataset; call refresh() to read the new state")
-                    self._recorded = load_checksums(data, self.store.path(key))
-        return self._recorded
-
-    def checksums(self) -> dict:
-        """``{relative path: md5 hex}`` of the committed bcolz files (read, or
-        computed from the files once when the dataset has no checksum file)."""
-        if self._sums is None:
-            recorded = self.recorded()
-            self._sums = dict(recorded) if recorded is not None else self._scan()
-        return self._sums
-
-    def _metadata_files(self) -> dict:
-        """The committed metadata files ``{key: bytes}``, read once (from the
-        consolidated metadata on remote stores, else from the files)."""
-        if self._meta is None:
-            keys = [key for key in self.store.list("") if is_metadata_key(key)]
-            got = self.store.get_many(keys, MAX_OWN_FILE_BYTES) if keys else {}
-            meta = {}
-            for key in keys:
-                if isinstance(got[key], Exception):
-                    raise got[key]
-                meta[key] = got[key]
-            self._meta = meta
-        return self._meta
-
     # --------------------------------------------------------------- commit
 
     def commit(self) -> None:
@@ -885,7 +426,7 @@ class Journal:
                     sums.pop(key, None)
                     meta.pop(key, None)
                 else:  # every blob is written and synced once its checksum is known
-                    sums[key] = _result(digest)
+                    sums[key] = staged_md5(digest)
             meta.update(self._staged_meta)
             self._inflight.clear()
             self._inflight_bytes = 0
@@ -898,15 +439,15 @@ class Journal:
             self._unsynced.clear()
             entries = sorted(([key, blob[len(JOURNAL_PREFIX):] if isinstance(blob, str)
                                else blob] for key, blob in self._staged.items()),
-                             key=lambda e: _commit_order(e[0]))
+                             key=lambda e: commit_order(e[0]))
             self.store.check_targets([key for key, _blob in entries])
-            record = _record_bytes(entries)
+            record = record_bytes(entries)
             try:
                 self.store.put_if_absent(record_key(generation), record)
             except ConcurrentWriteError:
                 raise self._concurrent(generation) from None
             except OSError as err:
-                raise _naming(err, "the commit record", self.store.path(record_key(generation)),
+                raise write_error(err, "the commit record", self.store.path(record_key(generation)),
                               self.root) from err
             created = True
             if self._read_generation_quietly() >= generation:
@@ -933,47 +474,3 @@ class Journal:
         self._meta = meta
         self.store.delete_prefix(committed_blobs)
         self.store.delete(record_key(generation - 1))
-
-    def committed_elsewhere(self) -> bool:
-        """True when another writer committed since this journal loaded its state
-        (the consolidated metadata holds another generation)."""
-        return self._generation is not None and \
-            self._read_generation_quietly() != self._generation
-
-    def concurrent_error(self) -> ConcurrentWriteError:
-        """The error for a writer whose loaded state another writer replaced."""
-        return ConcurrentWriteError(
-            f"{self.root}: another writer committed to this dataset since it was loaded; "
-            f"nothing of this change was committed: refresh() and write again, or pass "
-            f"lock=True to serialise writers")
-
-    def _read_generation_quietly(self) -> int:
-        """The generation the consolidated metadata records now (0 if unreadable)."""
-        try:
-            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
-            return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))[0]
-        except (DatasetNotFoundError, FormatError):
-            return 0
-
-    def _concurrent(self, generation: int) -> ConcurrentWriteError:
-        return ConcurrentWriteError(
-            f"{self.root}: another writer committed to this dataset since it was loaded "
-            f"(generation {generation} is taken); nothing of this change was committed: "
-            f"refresh() and write again, or pass lock=True to serialise writers")
-
-    def _apply(self, entries: list) -> None:
-        """Move each blob onto its key (and write contents carried inline,
-        make deletions), in the commit order: data, metadata, ``meta/sizes``,
-        the checksum file, the consolidated metadata; within each step
-        concurrently on remote stores."""
-        store = self.store
-        keys = [key for key, _blob in entries]
-        store.check_targets(keys)
-        for _order, group in itertools.groupby(entries, key=lambda e: _commit_order(e[0])[0]):
-            group = list(group)
-            store.delete_many([key for key, blob in group if blob is None])
-            store.put_many([(key, blob) for key, blob in group if isinstance(blob, bytes)])
-            store.move_many([(JOURNAL_PREFIX + blob, key) for key, blob in group
-                             if isinstance(blob, str)], missing_ok=True)  # moved already
-        if self._sync:
-            store.sync_folders(keys)

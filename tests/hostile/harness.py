@@ -1435,8 +1435,12 @@ def pending_record_name(src) -> str:
 
 def _manifest_path(ds: Path) -> Path:
     """The shipped commit record of ds: the pending generation's, else manifest.json."""
+    consolidated = ds / CONSOLIDATED_FILE
     try:
-        generation = json.loads((ds / CONSOLIDATED_FILE).read_text())["generation"]
+        st = os.stat(consolidated)          # never open a FIFO or a device here
+        if not stat.S_ISREG(st.st_mode) or st.st_size > HASH_LIMIT:
+            raise ValueError("not a plain file")
+        generation = json.loads(consolidated.read_text())["generation"]
         pending = ds / JOURNAL_DIR / f"commit-{int(generation) + 1:012d}.json"
         if os.path.lexists(pending):
             return pending

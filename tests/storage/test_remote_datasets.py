@@ -190,7 +190,7 @@ def test_pack_entries_are_stored_at_their_paths(tmp_path):
     import zipfile
     src = tmp_path / "a"
     bcolz_store.carray(np.arange(10_000), chunklen=1000, rootdir=str(src), mode="w")
-    from bcolz_store.storage.zip import pack
+    from bcolz_store.storage.packs import pack
     pack(str(src), str(tmp_path / "a.zip"))
     with zipfile.ZipFile(tmp_path / "a.zip") as zf:
         infos = {i.filename: i for i in zf.infolist()}

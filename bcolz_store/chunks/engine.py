@@ -1,0 +1,452 @@
+"""The chunk engine of a carray of fixed-size atoms: its chunks, its leftover,
+its cache, and the reads and writes that go through them.
+
+A carray of ``length`` atoms holds ``length // chunklen`` full chunks, compressed
+(in memory: :class:`~.chunk.MemoryChunks`; stored: :class:`~.chunk.DiskChunks`,
+one file each), and the last ``length % chunklen`` atoms, the *leftover*,
+uncompressed in a buffer of ``chunklen`` atoms.  ``flush`` writes the leftover
+as the next chunk file (source: bcolz format v1.0, seeds/001; FORMAT-NOTES.md).
+
+Reads decompress straight into their output when a whole chunk is wanted, and
+through a small least-recently-used cache of decompressed chunks otherwise.
+Knowing nothing of files, keys or commits, the engine writes only through its
+chunk sequence and asks its store's view (``store``) only to tell whether a
+read is remote (then chunk files are fetched together) or failed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import BcolzStoreError, ChunkNotFoundError
+from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
+
+__all__ = ["CHECK_BEFORE_ALLOCATING", "ChunkEngine", "FETCH_BATCH_BYTES"]
+
+_MB = 1024 * 1024
+# Reads that allocate more than this check first that their chunk files exist.
+CHECK_BEFORE_ALLOCATING = 256 * _MB
+# Compressed bytes of chunk files fetched together from a remote store.
+FETCH_BATCH_BYTES = 64 * _MB
+
+
+class ChunkEngine:
+    """The chunks, leftover and cache of one carray of fixed-size atoms.
+
+    Parameters
+    ----------
+    atom : numpy.dtype
+        dtype of one item, with its sub-array shape.
+    cparams : cparams
+    chunklen : int
+        Atoms per chunk.
+    store : DatasetStore or None
+        Where the chunk files are (None: chunks in memory).
+    nchunks : int, default 0
+        Full chunks already stored.
+    nleft : int, default 0
+        Atoms in the leftover (read from chunk file ``nchunks`` on first use).
+    cbytes : int, optional
+        Compressed bytes, counting the leftover as a full uncompressed chunk
+        (bcolz's convention); default that of an empty carray.
+    cache_budget : int
+        Bytes of decompressed chunks kept for re-reads.
+    """
+
+    def __init__(self, atom: np.dtype, cparams, chunklen: int, store=None, nchunks: int = 0,
+                 nleft: int = 0, cbytes: int | None = None, cache_budget: int = 8 * _MB):
+        self.atom = atom
+        self.cparams = cparams
+        self.chunklen = chunklen
+        self.store = store
+        self.chunks = MemoryChunks() if store is None else DiskChunks(
+            store, atom, cparams, nchunks, chunk_nbytes=chunklen * atom.itemsize)
+        self.nleft = nleft
+        self.cbytes = self.chunksize if cbytes is None else cbytes
+        self._leftover = None if nleft else np.zeros(chunklen, dtype=atom)
+        self._cache = OrderedDict()
+        self._cache_nbytes = 0
+        self._cache_lock = threading.Lock()   # several threads may read one carray
+        self.cache_budget = cache_budget
+
+    # ------------------------------------------------------------ shape
+
+    @property
+    def chunksize(self) -> int:
+        """Bytes of one full chunk, uncompressed."""
+        return self.chunklen * self.atom.itemsize
+
+    @property
+    def nchunks(self) -> int:
+        """Full (compressed) chunks."""
+        return len(self.chunks)
+
+    @property
+    def length(self) -> int:
+        """Atoms held."""
+        return len(self.chunks) * self.chunklen + self.nleft
+
+    @property
+    def remote(self) -> bool:
+        return self.store is not None and self.store.store.remote
+
+    @property
+    def leftover(self) -> np.ndarray:
+        """The leftover buffer, ``chunklen`` atoms (read from its chunk file on first use).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError
+            When the leftover's chunk file cannot be read.
+        """
+        buffer = self._leftover
+        if buffer is None:
+            buffer = np.zeros(self.chunklen, dtype=self.atom)
+            if self.nleft:
+                try:
+                    self.chunks.read_into(len(self.chunks), buffer[:self.nleft])
+                except BcolzStoreError as err:
+                    conflict = self._conflict()
+                    if conflict is None:
+                        raise
+                    raise conflict from err
+            self._leftover = buffer
+        return buffer
+
+    def _conflict(self):
+        """The ConcurrentWriteError for a writer whose lazily read leftover chunk
+        another writer's commit replaced (reloading the committed state when no
+        write is under way), or None when that is not what happened."""
+        journal = self.store.journal if self.store is not None else None
+        if journal is None or journal.readonly or not journal.committed_elsewhere():
+            return None
+        error = journal.concurrent_error()
+        if journal._depth == 0:           # not inside a write operation: reload here
+            journal.roll_back(error)
+        return error
+
+    @leftover.setter
+    def leftover(self, value: np.ndarray) -> None:
+        self._leftover = value
+
+    def copy_for_view(self) -> "ChunkEngine":
+        """An engine sharing these chunks, with its own leftover copy and cache."""
+        out = ChunkEngine.__new__(ChunkEngine)
+        out.__dict__.update(self.__dict__)
+        out._leftover = self.leftover.copy()
+        out._cache = OrderedDict()
+        out._cache_nbytes = 0
+        out._cache_lock = threading.Lock()
+        return out
+
+    # ------------------------------------------------------------ cache
+
+    def set_cache_budget(self, budget: int) -> None:
+        """Keep at most ``budget`` bytes of decompressed chunks (evicting at once)."""
+        self.cache_budget = budget
+        with self._cache_lock:
+            while self._cache_nbytes > budget:
+                _, old = self._cache.popitem(last=False)
+                self._cache_nbytes -= old.nbytes
+
+    def drop_cache(self, nchunk=None) -> None:
+        """Forget cached chunk ``nchunk`` (all of them when None)."""
+        with self._cache_lock:
+            if nchunk is None:
+                self._cache.clear()
+                self._cache_nbytes = 0
+            elif nchunk in self._cache:
+                self._cache_nbytes -= self._cache.pop(nchunk).nbytes
+
+    def free_cachemem(self) -> None:
+        """Release cached decompressed chunks."""
+        self.drop_cache()
+        self.chunks.free_cachemem()
+
+    def cached(self, nchunk: int):
+        """Chunk ``nchunk`` from the cache, or None."""
+        with self._cache_lock:
+            found = self._cache.get(nchunk)
+            if found is not None:
+                self._cache.move_to_end(nchunk)
+            return found
+
+    # ------------------------------------------------------------ reading
+
+    def chunk_array(self, nchunk: int) -> np.ndarray:
+        """Decompressed atoms of chunk ``nchunk`` (full chunk or leftover); read-only."""
+        if nchunk == len(self.chunks):
+            return self.leftover[:self.nleft]
+        found = self.cached(nchunk)
+        if found is not None:
+            return found
+        data = np.empty(self.chunklen, dtype=self.atom)
+        self.chunks.read_into(nchunk, data)
+        data.flags.writeable = False
+        if data.nbytes <= self.cache_budget:
+            with self._cache_lock:
+                if nchunk not in self._cache:
+                    self._cache[nchunk] = data
+                    self._cache_nbytes += data.nbytes
+                while self._cache_nbytes > self.cache_budget:
+                    _, old = self._cache.popitem(last=False)
+                    self._cache_nbytes -= old.nbytes
+        return data
+
+    def read_range(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Atoms ``start:stop`` (0 <= start <= stop <= length) as a contiguous array.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads.
+        """
+        n = stop - start
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        if out is None:
+            if n * self.atom.itemsize > CHECK_BEFORE_ALLOCATING and self.store is not None:
+                self.check_chunk_files(start // cl, min((stop - 1) // cl + 1, nfull))
+            out = np.empty(n, dtype=self.atom)
+        whole = []             # full chunks read straight into out: (nchunk, dest)
+        pos = start
+        while pos < stop:
+            nchunk = pos // cl
+            lo = pos - nchunk * cl
+            hi = min(stop - nchunk * cl, cl)
+            dest = out[pos - start: pos - start + hi - lo]
+            if nchunk < nfull and lo == 0 and hi == cl and nchunk not in self._cache:
+                whole.append((nchunk, dest))
+            else:
+                dest[...] = self.chunk_array(nchunk)[lo:hi]
+            pos += hi - lo
+        self.decode_into(whole)
+        return out
+
+    def decode_into(self, tasks: list) -> None:
+        """Decompress each full chunk ``nchunk`` of ``tasks`` into its ``dest``.
+
+        On a remote store the chunk files are fetched concurrently, a bounded
+        number at a time (:data:`FETCH_BATCH_BYTES`), so a full read makes few
+        round trips and holds the output plus one batch of chunk files.
+        """
+        chunks = self.chunks
+        if len(tasks) < 2 or not self.remote:
+            for nchunk, dest in tasks:
+                chunks.read_into(nchunk, dest)
+            return
+        per_batch = max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
+        for first in range(0, len(tasks), per_batch):
+            batch = tasks[first:first + per_batch]
+            got = chunks.read_files([n for n, _dest in batch], chunks.limit())
+            for nchunk, dest in batch:
+                chunks.decode_into(nchunk, got.pop(nchunk), dest)
+
+    def check_chunk_files(self, first: int, stop: int) -> None:
+        """Before a large allocation: every chunk file ``first:stop`` exists,
+        and the first and last announce the size the metadata implies.
+
+        A hostile ``meta/sizes`` can claim 10**12 items with a few chunk
+        files, or ``meta/storage`` a chunklen of 10**8 for files of a few
+        bytes; this refuses them before memory for them is asked for.
+
+        Raises
+        ------
+        ChunkNotFoundError
+            Naming the first missing chunk file.
+        FormatError
+            Naming a chunk file whose header announces another size.
+        """
+        store = self.store
+        for nchunk in range(first, stop):
+            if not store.exists(chunk_key(nchunk)):
+                raise ChunkNotFoundError(
+                    f"{store.path(chunk_key(nchunk))}: chunk file missing; meta/sizes promises "
+                    f"{self.length} items in {self.nchunks + (1 if self.nleft else 0)} "
+                    f"chunk files")
+        for nchunk in {first, stop - 1} if stop > first else ():
+            self.chunks.check_header(nchunk)   # the size each chunk file announces
+
+    def gather(self, idx: np.ndarray) -> np.ndarray:
+        """Atoms at positions ``idx`` (int64, in range; any order, repeats allowed)."""
+        out = np.empty(idx.shape + self.atom.shape, dtype=self.atom.base)
+        if idx.size == 0:
+            return out
+        flat = idx.ravel()
+        flat_out = out.reshape((-1,) + self.atom.shape)
+        nchunk = flat // self.chunklen
+        order = np.argsort(nchunk, kind="stable")
+        sorted_chunks = nchunk[order]
+        bounds = np.flatnonzero(np.diff(sorted_chunks)) + 1
+        starts = np.concatenate(([0], bounds))
+        stops = np.concatenate((bounds, [len(order)]))
+        groups = {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
+        for c, data in self.chunk_arrays(list(groups)):
+            sel = groups[c]
+            flat_out[sel] = data[flat[sel] - c * self.chunklen]
+        return out
+
+    def chunk_arrays(self, nchunks: list):
+        """Yield ``(nchunk, decompressed atoms)`` for each of ``nchunks`` (the
+        leftover included), fetching the chunk files of a remote store
+        concurrently, a bounded number at a time; arrays of fetched chunks are
+        valid until the next one is yielded."""
+        chunks = self.chunks
+        nfull = len(chunks)
+        fetch = [n for n in nchunks if n < nfull and n not in self._cache] \
+            if self.remote else []
+        if len(fetch) < 2:
+            for n in nchunks:
+                yield n, self.chunk_array(n)
+            return
+        per_batch = max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
+        wanted = set(fetch)
+        fetched = {}
+        buffer = np.empty(self.chunklen, dtype=self.atom)
+        batches = iter(range(0, len(fetch), per_batch))
+        for n in nchunks:
+            if n in wanted and n not in fetched:
+                first = next(batches)
+                fetched = chunks.read_files(fetch[first:first + per_batch], chunks.limit())
+            if n in fetched:
+                chunks.decode_into(n, fetched.pop(n), buffer)
+                yield n, buffer
+            else:
+                yield n, self.chunk_array(n)
+
+    def iter_chunks(self):
+        """Yield the decompressed chunks in order (the leftover last), as
+        read-only arrays valid only until the next one is yielded: uncached
+        chunks share one reused buffer, so a scan allocates nothing per chunk
+        and stays in the CPU cache."""
+        buffer = None
+        for nchunk in range(len(self.chunks)):
+            found = self.cached(nchunk)
+            if found is None:
+                if buffer is None:
+                    buffer = np.empty(self.chunklen, dtype=self.atom)
+                buffer.flags.writeable = True
+                self.chunks.read_into(nchunk, buffer)
+                buffer.flags.writeable = False
+                found = buffer
+            yield found
+        if self.nleft:
+            yield self.leftover[:self.nleft]
+
+    # ------------------------------------------------------------ writing
+
+    def new_chunk(self, data) -> chunk:
+        """A compressed chunk of ``data`` (in memory, all-zero chunks keep a constant)."""
+        return chunk(data, self.atom, self.cparams, _memory=self.store is None)
+
+    def push_chunk(self, data: np.ndarray) -> None:
+        """Compress ``data`` (``chunklen`` atoms) as the next full chunk."""
+        new = self.new_chunk(data)
+        self.chunks.append(new)
+        self.cbytes += new.cbytes
+
+    def append(self, arr: np.ndarray) -> None:
+        """Append atoms (already of the atom's dtype and shape)."""
+        cl = self.chunklen
+        n = len(arr)
+        pos = 0
+        if self.nleft:
+            leftover = self.leftover
+            take = min(cl - self.nleft, n)
+            leftover[self.nleft:self.nleft + take] = arr[:take]
+            self.nleft += take
+            pos = take
+            if self.nleft == cl:
+                self.push_chunk(leftover)
+                self.nleft = 0
+        while n - pos >= cl:
+            self.push_chunk(arr[pos:pos + cl])
+            pos += cl
+        rest = n - pos
+        if rest:
+            self.leftover[:rest] = arr[pos:]
+            self.nleft = rest
+
+    def replace_chunk(self, nchunk: int, data: np.ndarray) -> None:
+        """Store new contents for full chunk ``nchunk``."""
+        old = self.chunks[nchunk]
+        new = self.new_chunk(data)
+        self.chunks[nchunk] = new
+        self.cbytes += new.cbytes - old.cbytes
+        self.drop_cache(nchunk)
+
+    def set_slice(self, start: int, stop: int, step: int, vals: np.ndarray) -> None:
+        """Write ``vals`` at positions ``range(start, stop, step)`` (step > 0)."""
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        n = len(vals)
+        first = start // cl
+        last = (start + (n - 1) * step) // cl
+        done = 0
+        for nchunk in range(first, last + 1):
+            base = nchunk * cl
+            lo = max(start, base)
+            if (lo - start) % step:
+                lo += step - (lo - start) % step
+            hi = min(stop, base + cl)
+            if lo >= hi:
+                continue
+            count = len(range(lo, hi, step))
+            part = vals[done:done + count]
+            done += count
+            if nchunk == nfull:
+                self.leftover[lo - base:hi - base:step] = part
+                continue
+            if step == 1 and lo == base and hi == base + cl:
+                data = part
+            else:
+                data = self.chunk_array(nchunk).copy()
+                data[lo - base:hi - base:step] = part
+            self.replace_chunk(nchunk, data)
+
+    def set_positions(self, idx: np.ndarray, vals: np.ndarray) -> None:
+        """Write ``vals[i]`` at position ``idx[i]`` (int64, in range)."""
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        nchunk = idx // cl
+        order = np.argsort(nchunk, kind="stable")
+        bounds = np.flatnonzero(np.diff(nchunk[order])) + 1
+        for sel in np.split(order, bounds):
+            if not sel.size:
+                continue
+            c = int(nchunk[sel[0]])
+            local = idx[sel] - c * cl
+            if c == nfull:
+                self.leftover[local] = vals[sel]
+            else:
+                data = self.chunk_array(c).copy()
+                data[local] = vals[sel]
+                self.replace_chunk(c, data)
+
+    def trim_to(self, newlen: int) -> None:
+        """Keep the first ``newlen`` atoms (``newlen <= length``)."""
+        nfull, nleft = divmod(newlen, self.chunklen)
+        if nfull == len(self.chunks):
+            self.nleft = nleft
+            return
+        carry = self.chunk_array(nfull)[:nleft].copy() if nleft else None
+        while len(self.chunks) > nfull:
+            popped = self.chunks.pop()
+            self.cbytes -= popped.cbytes
+        self.drop_cache()
+        if nleft:
+            self.leftover[:nleft] = carry
+        self.nleft = nleft
+
+    def stage_leftover(self) -> None:
+        """Stage the leftover as chunk file ``nchunks`` (or the removal of that
+        file when there is no leftover); stored carrays only."""
+        nfull = len(self.chunks)
+        if self.nleft:
+            self.chunks.write(nfull, chunk(self.leftover[:self.nleft], self.atom, self.cparams,
+                                           _memory=False))
+        else:
+            self.store.delete(chunk_key(nfull))

@@ -1,0 +1,312 @@
+"""The columns of a ctable: the ``cols`` accessor and the parsing of column input.
+
+:class:`cols` keeps the names (``__rootdirs__``) and one carray per column,
+each in the sub-folder named after the column and sharing the table's
+journal, so a change to several columns is one commit.  The functions turn
+what a user passes to ``ctable(...)`` or ``append`` into one value per
+column.
+
+Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md for the layout
+(``__rootdirs__`` as ``{"names": [...]}``, one carray rootdir per column).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .carray import carray
+from .errors import DatasetNotFoundError, ReadOnlyError
+from .format.layout import ROOTDIRS_FILE, check_column_name, validate_names
+from .format.meta import dump_rootdirs, load_rootdirs
+from .interop.pandas import dataframe_columns
+
+__all__ = ["column_sources", "columns_of", "cols", "is_table"]
+
+
+def is_table(obj) -> bool:
+    """Whether ``obj`` is a ctable (anything with a :class:`cols` accessor)."""
+    return isinstance(getattr(obj, "cols", None), cols)
+
+
+def is_dataframe(obj) -> bool:
+    """Whether ``obj`` is a pandas DataFrame (checked without importing pandas)."""
+    return type(obj).__module__.startswith("pandas") and hasattr(obj, "columns")
+
+
+class cols:
+    """The columns of a ctable: ``t.cols['x']``, ``t.cols.x``, ``t.cols.names``.
+
+    Iteration yields the names in column order.  Assigning ``t.cols[name] =
+    data`` replaces a column (keeping its dtype and cparams) or adds one at
+    the end; on disk ``__rootdirs__`` is rewritten after each change.
+
+    Parameters
+    ----------
+    rootdir : str or None
+    mode : {'r', 'w', 'a'}
+
+    Notes
+    -----
+    Compatibility: bcolz's ``cols`` accessor; attribute access
+    (``t.cols.x``) is an addition.
+    """
+
+    def __init__(self, rootdir, mode, store=None):
+        self.rootdir = rootdir
+        self.mode = mode
+        self.names = []
+        self._cols = {}
+        self._store = store
+        self.allow_pickle = False
+
+    # -- on-disk metadata
+    def read_meta_and_open(self, reuse=None):
+        """Read ``__rootdirs__`` and open every column.
+
+        Parameters
+        ----------
+        reuse : dict, optional
+            Open carrays by name; a column still listed is reloaded in place
+            (callers may hold it) instead of opened anew.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            When ``__rootdirs__`` or a column directory is missing.
+        FormatError
+            When ``__rootdirs__`` is malformed, names an unsafe column, or a
+            column leads outside the rootdir (symlink).
+        """
+        store = self._store
+        if not store.exists(ROOTDIRS_FILE):
+            raise DatasetNotFoundError(
+                f"{store.path(ROOTDIRS_FILE)}: missing, {self.rootdir} is not a ctable")
+        names = load_rootdirs(store.get(ROOTDIRS_FILE), store.path(ROOTDIRS_FILE))
+        reuse = reuse or {}
+        self._cols = {}
+        for name in names:
+            path = store.path(name)
+            store.check_column(name)
+            old = reuse.get(name)
+            if isinstance(old, carray) and old._store is not None and \
+                    old._store.journal is store.journal and old._store.prefix == name + "/":
+                old._read_meta()
+                self._cols[name] = old
+            else:
+                # mode 'w' empties a carray on open: the table is already made
+                column = carray(rootdir=path, mode="a" if self.mode == "w" else self.mode,
+                                _store=store.sub(name), allow_pickle=self.allow_pickle)
+                column.mode = self.mode
+                self._cols[name] = column
+        self.names = list(names)
+
+    def column_store(self, name):
+        """The store of column ``name`` (None in memory): it shares the table's journal."""
+        return self._store.sub(name) if self._store is not None else None
+
+    def column_rootdir(self, name):
+        """Where column ``name`` is stored (None in memory)."""
+        return self._store.path(name) if self._store is not None else None
+
+    def update_meta(self):
+        """Stage ``__rootdirs__`` and commit (on-disk tables only)."""
+        if self.rootdir:
+            self._store.set(ROOTDIRS_FILE, dump_rootdirs(self.names))
+            self._store.commit()
+
+    # -- mapping interface
+    def __getitem__(self, name):
+        try:
+            return self._cols[name]
+        except KeyError:
+            raise KeyError(f"no column named {name!r}; columns are {self.names}") from None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self.__dict__["_cols"][name]
+        except KeyError:
+            raise AttributeError(f"no column named {name!r}") from None
+
+    def __contains__(self, name):
+        return name in self._cols
+
+    def __setitem__(self, name, value):
+        if self.mode == "r":
+            raise ReadOnlyError(f"{self.rootdir}: cannot set column {name!r} in mode 'r'")
+        if self.names and len(value) != len(self._cols[self.names[0]]):
+            raise ValueError(f"new column {name!r} has length {len(value)}, the ctable "
+                             f"has {len(self._cols[self.names[0]])} rows")
+        rootdir = self.column_rootdir(check_column_name(name)) if self.rootdir else None
+        old = self._cols.get(name)
+        if isinstance(value, carray):
+            if rootdir and value.rootdir != rootdir:
+                with self._writing():
+                    value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
+                                       _store=self.column_store(name))
+        else:
+            dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
+            try:
+                values = np.asarray(value, dtype=dtype)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"`{value!r}` cannot be converted into a column of "
+                                 f"dtype {dtype}") from err
+            if values.ndim == 0 or values.dtype.kind == "V" and values.dtype.names:
+                raise ValueError(f"`{value!r}` cannot be converted into a carray column")
+            cparams = old.cparams if old is not None else None
+            with self._writing():
+                value = carray(values, cparams=cparams, rootdir=rootdir, mode="w",
+                               _store=self.column_store(name))
+        with self._writing():
+            if name not in self._cols:
+                self.names.append(name)
+            self._cols[name] = value
+            self.update_meta()
+
+    def _writing(self):
+        if self._store is None:
+            return contextlib.nullcontext()
+        return self._store.journal.operation()
+
+    def __iter__(self):
+        return iter(list(self.names))
+
+    def __len__(self):
+        return len(self.names)
+
+    def insert(self, name, pos, column):
+        """Put ``column`` (a carray) at position ``pos`` under ``name``."""
+        self.names.insert(pos, name)
+        self._cols[name] = column
+        self.update_meta()
+
+    def pop(self, name):
+        """Remove the column ``name`` and return it."""
+        self.names.remove(name)
+        column = self._cols.pop(name)
+        self.update_meta()
+        return column
+
+    def __str__(self):
+        return "".join(f"{name} : {self._cols[name]}" for name in self.names)
+
+    def __repr__(self):
+        return "".join(f"{name} : {self._cols[name]!r}\n" for name in self.names)
+
+
+def column_sources(columns, names):
+    """The input columns of a new ctable, paired with validated names.
+
+    Returns
+    -------
+    (list, list of str)
+        The column values and their names.
+
+    Raises
+    ------
+    ValueError
+        Unsupported ``columns``, a non-structured or multidimensional
+        array, names of another count, or bad or repeated names.
+    """
+    if is_table(columns):
+        sources = [columns.cols[n] for n in columns.names]
+        default = columns.names
+    elif isinstance(columns, np.ndarray):
+        if columns.dtype.names is None:
+            raise ValueError("a numpy array as `columns` must be a structured array")
+        if columns.ndim != 1:
+            raise ValueError("only unidimensional shapes supported")
+        sources = [columns[field] for field in columns.dtype.names]
+        default = list(columns.dtype.names)
+    elif isinstance(columns, (list, tuple)):
+        sources = list(columns)
+        default = [f"f{i}" for i in range(len(sources))]
+    else:
+        raise ValueError(f"`columns` input is not supported: {type(columns).__name__}")
+    if names is None:
+        names = default
+    else:
+        if isinstance(names, tuple):
+            names = list(names)
+        if not isinstance(names, list):
+            raise ValueError("`names` can only be a list or tuple")
+        if len(names) != len(sources):
+            raise ValueError(f"`columns` and `names` must have the same length "
+                             f"({len(sources)} columns, {len(names)} names)")
+    names = validate_names(names)
+    if len(set(names)) != len(names):
+        raise ValueError(f"column names must be unique: {names}")
+    return sources, names
+
+
+def columns_of(table, data) -> list:
+    """The values of ``data`` for each column of ``table``, in column order (for ``append``).
+
+    Raises
+    ------
+    ValueError
+        Unsupported input, a wrong number of columns or values that do not
+        convert to their column's dtype.
+    """
+    names = table.names
+    if is_table(data):
+        source = data.names if all(n in data.cols for n in names) else None
+        if source is None and len(data.names) != len(names):
+            raise ValueError(f"cannot append a ctable with columns {data.names} "
+                             f"to one with {names}")
+        return [data.cols[n] for n in (names if source else data.names)]
+    if is_dataframe(data):
+        return dataframe_columns(data, names)
+    if isinstance(data, np.void) or (isinstance(data, np.ndarray) and data.dtype.names):
+        arr = np.asarray(data).reshape(-1)
+        fields = arr.dtype.names
+        if not all(n in fields for n in names):
+            if len(fields) != len(names):
+                raise ValueError(f"cannot append fields {list(fields)} to columns {names}")
+            return [arr[f] for f in fields]
+        return [arr[n] for n in names]
+    if isinstance(data, list) and data and all(isinstance(r, (tuple, np.void)) for r in data):
+        try:
+            rows = np.array([tuple(r) for r in data], dtype=table.dtype)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"rows cannot be converted to {table.dtype}: {err}") from err
+        return [rows[n] for n in names]
+    if isinstance(data, (list, tuple)):
+        if len(data) != len(names):
+            raise ValueError(f"expected {len(names)} column values, got {len(data)}")
+        out = []
+        for name, value in zip(names, data):
+            col = table.cols[name]
+            if isinstance(value, carray):
+                out.append(value)
+                continue
+            if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \
+                    value.dtype.names:
+                raise ValueError("`cols` elements cannot be of type void")
+            atom = np.dtype((col.dtype, col.shape[1:]))
+            try:
+                arr = np.asarray(value, dtype=atom.base) if col.dtype.kind != "O" else \
+                    _object_array(value)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"value for column {name!r} cannot be converted to "
+                                 f"{atom}: {err}") from err
+            if arr.shape == atom.shape:
+                arr = arr.reshape((1,) + atom.shape)
+            out.append(arr)
+        return out
+    raise ValueError(f"`cols` input is not supported: {type(data).__name__}")
+
+
+def _object_array(value) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value.astype(object)
+    if isinstance(value, (list, tuple)):
+        out = np.empty(len(value), dtype=object)
+        out[:] = list(value)
+        return out
+    out = np.empty(1, dtype=object)
+    out[0] = value
+    return out

@@ -1,0 +1,121 @@
+"""A carray's files in its store: ``meta/storage``, ``meta/sizes`` and the chunk
+files, read into a chunk engine, and staged back for a commit.
+
+::
+
+    ROOT/meta/storage     dtype, cparams, chunklen, expectedlen, dflt
+    ROOT/meta/sizes       shape [length, *atom], nbytes, cbytes
+    ROOT/data/__N.blp     chunk N (the leftover is chunk ``length // chunklen``)
+
+Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md; the bytes of the
+JSON files are those of :mod:`bcolz_store.format.meta`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..chunks.chunk import chunk_key
+from ..chunks.cparams import cparams as cparams_cls
+from ..chunks.engine import ChunkEngine
+from ..chunks.objects import ObjectEngine
+from ..errors import ChunkNotFoundError, DatasetNotFoundError, FormatError
+from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
+                           load_sizes, load_storage, storage_kind)
+
+__all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "load_carray", "new_engine", "stage_sizes",
+           "stage_storage"]
+
+# Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
+MAX_CHUNK_BYTES = 2 ** 31 - 16
+
+
+@dataclass
+class CarrayMeta:
+    """What a carray's metadata says.
+
+    ``atom`` is the dtype of one item with its sub-array shape; ``dflt`` a
+    0-d array of ``atom.base``; ``length`` in items, ``cbytes`` in bytes.
+    """
+
+    atom: np.dtype
+    cparams: object
+    chunklen: int
+    expectedlen: int
+    dflt: np.ndarray
+    length: int = 0
+    cbytes: int = 0
+
+
+def load_carray(store) -> CarrayMeta:
+    """Read and check the metadata of the carray in ``store`` (a DatasetStore).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        If ``meta/sizes`` or ``meta/storage`` is missing.
+    FormatError
+        If they are malformed, disagree, name a compressor this Blosc build
+        lacks, or imply chunks over Blosc's 2 GB.
+    ChunkNotFoundError
+        On a local store, if the first or last chunk file the sizes imply is
+        missing (two stats; remote stores find out when reading).
+    """
+    for key in ("meta/sizes", "meta/storage"):
+        if not store.exists(key):
+            raise DatasetNotFoundError(f"{store.path(key)}: missing, {store.root} is not a "
+                                       f"carray")
+    sizes = load_sizes(store.get("meta/sizes"), store.path("meta/sizes"))
+    storage = load_storage(store.get("meta/storage"), store.path("meta/storage"))
+    atom = atom_dtype(storage.dtype, sizes.shape[1:], store.path("meta/sizes"))
+    pickled = storage_kind(atom) == "pickle"
+    if pickled and len(sizes.shape) > 1:
+        raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for an "
+                          f"object carray, which is one-dimensional")
+    try:
+        cparams = cparams_cls(**storage.cparams)
+    except ValueError as err:   # a compressor this Blosc build lacks
+        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+    meta = CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
+                      sizes.shape[0], sizes.cbytes)
+    if not pickled and meta.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
+        raise FormatError(f"{store.path('meta/storage')}: chunklen {meta.chunklen} of "
+                          f"{atom.itemsize}-byte atoms exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
+    nfiles = meta.length if pickled else -(-meta.length // meta.chunklen)
+    if nfiles and not store.store.remote:  # two stats: a missing chunk file is told at once
+        for n in (0, nfiles - 1):
+            if not store.exists(chunk_key(n)):
+                raise ChunkNotFoundError(
+                    f"{store.path(chunk_key(n))}: chunk file missing; meta/sizes promises "
+                    f"{meta.length} items in {nfiles} chunk files")
+    return meta
+
+
+def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
+    """The engine of a carray described by ``meta`` (a stored one unless ``new``).
+
+    The leftover of a stored carray is read from its chunk file when first
+    needed, so opening a table reads no chunk at all.
+    """
+    if storage_kind(meta.atom) == "pickle":
+        return ObjectEngine(meta.cparams, meta.chunklen, store,
+                            0 if new else meta.length, 0 if new else meta.cbytes)
+    if new:
+        return ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store,
+                           cache_budget=cache_budget)
+    nfull, nleft = divmod(meta.length, meta.chunklen)
+    return ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store, nfull, nleft,
+                       meta.cbytes, cache_budget=cache_budget)
+
+
+def stage_storage(store, meta: CarrayMeta) -> None:
+    """Stage ``meta/storage`` (bcolz's bytes) for the next commit."""
+    store.set("meta/storage", dump_storage(StorageMeta(
+        meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt)))
+
+
+def stage_sizes(store, shape: tuple, nbytes: int, cbytes: int) -> None:
+    """Stage ``meta/sizes`` (bcolz's bytes) for the next commit."""
+    store.set("meta/sizes", dump_sizes(SizesMeta(shape, nbytes, cbytes)))
