@@ -36,6 +36,7 @@ import bcolz_store
 
 from .common import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, EXIT_USAGE, PROG,
                      CommandError, add_storage_options)
+from .convert import add_convert_parser
 from .demo import DAYS_PER_ID, NAMES, DailyBars, cmd_demo, run_demo
 from .info import (PROBLEM_KINDS, cmd_info, cmd_verify, dataset_info, format_info,
                    format_verify, verify_dataset)
@@ -108,7 +109,6 @@ def build_parser() -> argparse.ArgumentParser:
     unpack.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     unpack.set_defaults(func=cmd_unpack)
 
-    from bcolz_store.interop.convert import add_convert_parser
     add_convert_parser(sub)
 
     demo = sub.add_parser("demo", help="write, append, reopen and slice a table of price bars",

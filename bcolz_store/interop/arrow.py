@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from .convert import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of,
+from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of,
                       kind_of, local_path, progress_bar, require, row_blocks)
 
 __all__ = ["META_KEY", "ColumnType", "arrow_type", "from_arrow", "from_feather", "from_parquet",

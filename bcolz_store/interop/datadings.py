@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from .convert import (DATADINGS_SUFFIXES, Sink, check_attrs_kept, columns_of, progress_bar,
+from ._common import (DATADINGS_SUFFIXES, Sink, check_attrs_kept, columns_of, progress_bar,
                       require, row_blocks)
 
 __all__ = ["BLOOM_MAGIC", "bloom_filter", "from_datadings", "key_hashes", "to_datadings",

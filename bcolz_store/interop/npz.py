@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
-from .convert import Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar
+from ._common import Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar
 
 __all__ = ["META_MEMBER", "from_npz", "npz_dtype", "to_npz"]
 

@@ -42,7 +42,7 @@ import os
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from .convert import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of, kind_of,
+from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of, kind_of,
                       local_path, progress_bar, require)
 
 __all__ = ["RESERVED_ATTR", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]

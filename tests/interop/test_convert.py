@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import bcolz_store as bcolz
+from bcolz_store.cli.convert import add_convert_parser
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
 from bcolz_store.interop import convert as hub
 from bcolz_store.interop.convert import Converted, convert, detect_format
@@ -291,7 +292,7 @@ def test_progress_without_tqdm_is_silent(tmp_path, monkeypatch, capsys):
 def cli(capsys, *argv):
     parser = argparse.ArgumentParser(prog="bcolz-store")
     parser.add_argument("--traceback", action="store_true")
-    hub.add_convert_parser(parser.add_subparsers(dest="command", required=True))
+    add_convert_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args([str(a) for a in argv])
     status = args.func(args)
     out, err = capsys.readouterr()

@@ -1,0 +1,96 @@
+"""``bcolz-store convert``: convert between a bcolz dataset and another format.
+
+The work is done by :func:`bcolz_store.interop.convert.convert`; this module
+holds the command's parser and reports its outcome in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bcolz_store.errors import BcolzStoreError
+from bcolz_store.interop.convert import FORMATS, convert
+
+from .common import PROG
+
+__all__ = ["add_convert_parser", "run_convert"]
+
+
+def add_convert_parser(subparsers) -> argparse.ArgumentParser:
+    """Add the ``convert`` command to ``bcolz-store``'s subparsers.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        From ``parser.add_subparsers()``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``convert`` parser; its ``func`` default is :func:`run_convert`.
+    """
+    parser = subparsers.add_parser(
+        "convert", help="convert between a bcolz dataset and parquet, arrow, zarr, npz, "
+                        "hdf5 or datadings",
+        description="Convert SRC into DST.  Formats come from the names: a bcolz rootdir "
+                    "(a folder; no suffix or .bcolz), .parquet, .arrow/.feather, .zarr, "
+                    ".npz, .h5/.hdf5, .msgpack (datadings).  Exit status 0 on success, "
+                    "1 on failure.")
+    parser.add_argument("src", help="what to convert")
+    parser.add_argument("dst", help="where to write it")
+    parser.add_argument("--to", choices=FORMATS, help="the destination format (default: "
+                                                      "from DST's name)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace DST if it exists (only with the same format)")
+    parser.add_argument("--drop-attrs", action="store_true",
+                        help="convert even where the destination has no place for attrs")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(func=run_convert)
+    return parser
+
+
+# Errors reported as a plain one-line failure; anything else is a bug ("unexpected").
+_EXPECTED = (BcolzStoreError, OSError, ValueError, TypeError, ImportError, LookupError)
+
+
+def run_convert(args) -> int:
+    """Run ``bcolz-store convert`` with parsed ``args``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``src``, ``dst``, ``to``, ``overwrite``, ``drop_attrs``,
+        ``no_progress`` (and ``traceback`` when the main parser has it).
+
+    Returns
+    -------
+    int
+        0 on success (one summary line on stdout), 1 on failure (one line on
+        stderr: ``bcolz-store: error: convert: ...``).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        Left to the caller (``bcolz-store`` exits 130).
+    """
+    options = {"overwrite": args.overwrite}
+    if getattr(args, "drop_attrs", False):
+        options["drop_attrs"] = True
+    try:
+        done = convert(args.src, args.dst, to=args.to,
+                       progress=False if args.no_progress else None, **options)
+    except Exception as err:        # noqa: BLE001 - reported in one line, as cli.main does
+        if getattr(args, "traceback", False):
+            import traceback
+            traceback.print_exc()
+        if isinstance(err, _EXPECTED):
+            message = f"{PROG}: error: convert: {err}"
+        else:
+            message = (f"{PROG}: unexpected error: {type(err).__name__}: {err} "
+                       f"(rerun with --traceback for details)")
+        print(" ".join(message.split()), file=sys.stderr)
+        return 1
+    print(f"{done.dst}: {done.dst_format}, {done.kind} of {done.length} rows "
+          f"(from {done.src_format} {done.src})")
+    return 0

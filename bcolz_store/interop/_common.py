@@ -1,0 +1,285 @@
+"""What the format modules of :mod:`bcolz_store.interop` share.
+
+- :func:`require`: the lazy import of an optional library, whose absence
+  raises an ImportError naming the extra to install;
+- :func:`progress_bar`: a tqdm bar on stderr, or nothing;
+- a carray or ctable as columns (:func:`kind_of`, :func:`columns_of`,
+  :func:`column_attrs`, :func:`atom_of`) read in blocks of whole chunks
+  (:func:`block_rows`, :func:`row_blocks`);
+- :class:`Sink`, which builds a carray or ctable from blocks of exactly its
+  dtypes and removes what it built when the conversion fails;
+- :func:`check_attrs_kept`, the refusal to drop attrs silently;
+- :func:`is_remote` and :func:`local_path`, for locations given as paths or
+  URLs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import shutil
+import sys
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+import bcolz_store
+from bcolz_store.errors import DatasetExistsError
+
+__all__ = ["BLOCK_BYTES", "DATADINGS_SUFFIXES", "Sink", "atom_of", "block_rows",
+           "check_attrs_kept", "column_attrs", "columns_of", "is_remote", "kind_of",
+           "local_path", "progress_bar", "require", "row_blocks"]
+
+BLOCK_BYTES = 16 << 20      # uncompressed bytes per streamed block (all columns)
+# Files beside a datadings ``NAME.msgpack`` that belong to it (the legacy index too).
+DATADINGS_SUFFIXES = ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5", ".index")
+
+
+# --- optional libraries and progress bars ------------------------------------------
+
+def require(module: str, extra: str, what: str):
+    """Import an optional library, or raise an ImportError naming the extra.
+
+    Parameters
+    ----------
+    module : str
+        The module to import (e.g. ``'pyarrow.parquet'``).
+    extra : str
+        The bcolz_store extra that installs it (e.g. ``'arrow'``).
+    what : str
+        What needs it, for the message (e.g. ``'Parquet conversions'``).
+
+    Returns
+    -------
+    module
+
+    Raises
+    ------
+    ImportError
+        When the library is not installed; the message says
+        ``pip install bcolz_store[EXTRA]``.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"{module.split('.')[0]} is needed for {what}; install it, "
+                          f"e.g. `pip install bcolz_store[{extra}]`") from err
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+@contextlib.contextmanager
+def progress_bar(progress, total: int, desc: str, unit: str = "row"):
+    """A tqdm progress bar on stderr, or a stand-in that shows nothing.
+
+    Parameters
+    ----------
+    progress : bool or None
+        None: show a bar when stderr is a terminal; True/False: force it on
+        or off.  Without tqdm installed nothing is shown.
+    total : int
+        Expected count of ``unit``.
+    desc : str
+        Label of the bar.
+    unit : str, default 'row'
+
+    Yields
+    ------
+    object with ``update(n)``
+    """
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    bar = _NoBar()
+    if show:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            pass
+        else:
+            bar = tqdm(total=total, desc=desc, unit=unit, unit_scale=True, leave=False,
+                       file=sys.stderr)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+# --- a carray or ctable as columns, in blocks --------------------------------------
+
+def kind_of(obj) -> str:
+    """``'ctable'`` or ``'carray'``; TypeError for anything else."""
+    if isinstance(obj, bcolz_store.ctable):
+        return "ctable"
+    if isinstance(obj, bcolz_store.carray):
+        return "carray"
+    raise TypeError(f"expected a bcolz_store carray or ctable, not {type(obj).__name__}")
+
+
+def columns_of(obj) -> list:
+    """``[(name, carray)]``: a ctable's columns, or a carray as one column ``data``."""
+    if kind_of(obj) == "carray":
+        return [("data", obj)]
+    return [(name, obj.cols[name]) for name in obj.names]
+
+
+def column_attrs(obj) -> dict:
+    """``{name: attrs}`` for the ctable columns that have attrs ({} for a carray)."""
+    if kind_of(obj) == "carray":
+        return {}
+    return {name: col.attrs.getall() for name, col in columns_of(obj) if len(col.attrs)}
+
+
+def atom_of(col) -> np.dtype:
+    """A column's atom: its dtype, with the shape of one row as a subarray shape."""
+    return np.dtype((col.dtype, tuple(col.shape[1:]))) if len(col.shape) > 1 else col.dtype
+
+
+def block_rows(obj, target_bytes: int = BLOCK_BYTES) -> int:
+    """Rows per streamed block: about ``target_bytes`` of all columns, a whole
+    number of the smallest chunklen (at least one chunk)."""
+    cols = [col for _, col in columns_of(obj)]
+    chunklen = min((int(c.chunklen) for c in cols), default=1)
+    rowbytes = sum(atom_of(c).itemsize for c in cols) or 1
+    return max(chunklen, (target_bytes // rowbytes) // chunklen * chunklen)
+
+
+def row_blocks(obj, blen: int):
+    """Yield, for consecutive row ranges of ``blen`` rows, one block per column
+    (a carray is one column), read column by column."""
+    cols = [col for _, col in columns_of(obj)]
+    for start in range(0, len(obj), blen):
+        yield [col[start:start + blen] for col in cols]
+
+
+def check_attrs_kept(obj, drop_attrs: bool, where: str, table: bool = True) -> None:
+    """Refuse (ValueError) to lose attrs that a format ``where`` cannot hold:
+    the column attrs, and with ``table`` the attrs of ``obj`` too."""
+    if drop_attrs:
+        return
+    lost = []
+    if table and len(obj.attrs):
+        lost.append(f"attrs {sorted(obj.attrs.getall())}")
+    if column_attrs(obj):
+        lost.append(f"column attrs on {sorted(column_attrs(obj))}")
+    if lost:
+        raise ValueError(f"{where} has no place for the {' and '.join(lost)}; pass "
+                         f"drop_attrs=True (bcolz-store convert --drop-attrs) to convert "
+                         f"without them")
+
+
+class Sink:
+    """A carray or ctable being built from blocks of exactly its dtypes.
+
+    Parameters
+    ----------
+    kind : {'carray', 'ctable'}
+    atoms : dict of str to numpy.dtype
+        Column name -> atom (dtype, with a subarray shape for rows that are
+        arrays).  A carray has one entry.
+    rootdir : str or os.PathLike, optional
+        Where to build it (None: in memory).
+    mode : {'w', 'a'}, default 'w'
+        'w' replaces what is at ``rootdir``; 'a' refuses an existing one.
+    expectedlen : int, optional
+        Expected number of rows (chooses chunklen, as in bcolz).
+    kwargs
+        Other carray/ctable constructor parameters (cparams, chunklen...).
+
+    Raises
+    ------
+    ValueError
+        A bad ``mode`` or ``kind``, or (from :meth:`append`) a block whose
+        dtype or row shape differs from its column's.
+    DatasetExistsError
+        With mode 'a' when ``rootdir`` exists.
+
+    Notes
+    -----
+    Used as a context manager: when the body fails, what was built at
+    ``rootdir`` is removed.  Blocks must match exactly because
+    ``ctable.append`` casts silently (it truncates longer strings).
+    """
+
+    def __init__(self, kind, atoms, rootdir=None, mode="w", expectedlen=None, **kwargs):
+        if mode not in ("w", "a"):
+            raise ValueError(f"mode must be 'w' or 'a', not {mode!r}")
+        if kind not in ("carray", "ctable"):
+            raise ValueError(f"kind must be 'carray' or 'ctable', not {kind!r}")
+        if kind == "carray" and len(atoms) != 1:
+            raise ValueError(f"a carray holds one column, not {len(atoms)}: {list(atoms)}")
+        self.rootdir = os.fspath(rootdir) if rootdir is not None else None
+        if self.rootdir is not None and mode == "a" and os.path.lexists(self.rootdir):
+            raise DatasetExistsError(f"{self.rootdir}: exists; use mode 'w' to replace it")
+        self.atoms = dict(atoms)
+        empty = [np.empty(0, dtype=atom) for atom in self.atoms.values()]
+        kwargs.setdefault("expectedlen", max(int(expectedlen or 0), 1))
+        if self.rootdir is not None:
+            kwargs.update(rootdir=self.rootdir, mode="w")
+        if kind == "carray":
+            self.obj = bcolz_store.carray(empty[0], **kwargs)
+        else:
+            if self.rootdir is not None:
+                kwargs.setdefault("auto_flush", False)
+            self.obj = bcolz_store.ctable(empty, list(self.atoms), **kwargs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and self.rootdir is not None:
+            with contextlib.suppress(Exception):
+                self.obj.close()
+            shutil.rmtree(self.rootdir, ignore_errors=True)
+        return False
+
+    def append(self, blocks: list) -> None:
+        """Append one block per column (in column order), all of one length."""
+        for (name, atom), block in zip(self.atoms.items(), blocks):
+            if block.dtype != atom.base or block.shape[1:] != atom.shape:
+                raise ValueError(f"column {name!r}: a block of {block.dtype} rows shaped "
+                                 f"{block.shape[1:]} does not fit {atom.base} rows shaped "
+                                 f"{atom.shape}")
+        if isinstance(self.obj, bcolz_store.ctable):
+            self.obj.append(list(blocks))
+        else:
+            self.obj.append(blocks[0])
+
+    def finish(self, attrs=None, col_attrs=None):
+        """Set the attrs, flush, and return the carray or ctable."""
+        for key, value in (attrs or {}).items():
+            self.obj.attrs[key] = value
+        if isinstance(self.obj, bcolz_store.ctable):
+            for name, values in (col_attrs or {}).items():
+                for key, value in values.items():
+                    self.obj.cols[name].attrs[key] = value
+        self.obj.flush()
+        return self.obj
+
+
+# --- locations --------------------------------------------------------------------
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_remote(location) -> bool:
+    """True for a URL other than ``file://`` (read through pyarrow.fs or fsspec)."""
+    return isinstance(location, str) and bool(_URL.match(location)) \
+        and not location.lower().startswith("file://")
+
+
+def local_path(location):
+    """A local ``Path`` for a path or ``file://`` URL; None for a remote URL."""
+    if is_remote(location):
+        return None
+    if isinstance(location, str) and location.lower().startswith("file://"):
+        return Path(urllib.request.url2pathname(urllib.parse.urlparse(location).path))
+    return Path(os.fspath(location))
