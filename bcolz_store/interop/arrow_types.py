@@ -1,0 +1,502 @@
+"""numpy <-> Arrow, column by column: the type of a column each way, its values
+block by block, and the schema metadata that records what Arrow cannot say.
+
+:mod:`.arrow` moves whole tables and files with these.  Each column maps as::
+
+    numpy (bcolz column)        Arrow                              read back
+    bool, int*, uint*, f2/f4/f8 the same type                      the same
+    M8[s|ms|us|ns]              timestamp[unit], NaT -> null        the same
+    M8[D]                       date32, NaT -> null                 the same
+    m8[s|ms|us|ns]              duration[unit], NaT -> null         the same
+    other M8/m8 units           int64 counts, NaT -> null           the same *
+    S<n>                        binary                              S<n> *
+    U<n>                        string (utf8)                       U<n> *
+    complex, longdouble, other  fixed_size_binary[itemsize], raw    the same *
+    rows of shape (a, b)        fixed_size_list<fixed_size_list<T>[b]>[a]
+    object                      refused (TypeError)
+
+\\* restored from the metadata below; other readers see the Arrow type.
+:func:`arrow_type` (with :func:`to_arrow_array`) and :func:`numpy_atom` (with
+:func:`from_arrow_array`) are the one place each way where a column's type
+is decided (a new column kind is added there).
+
+Metadata: the schema metadata key ``b"bcolz_store"`` holds one JSON object::
+
+    {"version": 1, "kind": "ctable" | "carray", "attrs": {...},
+     "columns": {"<name>": {"dtype": "<numpy descr>", "attrs": {...}}}}
+
+Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
+float columns, where they become NaN, and temporal ones, where they become
+NaT), strings or bytes that a fixed width would cut (bytes ending in NUL),
+and types with no bcolz column kind (decimal, variable-length list, struct,
+map, union).  Timezone-aware timestamps are kept as UTC, with the zone in the
+column's attrs under ``timezone``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import FormatError
+from ._common import column_attrs, columns_of, kind_of, require
+
+__all__ = ["META_KEY", "META_VERSION", "ColumnType", "arrow_type", "from_arrow_array",
+           "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "schema_metadata",
+           "sized_atoms", "to_arrow_array"]
+
+META_KEY = b"bcolz_store"
+META_VERSION = 1
+_ARROW_TIME_UNITS = ("s", "ms", "us", "ns")
+_NAT = np.iinfo(np.int64).min
+_INT32 = np.iinfo(np.int32)
+
+
+def import_pyarrow():
+    """Import pyarrow, the library of the ``arrow`` extra.
+
+    Returns
+    -------
+    module
+        ``pyarrow``.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed; the message says
+        ``pip install bcolz_store[arrow]``.
+    """
+    return require("pyarrow", "arrow", "Arrow and Parquet conversions")
+
+
+# --- numpy -> Arrow -----------------------------------------------------------------
+
+def _flat_to_arrow(pa, values: np.ndarray):
+    """One-dimensional numpy values as an Arrow array (see the module's table)."""
+    dtype = values.dtype
+    kind = dtype.kind
+    if kind == "O":
+        raise TypeError("object values have no Arrow type; convert them to a fixed-width "
+                        "or numeric dtype first")
+    native = dtype.newbyteorder("=")
+    if kind in "biu" or (kind == "f" and dtype.itemsize <= 8):
+        return pa.array(values.astype(native, copy=False))
+    if kind in "Mm":
+        unit, count = np.datetime_data(dtype)
+        ints = values.astype(native, copy=False).view(np.int64)
+        mask = ints == _NAT
+        if count == 1 and unit in _ARROW_TIME_UNITS:
+            return pa.array(ints, mask=mask, type=pa.timestamp(unit) if kind == "M"
+                            else pa.duration(unit))
+        if count == 1 and unit == "D" and kind == "M":
+            days = np.where(mask, 0, ints)
+            if len(days) and (days.min() < _INT32.min or days.max() > _INT32.max):
+                raise ValueError("dates beyond the range of Arrow's date32")
+            return pa.array(days.astype(np.int32), mask=mask, type=pa.date32())
+        return pa.array(ints, mask=mask, type=pa.int64())
+    if kind == "S":
+        return pa.array(values, type=pa.binary())
+    if kind == "U":
+        return pa.array(values, type=pa.string())
+    raw = np.ascontiguousarray(values).tobytes()
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(dtype.itemsize), len(values),
+                                                [None, pa.py_buffer(raw)])
+
+
+def to_arrow_array(pa, block: np.ndarray, name: str):
+    """A block of a column's rows as an Arrow array (see the module's table).
+
+    Parameters
+    ----------
+    pa : module
+        pyarrow.
+    block : numpy.ndarray, shape (n, *row shape)
+        Rows of one column.
+    name : str
+        The column's name, for messages.
+
+    Returns
+    -------
+    pyarrow.Array
+        Of length n; rows that are arrays become (nested) fixed-size lists.
+
+    Raises
+    ------
+    TypeError
+        For object values.
+    ValueError
+        For datetime64[D] values outside Arrow's date32 range.
+    """
+    try:
+        arr = _flat_to_arrow(pa, block.reshape(-1))
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"column {name!r}: {err}") from None
+    for size in reversed(block.shape[1:]):
+        arr = pa.FixedSizeListArray.from_arrays(arr, size)
+    return arr
+
+
+def arrow_type(atom):
+    """The Arrow type of a column whose rows are ``atom``.
+
+    Parameters
+    ----------
+    atom : numpy.dtype
+        The column's dtype, with the shape of one row as a subarray shape.
+
+    Returns
+    -------
+    pyarrow.DataType
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed.
+    TypeError
+        For object dtypes.
+    """
+    pa = import_pyarrow()
+    atom = np.dtype(atom)
+    return to_arrow_array(pa, np.empty((0,) + atom.shape, atom.base), "?").type
+
+
+def schema_metadata(obj) -> dict:
+    """The schema metadata recording ``obj``'s kind, attrs and column dtypes.
+
+    Parameters
+    ----------
+    obj : carray or ctable
+
+    Returns
+    -------
+    dict of bytes to bytes
+        ``{META_KEY: JSON}``, the object drawn in the module's docstring.
+
+    Raises
+    ------
+    TypeError
+        When ``obj`` is not a carray or ctable, or its attrs are not JSON.
+    """
+    colattrs = column_attrs(obj)
+    columns = {}
+    for name, col in columns_of(obj):
+        entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
+        if name in colattrs:
+            entry["attrs"] = colattrs[name]
+        columns[name] = entry
+    meta = {"version": META_VERSION, "kind": kind_of(obj), "attrs": obj.attrs.getall(),
+            "columns": columns}
+    return {META_KEY: json.dumps(meta).encode()}
+
+
+# --- Arrow -> numpy -----------------------------------------------------------------
+
+def read_metadata(schema, where: str) -> dict:
+    """The bcolz_store metadata of an Arrow schema ({} when it has none).
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+    where : str
+        The source, for messages.
+
+    Returns
+    -------
+    dict
+        The JSON object drawn in the module's docstring, checked to have
+        ``columns`` and ``attrs`` objects where present.
+
+    Raises
+    ------
+    FormatError
+        When the metadata is not such a JSON object.
+    """
+    raw = (schema.metadata or {}).get(META_KEY)
+    if raw is None:
+        return {}
+    try:
+        meta = json.loads(raw)
+        if not isinstance(meta, dict) or not isinstance(meta.get("columns", {}), dict) \
+                or not isinstance(meta.get("attrs", {}), dict):
+            raise ValueError("expected a JSON object with 'columns' and 'attrs' objects")
+    except ValueError as err:
+        raise FormatError(f"{where}: malformed {META_KEY.decode()} schema metadata: {err}") \
+            from err
+    return meta
+
+
+def _tuples(descr):
+    return tuple(_tuples(d) for d in descr) if isinstance(descr, list) else descr
+
+
+def recorded_dtype(meta: dict, name: str, where: str):
+    """The numpy dtype that ``meta`` records for column ``name``, if any.
+
+    Parameters
+    ----------
+    meta : dict
+        From :func:`read_metadata`.
+    name : str
+        The column.
+    where : str
+        The source, for messages.
+
+    Returns
+    -------
+    numpy.dtype or None
+        None when ``meta`` records no dtype for the column.
+
+    Raises
+    ------
+    FormatError
+        When the recorded dtype is not a numpy descr, or holds objects.
+    """
+    entry = meta.get("columns", {}).get(name)
+    if not isinstance(entry, dict) or "dtype" not in entry:
+        return None
+    descr = entry["dtype"]
+    try:
+        dtype = np.lib.format.descr_to_dtype(list(_tuples(descr)) if isinstance(descr, list)
+                                             else descr)
+    except (TypeError, ValueError) as err:
+        raise FormatError(f"{where}: column {name!r}: bad recorded dtype {descr!r}") from err
+    if dtype.hasobject:
+        raise FormatError(f"{where}: column {name!r}: recorded dtype {descr!r} holds objects")
+    return dtype
+
+
+def _is(pa, typ, *names) -> bool:
+    return any(getattr(pa.types, f"is_{n}", lambda t: False)(typ) for n in names)
+
+
+def _default_base(pa, typ, name: str) -> np.dtype:
+    """The numpy dtype of Arrow values of ``typ`` with no recorded dtype."""
+    if _is(pa, typ, "boolean"):
+        return np.dtype("?")
+    if _is(pa, typ, "integer", "floating"):
+        return np.dtype(typ.to_pandas_dtype())
+    if _is(pa, typ, "timestamp"):
+        return np.dtype(f"M8[{typ.unit}]")
+    if _is(pa, typ, "date32"):
+        return np.dtype("M8[D]")
+    if _is(pa, typ, "date64"):
+        return np.dtype("M8[ms]")
+    if _is(pa, typ, "duration"):
+        return np.dtype(f"m8[{typ.unit}]")
+    if _is(pa, typ, "string", "large_string", "string_view"):
+        return np.dtype("U1")       # the width comes from a scan of the data
+    if _is(pa, typ, "binary", "large_binary", "binary_view"):
+        return np.dtype("S1")
+    if _is(pa, typ, "fixed_size_binary"):
+        return np.dtype(f"S{typ.byte_width}")
+    raise TypeError(f"column {name!r}: Arrow type {typ} has no bcolz column kind (decimal, "
+                    f"variable-length list, struct, map and union are refused); cast it first")
+
+
+def _fits(pa, typ, recorded: np.dtype) -> bool:
+    """Whether Arrow values of ``typ`` can be what ``recorded`` says they were."""
+    kind = recorded.kind
+    if kind == "M":
+        return _is(pa, typ, "timestamp", "date32", "date64", "int64")
+    if kind == "m":
+        return _is(pa, typ, "duration", "int64")
+    if kind == "S":
+        return _is(pa, typ, "binary", "large_binary", "binary_view", "fixed_size_binary")
+    if kind == "U":
+        return _is(pa, typ, "string", "large_string", "string_view")
+    if kind in "biu" or (kind == "f" and recorded.itemsize <= 8):
+        return _is(pa, typ, "boolean", "integer", "floating")
+    return _is(pa, typ, "fixed_size_binary") and typ.byte_width == recorded.itemsize
+
+
+class ColumnType(NamedTuple):
+    """How an Arrow column becomes a bcolz column (see :func:`numpy_atom`)."""
+
+    atom: np.dtype      # dtype, with the row shape as a subarray shape
+    scan: bool          # S/U whose width must come from the data (atom has width 1)
+    attrs: dict         # extra column attrs ('timezone')
+
+
+def numpy_atom(typ, recorded=None, name="?") -> ColumnType:
+    """The numpy atom of a column of Arrow type ``typ``.
+
+    Parameters
+    ----------
+    typ : pyarrow.DataType
+    recorded : numpy.dtype, optional
+        The dtype recorded in bcolz_store's metadata; used when ``typ`` can
+        hold it.
+    name : str
+        The column's name, for messages.
+
+    Returns
+    -------
+    ColumnType
+        ``atom``: the dtype, a subarray dtype for fixed-size lists; ``scan``:
+        True for strings and binary with no recorded width (the atom has
+        width 1 until the data is scanned); ``attrs``: extra column attrs
+        (``timezone`` for zoned timestamps).
+
+    Raises
+    ------
+    TypeError
+        For Arrow types with no bcolz column kind.
+    """
+    pa = import_pyarrow()
+    shape = []
+    while _is(pa, typ, "fixed_size_list"):
+        shape.append(typ.list_size)
+        typ = typ.value_type
+    if _is(pa, typ, "dictionary"):
+        typ = typ.value_type
+    extra, scan = {}, False
+    if recorded is not None and _fits(pa, typ, recorded):
+        base = recorded
+    else:
+        base = _default_base(pa, typ, name)
+        scan = not _is(pa, typ, "fixed_size_binary") and base.kind in "SU"
+        if _is(pa, typ, "timestamp") and typ.tz:
+            extra["timezone"] = typ.tz
+    return ColumnType(np.dtype((base, tuple(shape))) if shape else base, scan, extra)
+
+
+def _refuse_nulls(arr, name: str) -> None:
+    if arr.null_count:
+        raise ValueError(f"column {name!r} has {arr.null_count} nulls; bcolz columns have no "
+                         f"missing values (only float columns take them, as NaN)")
+
+
+def _flatten(pa, arr, shape, name: str):
+    for size in shape:
+        _refuse_nulls(arr, name)
+        if not _is(pa, arr.type, "fixed_size_list") or arr.type.list_size != size:
+            raise TypeError(f"column {name!r}: {arr.type} is not a list of {size}")
+        arr = arr.flatten()
+    if _is(pa, arr.type, "dictionary"):
+        arr = arr.dictionary_decode()
+    return arr
+
+
+def _strings(pa, arr):
+    """``arr`` as large strings or large binary, and the length of each value."""
+    pc = require("pyarrow.compute", "arrow", "Arrow conversions")
+    if _is(pa, arr.type, "string", "large_string", "string_view"):
+        arr = arr.cast(pa.large_string())
+        return arr, pc.utf8_length(arr)
+    arr = arr.cast(pa.large_binary())
+    return arr, pc.binary_length(arr)
+
+
+def _flat_from_arrow(pa, arr, base: np.dtype, name: str) -> np.ndarray:
+    """Arrow values as numpy values of exactly ``base`` (refusing any loss)."""
+    kind, typ = base.kind, arr.type
+    nulls = arr.null_count
+    if not (kind in "Mm" or (kind == "f" and base.itemsize <= 8)):
+        _refuse_nulls(arr, name)
+    if kind in "SU":
+        arr, lengths = _strings(pa, arr)
+        values = arr.to_numpy(zero_copy_only=False).astype(base)
+        if not np.array_equal(np.char.str_len(values), lengths.to_numpy(zero_copy_only=False)):
+            raise ValueError(f"column {name!r}: values that {base} would cut (longer than its "
+                             f"width, or ending in NUL)")
+        return values
+    if kind in "Mm":
+        if _is(pa, typ, "timestamp", "duration"):
+            stored = np.dtype(f"{kind}8[{typ.unit}]")
+        elif _is(pa, typ, "date32", "date64"):
+            stored = np.dtype("M8[D]" if _is(pa, typ, "date32") else "M8[ms]")
+        else:                                   # int64 counts of base's unit
+            stored = base.newbyteorder("=")
+        if _is(pa, typ, "date32"):
+            arr = arr.cast(pa.int32())
+        ints = arr.cast(pa.int64()).fill_null(_NAT).to_numpy(zero_copy_only=False)
+        values = ints.view(stored)
+        out = values.astype(base)
+        if not np.array_equal(out.astype(values.dtype).view(np.int64), values.view(np.int64)):
+            raise ValueError(f"column {name!r}: {values.dtype} values that {base} would cut")
+        return out
+    if kind in "biuf" and base.itemsize <= 8:
+        if nulls:
+            arr = arr.fill_null(pa.scalar(float("nan"), type=typ))
+        values = arr.to_numpy(zero_copy_only=False)
+        if values.dtype != base:
+            if not np.can_cast(values.dtype, base, "safe"):
+                raise ValueError(f"column {name!r}: {values.dtype} values do not fit {base}")
+            values = values.astype(base)
+        return values
+    width = base.itemsize
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=len(arr) * width,
+                        offset=arr.offset * width)
+    return raw.view(base).copy()
+
+
+def sized_atoms(pa, atoms: dict, batches) -> dict:
+    """String and binary atoms as wide as the longest value in the data.
+
+    Parameters
+    ----------
+    pa : module
+        pyarrow.
+    atoms : dict of str to numpy.dtype
+        Column name -> atom of kind S or U whose width is to be found (the
+        columns for which :func:`numpy_atom` says ``scan``).
+    batches : iterable of pyarrow.RecordBatch
+        All the data, holding at least these columns.
+
+    Returns
+    -------
+    dict of str to numpy.dtype
+        The same columns, in the same order: ``S<n>`` or ``U<n>`` with ``n``
+        the length of the longest value (at least 1), the row shape kept.
+
+    Raises
+    ------
+    ValueError
+        When a column holds nulls.
+    TypeError
+        When a column's rows are not lists of its atom's row shape.
+    """
+    widths = dict.fromkeys(atoms, 1)
+    for batch in batches:
+        for name, atom in atoms.items():
+            flat = _flatten(pa, batch.column(name), atom.shape, name)
+            _refuse_nulls(flat, name)
+            lengths = _strings(pa, flat)[1].to_numpy(zero_copy_only=False)
+            widths[name] = max(widths[name], int(lengths.max(initial=0)))
+    return {name: np.dtype((np.dtype(f"{atom.base.kind}{widths[name]}"), atom.shape))
+            for name, atom in atoms.items()}
+
+
+def from_arrow_array(pa, arr, atom: np.dtype, name: str) -> np.ndarray:
+    """Arrow values of a column as numpy rows of exactly ``atom``, refusing any loss.
+
+    Parameters
+    ----------
+    pa : module
+        pyarrow.
+    arr : pyarrow.Array
+        One block of the column (fixed-size lists for rows that are arrays;
+        dictionary arrays are decoded).
+    atom : numpy.dtype
+        The column's atom, from :func:`numpy_atom` (and :func:`sized_atoms`).
+    name : str
+        The column's name, for messages.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(arr), *atom.shape), dtype atom.base
+
+    Raises
+    ------
+    ValueError
+        Nulls outside float and temporal columns, strings or bytes that
+        ``atom`` would cut, temporal values its unit would cut, numbers that
+        do not fit it.
+    TypeError
+        When the rows are not lists of the atom's row shape.
+    """
+    n = len(arr)
+    flat = _flatten(pa, arr, atom.shape, name)
+    return _flat_from_arrow(pa, flat, atom.base, name).reshape((n,) + atom.shape)
