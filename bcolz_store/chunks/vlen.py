@@ -1,20 +1,8 @@
 """One chunk of variable-length items (``str`` or ``bytes``) <-> bytes.
 
-A vlen chunk is a 32-byte header followed by one zstd frame::
-
-    |-0-|-1-|-2-|-3-|-4-|-5-|-6-|-7-|-8-|-9-|-A-|-B-|-C-|-D-|-E-|-F-|
-    | b   v   l   c | ^ | ^ | ^ | ^ |            nitems             |
-                      |   |   |   +-- codec (1 = zstd)
-                      |   |   +------ flags (0x01 validity bitmap, 0x02 index filtered)
-                      |   +---------- kind (1 = str as UTF-8, 2 = bytes)
-                      +-------------- format version (1)
-    |-10|-11|-12|-13|-14|-15|-16|-17|-18|-19|-1A|-1B|-1C|-1D|-1E|-1F|
-    |           rawbytes            |    dict_id    |    cbytes     |
-
-    nitems    uint64 LE  items in the chunk, missing ones included
-    rawbytes  uint64 LE  size of the payload once decompressed, at most 2 GiB
-    dict_id   uint32 LE  id of the zstd dictionary used, 0 for none
-    cbytes    uint32 LE  size of the zstd frame, which is the rest of the chunk
+A vlen chunk is the 32-byte header of format/vlen_header.py (magic ``bvlc``,
+kind, flags, ``nitems``, ``rawbytes``, ``dict_id``, ``cbytes``) followed by one
+zstd frame.
 
 The zstd frame (content size, dictionary id and XXH64 content checksum
 recorded, all checked on reading) holds the payload of ``rawbytes`` bytes::
@@ -58,9 +46,6 @@ decoded once (``codecs.utf_8_decode``, which validates) and split once
 block that holds every candidate byte is sliced item by item (rare).  See
 benchmarks/vlen_codec.py for figures against numcodecs' VLenUTF8.
 
-The header's ``pack``/``parse`` are pure and could move to ``format/`` when
-the column kind lands; they sit here to keep this change to new files.
-
 Source: IndexedData white paper (seeds/002) for the manifest, RFC 8878 (zstd)
 for the frame; checked by tests/chunks/test_vlen_codec.py (golden bytes,
 round trips, hostile chunks).
@@ -71,160 +56,31 @@ from __future__ import annotations
 import codecs
 import itertools
 import operator
-import struct
-from dataclasses import dataclass
 
 import numpy as np
 import zstandard as zstd
 
 from ..errors import CodecError, FormatError
 from ..format.idata import pack_index, parse_index
+from ..format.vlen_header import (VLEN_CODEC_ZSTD, VLEN_FLAG_INDEX_FILTER, VLEN_FLAG_VALIDITY,
+                                  VLEN_FORMAT_VERSION, VLEN_HEADER_LENGTH, VLEN_MAX_RAWBYTES,
+                                  VlenHeader, kind_code, pack_vlen_header, parse_vlen_header)
 
 __all__ = [
-    "VLEN_CODEC_ZSTD",
     "VLEN_DEFAULT_DICT_SIZE",
     "VLEN_DEFAULT_LEVEL",
-    "VLEN_FLAG_INDEX_FILTER",
-    "VLEN_FLAG_VALIDITY",
-    "VLEN_FORMAT_VERSION",
-    "VLEN_HEADER_LENGTH",
-    "VLEN_KINDS",
-    "VLEN_MAGIC",
-    "VLEN_MAX_RAWBYTES",
-    "VlenHeader",
     "decode_chunk",
     "encode_chunk",
-    "pack_vlen_header",
-    "parse_vlen_header",
     "train_dictionary",
 ]
 
-VLEN_MAGIC = b"bvlc"
-VLEN_FORMAT_VERSION = 1
-VLEN_HEADER_LENGTH = 32
-VLEN_KINDS = {"str": 1, "bytes": 2}
-VLEN_FLAG_VALIDITY = 0x01
-VLEN_FLAG_INDEX_FILTER = 0x02
-VLEN_CODEC_ZSTD = 1
-VLEN_MAX_RAWBYTES = 2 ** 31
 VLEN_DEFAULT_LEVEL = 3
 VLEN_DEFAULT_DICT_SIZE = 16384
 
-ZSTD_MAX_RATIO = 32768          # 128 KiB block / 4-byte RLE block
-_MIN_MANIFEST = 3               # empty idata: key (2) + first byte
 _BLOCK_NBYTES = 1 << 20         # items are rebuilt in ~1 MiB blocks (cache-sized)
 _SHORT_NBYTES = 16              # items up to this long are rebuilt by a fixed-width cast...
 _SHORT_MAX_PADDED = 1 << 26     # ...whose padded copy may take up to 64 MiB
-_HEADER = struct.Struct("<4sBBBBQQII")
-_KIND_NAMES = {code: name for name, code in VLEN_KINDS.items()}
 _HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
-
-
-# ----------------------------------------------------------------- header
-
-@dataclass(frozen=True)
-class VlenHeader:
-    """The fields of a vlen chunk header (sizes in bytes)."""
-
-    version: int
-    kind: str
-    flags: int
-    codec: int
-    nitems: int
-    rawbytes: int
-    dict_id: int
-    cbytes: int
-
-    @property
-    def has_validity(self) -> bool:
-        """True when the payload ends with a validity bitmap (some item is missing)."""
-        return bool(self.flags & VLEN_FLAG_VALIDITY)
-
-    @property
-    def index_filtered(self) -> bool:
-        """True when the idata index values are stored delta-coded and byte-shuffled."""
-        return bool(self.flags & VLEN_FLAG_INDEX_FILTER)
-
-    @property
-    def bitmap_nbytes(self) -> int:
-        """Size of the validity bitmap, 0 when there is none."""
-        return (self.nitems + 7) // 8 if self.has_validity else 0
-
-
-def pack_vlen_header(header: VlenHeader) -> bytes:
-    """Return the 32 header bytes of a vlen chunk (layout in the module docstring).
-
-    Raises
-    ------
-    ValueError
-        If ``header.kind`` is not ``'str'`` or ``'bytes'``.
-    struct.error
-        If a field does not fit its width.
-    """
-    return _HEADER.pack(VLEN_MAGIC, header.version, _kind_code(header.kind), header.flags,
-                        header.codec, header.nitems, header.rawbytes, header.dict_id,
-                        header.cbytes)
-
-
-def parse_vlen_header(buf, where: str = "vlen chunk") -> VlenHeader:
-    """Parse and check the header of a whole vlen chunk.
-
-    Parameters
-    ----------
-    buf : bytes-like
-        The whole chunk: header and zstd frame.
-    where : str
-        Names the file or chunk in error messages.
-
-    Returns
-    -------
-    VlenHeader
-
-    Raises
-    ------
-    FormatError
-        If the chunk is shorter than 32 bytes; the magic, version, kind,
-        flags or codec are unknown; ``cbytes`` is not the length of the rest
-        of the chunk; ``rawbytes`` is above 2 GiB, above what ``cbytes`` of
-        zstd can expand to, or too small for ``nitems`` items.
-    """
-    size = len(buf)
-    if size < VLEN_HEADER_LENGTH:
-        raise FormatError(f"{where}: truncated vlen header ({size} of {VLEN_HEADER_LENGTH} bytes)")
-    (magic, version, kind, flags, codec, nitems, rawbytes, dict_id,
-     cbytes) = _HEADER.unpack_from(buf)
-    if magic != VLEN_MAGIC:
-        raise FormatError(f"{where}: bad magic {magic!r}, expected {VLEN_MAGIC!r}")
-    if version != VLEN_FORMAT_VERSION:
-        raise FormatError(f"{where}: vlen format version {version}, expected {VLEN_FORMAT_VERSION}")
-    if kind not in _KIND_NAMES:
-        raise FormatError(f"{where}: unknown vlen kind code {kind}, expected 1 (str) or 2 (bytes)")
-    if flags & ~(VLEN_FLAG_VALIDITY | VLEN_FLAG_INDEX_FILTER):
-        raise FormatError(f"{where}: unknown vlen flags 0x{flags:02x}")
-    if codec != VLEN_CODEC_ZSTD:
-        raise FormatError(f"{where}: unknown vlen codec {codec}, expected 1 (zstd)")
-    if cbytes != size - VLEN_HEADER_LENGTH:
-        raise FormatError(f"{where}: header says the zstd frame holds {cbytes} bytes, "
-                          f"found {size - VLEN_HEADER_LENGTH}")
-    if rawbytes > VLEN_MAX_RAWBYTES:
-        raise FormatError(f"{where}: header claims {rawbytes} raw bytes, above the "
-                          f"{VLEN_MAX_RAWBYTES}-byte limit")
-    if rawbytes > ZSTD_MAX_RATIO * cbytes:
-        raise FormatError(f"{where}: header claims {rawbytes} raw bytes, more than a "
-                          f"{cbytes}-byte zstd frame can hold")
-    hdr = VlenHeader(version, _KIND_NAMES[kind], flags, codec, nitems, rawbytes, dict_id, cbytes)
-    if nitems + _MIN_MANIFEST + hdr.bitmap_nbytes > rawbytes:
-        raise FormatError(f"{where}: {nitems} items cannot fit in {rawbytes} raw bytes")
-    if hdr.has_validity and nitems == 0:
-        raise FormatError(f"{where}: validity bitmap flagged for an empty chunk")
-    return hdr
-
-
-def _kind_code(kind) -> int:
-    try:
-        return VLEN_KINDS[kind]
-    except (KeyError, TypeError):
-        raise ValueError(f"kind must be 'str' or 'bytes', not {kind!r}") from None
 
 
 # ------------------------------------------------------------ dictionaries
@@ -429,7 +285,7 @@ def encode_chunk(items, kind: str, level: int = VLEN_DEFAULT_LEVEL, dictionary=N
     >>> decode_chunk(encode_chunk(["a", None, ""], "str"), "str").tolist()
     ['a', None, '']
     """
-    _kind_code(kind)
+    kind_code(kind)
     _check_level(level)
     data, manifest, bitmap, nitems = _payload_parts(items, kind)
     rawbytes = len(data) + len(manifest) + len(bitmap)
@@ -654,7 +510,7 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None) -> 
         If zstd cannot decompress the frame (corrupt, checksum mismatch), or
         the chunk needs a dictionary that was not given or differs.
     """
-    _kind_code(kind)
+    kind_code(kind)
     hdr = parse_vlen_header(buf, where)
     if hdr.kind != kind:
         raise FormatError(f"{where}: chunk holds {hdr.kind} items, expected {kind}")

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bcolz_store.chunks import vlen
-from bcolz_store.chunks.vlen import (VLEN_HEADER_LENGTH, VlenHeader, decode_chunk, encode_chunk,
-                                     pack_vlen_header, parse_vlen_header, train_dictionary)
+from bcolz_store.chunks.vlen import decode_chunk, encode_chunk, train_dictionary
+from bcolz_store.format.vlen_header import (VLEN_HEADER_LENGTH, VlenHeader, pack_vlen_header,
+                                            parse_vlen_header)
 from bcolz_store.errors import CodecError, FormatError
 from bcolz_store.format.idata import pack_index
 
