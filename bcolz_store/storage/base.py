@@ -225,13 +225,16 @@ class Store(abc.ABC):
             except DatasetNotFoundError:
                 if not missing_ok:
                     raise
-        self._each(one, list(pairs))
+        self.for_each(one, list(pairs))
 
     def put_many(self, items) -> None:
         """:meth:`put` each ``(key, data)``, concurrently on remote stores."""
-        self._each(lambda item: self.put(*item), list(items))
+        self.for_each(lambda item: self.put(*item), list(items))
 
-    def _each(self, function, items: list) -> None:
+    def for_each(self, function, items: list) -> None:
+        """Call ``function(item)`` for each item: concurrently on remote stores
+        (at most ``FETCH_THREADS`` at once), in order on the others; raises the
+        first error once all calls are done."""
         if not self.remote or len(items) < 2:
             for item in items:
                 function(item)

@@ -92,10 +92,17 @@ class CommittedState:
         # commit beginning or ending meanwhile shows.
         local_marker = None if store.remote else self._local_marker()
         generation = self._read_generation()
-        try:
-            entries = self._read_record(record_key(generation + 1))
-        except DatasetNotFoundError:
-            entries = None
+        listing = None
+        if store.remote and not self.readonly:
+            # One listing, taken after the generation was read, tells whether the
+            # next record exists and serves the garbage collection below.
+            listing = store.list_times(JOURNAL_PREFIX)
+        entries = None
+        if listing is None or record_key(generation + 1) in listing:
+            try:
+                entries = self._read_record(record_key(generation + 1))
+            except DatasetNotFoundError:
+                pass
         self.loaded_marker = local_marker if not store.remote else \
             (entries is not None, ("generation", generation))
         self.snapshot = bool(store.remote and self.use_consolidated and self._meta is not None)
@@ -110,7 +117,7 @@ class CommittedState:
                 self._meta = None
         self._generation = generation
         if not self.readonly:
-            self._collect_garbage()
+            self._collect_garbage(listing)
 
     def _recover_legacy(self) -> None:
         """Roll forward (or read through) a record of the one-writer protocol
@@ -186,13 +193,16 @@ class CommittedState:
                        if isinstance(blob, str) and "/" in blob}:
             self.store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
 
-    def _collect_garbage(self) -> None:
+    def _collect_garbage(self, listing=None) -> None:
         """Remove records older than the committed generation and blob folders
-        no live writer can own (all under the writer lock, else stale ones)."""
+        no live writer can own (all under the writer lock, else stale ones);
+        ``listing`` is the journal's ``{key: mtime}`` when already read."""
         store = self.store
         now = time.time()
         folders = {}
-        for key, mtime in store.list_times(JOURNAL_PREFIX).items():
+        if listing is None:
+            listing = store.list_times(JOURNAL_PREFIX)
+        for key, mtime in listing.items():
             name = key[len(JOURNAL_PREFIX):]
             match = RECORD_NAME.fullmatch(name)
             if match:
@@ -399,19 +409,45 @@ class CommittedState:
             f"(generation {generation} is taken); nothing of this change was committed: "
             f"refresh() and write again, or pass lock=True to serialise writers")
 
-    def _apply(self, entries: list) -> None:
+    def _apply(self, entries: list, also_delete=()) -> None:
         """Move each blob onto its key (and write contents carried inline,
-        make deletions), in the commit order: data, metadata, ``meta/sizes``,
-        the checksum file, the consolidated metadata; within each step
-        concurrently on remote stores."""
+        make deletions, and delete the keys ``also_delete``).
+
+        On a local disk in the commit order, one step after the other: data,
+        metadata, ``meta/sizes``, the checksum file, the consolidated metadata
+        (so the real bcolz, reading during a commit, finds the chunks before
+        the sizes that count them).  On a remote store everything but the
+        consolidated metadata at once, then the consolidated metadata: its
+        readers take that object as the end of the commit and read through
+        the commit record until then, and the real bcolz cannot read there.
+        """
         store = self.store
         keys = [key for key, _blob in entries]
         store.check_targets(keys)
-        for _order, group in itertools.groupby(entries, key=lambda e: commit_order(e[0])[0]):
-            group = list(group)
-            store.delete_many([key for key, blob in group if blob is None])
-            store.put_many([(key, blob) for key, blob in group if isinstance(blob, bytes)])
-            store.move_many([(JOURNAL_PREFIX + blob, key) for key, blob in group
-                             if isinstance(blob, str)], missing_ok=True)  # moved already
+        if store.remote:
+            steps = [[e for e in entries if e[0] != CONSOLIDATED_FILE],
+                     [e for e in entries if e[0] == CONSOLIDATED_FILE]]
+        else:
+            steps = [list(group) for _order, group in
+                     itertools.groupby(entries, key=lambda e: commit_order(e[0])[0])]
+        extra = list(also_delete)
+        for step in steps:
+            self._apply_step(step, extra)
+            extra = []
         if self._sync:
             store.sync_folders(keys)
+
+    def _apply_step(self, group: list, also_delete: list) -> None:
+        """Deletions, inline contents and blob moves of one step (concurrently
+        on remote stores); a blob that is gone was moved already."""
+        store = self.store
+        tasks = []
+        deletes = [key for key, blob in group if blob is None] + also_delete
+        if deletes:
+            tasks.append(lambda: store.delete_many(deletes))
+        tasks += [lambda item=(key, blob): store.put(*item)
+                  for key, blob in group if isinstance(blob, bytes)]
+        moves = [(JOURNAL_PREFIX + blob, key) for key, blob in group if isinstance(blob, str)]
+        if moves:
+            tasks.append(lambda: store.move_many(moves, missing_ok=True))
+        store.for_each(lambda task: task(), tasks)

@@ -193,8 +193,31 @@ class FsspecStore(Store):
             out.append(key)
         return sorted(out)
 
+    def _list_s3(self, path: str) -> dict:
+        """``{path: info}`` of every object under the folder ``path``: one
+        ListObjectsV2 request per thousand objects (fsspec's ``find`` adds a HEAD
+        and a second listing when the folder is empty)."""
+        bucket, name, _version = self.fs.split_path(path)
+        params = {"Bucket": bucket, "Prefix": name.rstrip("/") + "/" if name else ""}
+        found = {}
+        while True:
+            page = self.fs.call_s3("list_objects_v2", **params)
+            for obj in page.get("Contents", []):
+                if not obj["Key"].endswith("/"):          # a folder marker
+                    found[f"{bucket}/{obj['Key']}"] = {
+                        "size": obj.get("Size"), "LastModified": obj.get("LastModified"),
+                        "ETag": obj.get("ETag"), "type": "file"}
+            if not page.get("IsTruncated"):
+                return found
+            params["ContinuationToken"] = page["NextContinuationToken"]
+
     def _find(self, prefix: str, detail: bool = False):
         path = self._prefix_path(prefix)
+        if self._s3:
+            found = self._list_s3(path)
+            if detail:
+                return {self._key(p): info for p, info in found.items()}
+            return [self._key(p) for p in found]
         try:
             found = self.fs.find(path, detail=detail)
         except FileNotFoundError:

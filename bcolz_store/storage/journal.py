@@ -465,12 +465,16 @@ class Journal(CommittedState):
         self._staged.clear()
         self._staged_sums.clear()
         self._staged_meta.clear()
-        committed_blobs = self._blob_prefix
+        committed_blobs = self._blob_prefix if self._dir_ready else None
         self._new_blob_folder()
         self._sums = sums
         self._recorded = sums
-        self._apply(entries)
+        previous = record_key(generation - 1)    # no longer needed once this one exists
+        remote = self.store.remote
+        self._apply(entries, also_delete=[previous] if remote else ())
         self._generation = generation
         self._meta = meta
-        self.store.delete_prefix(committed_blobs)
-        self.store.delete(record_key(generation - 1))
+        if committed_blobs is not None:     # every content travelled inline otherwise
+            self.store.delete_prefix(committed_blobs)
+        if not remote:
+            self.store.delete(previous)
