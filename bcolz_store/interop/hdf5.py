@@ -6,24 +6,34 @@ imported only when these functions run, and its absence gives an
 
 Rows travel in blocks (the Table's chunkshape when reading, the columns'
 chunklen when writing), never one by one.  User attributes are copied both
-ways.  PyTables limits what survives: unicode (``U``) columns come back as
-ASCII bytes (``S``), and datetime64, timedelta64 and object columns cannot
-be written at all.
+ways.
+
+HDF5 Tables have no unicode type, so unicode (``U``) columns are stored as
+UTF-8 bytes (``S``, as wide as their longest value), which any HDF5 reader
+can decode, and the Table's attribute ``bcolz_store_utf8`` (JSON,
+``{column: numpy dtype str}``) lets :func:`fromhdf5` give them back with
+their dtype, exactly (lone surrogates travel with 'surrogatepass').  bcolz
+instead let PyTables cast them to ASCII bytes, which fails or loses text.
+datetime64, timedelta64 and object columns cannot be written at all.
 
 Source: bcolz 1.x ``ctable.fromhdf5`` / ``tohdf5``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
 
-from ..errors import DatasetExistsError
+from ..errors import DatasetExistsError, FormatError
 
-__all__ = ["fromhdf5", "tohdf5"]
+__all__ = ["fromhdf5", "tohdf5", "UTF8_ATTR"]
 
 HDF5_EXTRA = "bcolz_store[hdf5]"
+#: The Table attribute naming the unicode columns stored as UTF-8 bytes.
+UTF8_ATTR = "bcolz_store_utf8"
+MAX_CODE_POINT = 0x10FFFF
 
 
 def _import_tables():
@@ -64,22 +74,102 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         When the file cannot be opened.
     tables.NoSuchNodeError
         When ``nodepath`` is not in the file.
+    FormatError
+        When the ``bcolz_store_utf8`` attribute does not fit the Table, or a
+        column it names holds bytes that are not UTF-8 or too long.
     """
     tb = _import_tables()
-    with tb.open_file(os.fspath(filepath), mode="r") as h5:
+    filepath = os.fspath(filepath)
+    with tb.open_file(filepath, mode="r") as h5:
         node = h5.get_node(nodepath)
         names = list(kwargs.pop("names", None) or node.colnames)
         kwargs.setdefault("expectedlen", max(len(node), 1))
-        empty = [np.zeros(0, dtype=node.dtype.fields[name][0]) for name in names]
+        stored = {name: node.dtype.fields[name][0] for name in node.colnames}
+        text = _read_marker(node, stored, filepath)
+        atoms = {name: np.dtype((text[name], stored[name].shape)) if name in text
+                 else stored[name] for name in names}
+        empty = [np.zeros(0, dtype=atoms[name]) for name in names]
         table = table_class(empty, names, **kwargs)
         blen = node.chunkshape[0] if node.chunkshape else 65536
         for start in range(0, len(node), blen):
             block = node.read(start, min(start + blen, len(node)))
-            table.append([block[name] for name in names])
+            table.append([_decode(block[name], text[name], name, filepath)
+                          if name in text else block[name] for name in names])
         for key in node.attrs._f_list():
-            table.attrs[key] = _jsonable(node.attrs[key])
+            if key != UTF8_ATTR:
+                table.attrs[key] = _jsonable(node.attrs[key])
     table.flush()
     return table
+
+
+def _read_marker(node, stored: dict, filepath: str) -> dict:
+    """``{column: unicode dtype}`` from the Table's UTF-8 marker (empty without
+    one); FormatError naming the file when it does not fit the Table."""
+    if UTF8_ATTR not in node.attrs._f_list():
+        return {}
+    where = f"HDF5 file '{filepath}', node '{node._v_pathname}'"
+    try:
+        marker = json.loads(_jsonable(node.attrs[UTF8_ATTR]))
+    except (TypeError, ValueError) as err:
+        raise FormatError(f"{where}: attribute {UTF8_ATTR} is not JSON ({err})") from None
+    if not isinstance(marker, dict):
+        raise FormatError(f"{where}: attribute {UTF8_ATTR} must be a JSON object")
+    text = {}
+    for name, spec in marker.items():
+        if name not in stored:
+            raise FormatError(f"{where}: attribute {UTF8_ATTR} names '{name}', "
+                              f"which is no column")
+        try:
+            dtype = np.dtype(spec) if isinstance(spec, str) else None
+        except TypeError:
+            dtype = None
+        if dtype is None or dtype.kind != "U" or stored[name].base.kind != "S":
+            raise FormatError(f"{where}: attribute {UTF8_ATTR} gives column '{name}' "
+                              f"{spec!r}; a unicode dtype over a bytes column is expected")
+        text[name] = dtype
+    return text
+
+
+def _decode(values: np.ndarray, dtype: np.dtype, name: str, filepath: str) -> np.ndarray:
+    """UTF-8 bytes back to the unicode ``dtype`` (the shape is kept)."""
+    try:
+        decoded = np.char.decode(values, "utf-8", "surrogatepass")
+    except UnicodeDecodeError as err:
+        raise FormatError(f"HDF5 file '{filepath}': column '{name}' holds bytes that "
+                          f"are not UTF-8 ({err.reason})") from None
+    if decoded.dtype.itemsize > dtype.itemsize:
+        raise FormatError(f"HDF5 file '{filepath}': column '{name}' holds text longer "
+                          f"than its dtype {dtype.str} allows")
+    return decoded.astype(dtype)
+
+
+def _utf8_columns(table) -> dict:
+    """``{column: byte width}`` of the unicode columns, checking every value
+    (a ValueError for code points past U+10FFFF, which UTF-8 cannot hold)."""
+    widths = {}
+    for name in table.names:
+        col = table.cols[name]
+        if col.dtype.kind != "U":
+            continue
+        width = 1
+        for block in iterblocks_of(col):
+            points = np.ascontiguousarray(block).view(block.dtype.byteorder + "u4"
+                                                      if block.dtype.byteorder in "<>"
+                                                      else "=u4")
+            if points.size and int(points.max()) > MAX_CODE_POINT:
+                raise ValueError(f"column '{name}' holds code points past U+10FFFF, "
+                                 f"which UTF-8 (and so HDF5) cannot store")
+            encoded = np.char.encode(block, "utf-8", "surrogatepass")
+            width = max(width, encoded.dtype.itemsize)
+        widths[name] = width
+    return widths
+
+
+def iterblocks_of(col, blen: int | None = None):
+    """The column's values, chunk by chunk."""
+    blen = blen or col.chunklen
+    for start in range(0, len(col), blen):
+        yield col[start:start + blen]
 
 
 def _jsonable(value):
@@ -119,6 +209,9 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     TypeError
         For datetime64, timedelta64 or object columns, which PyTables Tables
         cannot hold (nothing is written).
+    ValueError
+        When a unicode column holds code points past U+10FFFF, or the table
+        has an attribute named ``bcolz_store_utf8`` (nothing is written).
 
     Notes
     -----
@@ -134,17 +227,37 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
                         f"columns {unsupported}; convert or drop them first")
     if mode == "w" and os.path.exists(filepath):
         raise DatasetExistsError(f"path '{filepath}' already exists")
+    if UTF8_ATTR in dict(table.attrs):
+        raise ValueError(f"the attribute name {UTF8_ATTR} is reserved for the HDF5 "
+                         f"Table's unicode columns; rename it first")
+    widths = _utf8_columns(table)
+    fields = []
+    for name in table.names:
+        atom = table.dtype.fields[name][0]
+        fields.append((name, np.dtype((f"S{widths[name]}", atom.shape))
+                       if name in widths else atom))
+    stored = np.dtype(fields)
     params = cparams_cls.from_any(cparams).to_dict() if not isinstance(cparams, dict) \
         else {**cparams_cls().to_dict(), **cparams}
     filters = tb.Filters(complevel=params["clevel"], shuffle=bool(params["shuffle"]),
                          complib=cname if cname is not None else "blosc:" + params["cname"])
     parent, name = os.path.split(nodepath.rstrip("/"))
     with tb.open_file(filepath, mode=mode) as h5:
-        node = h5.create_table(parent or "/", name, table.dtype, filters=filters,
+        node = h5.create_table(parent or "/", name, stored, filters=filters,
                                expectedrows=max(len(table), 1), createparents=True)
         for key, value in table.attrs:
             node.attrs[key] = value
+        if widths:
+            node.attrs[UTF8_ATTR] = json.dumps(
+                {n: table.dtype.fields[n][0].base.str for n in widths})
         blen = min((table.cols[n].chunklen for n in table.names), default=65536)
         for start in range(0, len(table), blen):
-            node.append(table[start:start + blen])
+            rows = table[start:start + blen]
+            if widths:
+                block = np.empty(len(rows), dtype=stored)
+                for n in table.names:
+                    block[n] = (np.char.encode(rows[n], "utf-8", "surrogatepass")
+                                if n in widths else rows[n])
+                rows = block
+            node.append(rows)
         node.flush()

@@ -1,0 +1,149 @@
+"""ctable.tohdf5 / ctable.fromhdf5 against PyTables: text columns.
+
+PyTables is the independent reader here: what ``tohdf5`` stores is read with
+``tables`` itself, and what ``fromhdf5`` returns is compared with the
+original exactly (dtype and values).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import bcolz_store as bcolz
+from bcolz_store.errors import FormatError
+from bcolz_store.interop.hdf5 import UTF8_ATTR
+
+tables = pytest.importorskip("tables")
+
+TEXT = ["hello", "h\u00e9llo", "\u03a3\u65e5\u672c", "", "a\x00b", "\U0001f600x", "\ud800"]
+BYTES = [b"ab", b"x\x00y", b"", b"\xff\xfe", b"abc", b"\x00z", b"q"]
+
+
+def text_table(n: int = len(TEXT), **kwargs) -> bcolz.ctable:
+    """A ctable with int, unicode (ASCII, non-ASCII, astral, NUL inside, a
+    lone surrogate), bytes and 2x2 unicode-row columns."""
+    reps = -(-n // len(TEXT)) if n else 0
+    text = np.array((TEXT * reps)[:n], dtype="U5")
+    grid = np.array([[["\u00e9%d" % i, "b"], ["", "\u65e5\u672c"]] for i in range(n)],
+                    dtype="U3").reshape(n, 2, 2)
+    return bcolz.ctable(columns=[np.arange(n, dtype="i4"), text,
+                                 np.array((BYTES * reps)[:n], dtype="S3"), grid],
+                        names=["i", "u", "s", "grid"], **kwargs)
+
+
+def read_raw(path, nodepath="/ctable"):
+    with tables.open_file(str(path), mode="r") as h5:
+        node = h5.get_node(nodepath)
+        attrs = {key: node.attrs[key] for key in node.attrs._f_list()}
+        return node.read(), attrs
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+def test_unicode_and_bytes_columns_round_trip_exactly(tmp_path, n):
+    t = text_table(n, chunklen=64)
+    t.attrs["title"] = "text"
+    path = str(tmp_path / "t.h5")
+    t.tohdf5(path)
+    back = bcolz.ctable.fromhdf5(path)
+    assert back.dtype == t.dtype
+    assert back.names == t.names
+    for name in t.names:
+        assert back.cols[name].dtype == t.cols[name].dtype, name
+        assert_array_equal(back.cols[name][:], t.cols[name][:], err_msg=name)
+    assert back.attrs.getall() == {"title": "text"}
+
+
+def test_pytables_sees_unicode_columns_as_utf8_bytes(tmp_path):
+    t = text_table()
+    path = tmp_path / "t.h5"
+    t.tohdf5(str(path))
+    rows, attrs = read_raw(path)
+    assert rows.dtype["u"].kind == "S" and rows.dtype["s"] == np.dtype("S3")
+    assert [v.decode("utf-8", "surrogatepass") for v in rows["u"]] == TEXT
+    assert rows["s"].tolist() == [b"ab", b"x\x00y", b"", b"\xff\xfe", b"abc", b"\x00z", b"q"]
+    assert rows["grid"][0, 1, 1].decode("utf-8") == "\u65e5\u672c"
+    assert json.loads(attrs[UTF8_ATTR]) == {"u": "<U5", "grid": "<U3"}
+
+
+def test_ascii_text_is_not_scrambled_for_other_readers(tmp_path):
+    t = bcolz.ctable(columns=[np.array(["hello", "abc"], dtype="U5")], names=["u"])
+    t.tohdf5(str(tmp_path / "t.h5"))
+    rows, _ = read_raw(tmp_path / "t.h5")
+    assert rows["u"].tolist() == [b"hello", b"abc"]
+
+
+def test_big_endian_unicode_keeps_its_dtype(tmp_path):
+    t = bcolz.ctable(columns=[np.array(["\u00fcber", "x"], dtype=">U4")], names=["u"])
+    t.tohdf5(str(tmp_path / "t.h5"))
+    back = bcolz.ctable.fromhdf5(str(tmp_path / "t.h5"))
+    assert back.cols["u"].dtype == np.dtype(">U4")
+    assert back["u"][:].tolist() == ["\u00fcber", "x"]
+
+
+def test_names_pick_unicode_columns_and_the_marker_is_no_user_attr(tmp_path):
+    t = text_table()
+    t.tohdf5(str(tmp_path / "t.h5"), nodepath="/g/t", mode="a")
+    back = bcolz.ctable.fromhdf5(str(tmp_path / "t.h5"), "/g/t", names=["grid", "u"])
+    assert back.names == ["grid", "u"]
+    assert back.cols["u"].dtype == np.dtype("U5")
+    assert_array_equal(back["u"][:], t["u"][:])
+    assert_array_equal(back["grid"][:], t["grid"][:])
+    assert UTF8_ATTR not in back.attrs.getall()
+
+
+def test_tables_without_the_marker_keep_their_bytes(tmp_path):
+    path = str(tmp_path / "plain.h5")
+    rows = np.array([(1, b"\xc3\xa9")], dtype=[("i", "i4"), ("s", "S2")])
+    with tables.open_file(path, mode="w") as h5:
+        h5.create_table("/", "ctable", rows)
+    back = bcolz.ctable.fromhdf5(path)
+    assert back.dtype == rows.dtype
+    assert back["s"][:].tolist() == [b"\xc3\xa9"]
+
+
+def test_a_reserved_attr_name_is_refused(tmp_path):
+    t = text_table()
+    t.attrs[UTF8_ATTR] = "mine"
+    with pytest.raises(ValueError, match=UTF8_ATTR):
+        t.tohdf5(str(tmp_path / "t.h5"))
+    assert not (tmp_path / "t.h5").exists()
+
+
+def test_code_points_beyond_unicode_are_refused_and_nothing_is_left(tmp_path):
+    bad = np.array([0x41, 0x110000], dtype="u4").view("U1")
+    t = bcolz.ctable(columns=[np.arange(2), bad], names=["i", "u"])
+    with pytest.raises(ValueError, match="U\\+10FFFF"):
+        t.tohdf5(str(tmp_path / "t.h5"))
+    assert not (tmp_path / "t.h5").exists()
+    text_table().tohdf5(str(tmp_path / "kept.h5"))
+    with pytest.raises(ValueError, match="U\\+10FFFF"):
+        t.tohdf5(str(tmp_path / "kept.h5"), nodepath="/bad", mode="a")
+    with tables.open_file(str(tmp_path / "kept.h5"), mode="r") as h5:
+        assert "/bad" not in h5 and "/ctable" in h5
+
+
+def _write_marked(path, rows, marker):
+    with tables.open_file(str(path), mode="w") as h5:
+        node = h5.create_table("/", "ctable", rows)
+        node.attrs[UTF8_ATTR] = marker
+
+
+@pytest.mark.parametrize("marker", [
+    "not json", "[1]", json.dumps({"u": 5}), json.dumps({"u": "<i4"}),
+    json.dumps({"nope": "<U2"}), json.dumps({"i": "<U2"}), json.dumps({"u": "<U1"})])
+def test_a_bad_marker_is_a_format_error(tmp_path, marker):
+    rows = np.array([(1, "\u00e9\u00e9".encode())], dtype=[("i", "i4"), ("u", "S8")])
+    _write_marked(tmp_path / "bad.h5", rows, marker)
+    with pytest.raises(FormatError, match="bad.h5"):
+        bcolz.ctable.fromhdf5(str(tmp_path / "bad.h5"))
+
+
+def test_bytes_that_are_not_utf8_are_a_format_error(tmp_path):
+    rows = np.array([(1, b"\xff")], dtype=[("i", "i4"), ("u", "S8")])
+    _write_marked(tmp_path / "bad.h5", rows, json.dumps({"u": "<U2"}))
+    with pytest.raises(FormatError, match="'u'.*UTF-8"):
+        bcolz.ctable.fromhdf5(str(tmp_path / "bad.h5"))
