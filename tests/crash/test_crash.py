@@ -346,7 +346,7 @@ def test_concurrent_reader_sees_committed_states(tmp_path, kind, how, capsys):
 def test_concurrent_reader_on_s3_sees_committed_states(tmp_path, kind, how, capsys, s3_bucket):
     """The same, with the dataset on S3 (moto on 127.0.0.1)."""
     url, options = s3_bucket
-    _concurrent_reads(tmp_path, kind, how, capsys, url, options, seconds=6.0)
+    _concurrent_reads(tmp_path, kind, how, capsys, url, options, seconds=3.0)
 
 
 def _concurrent_reads(tmp_path, kind, how, capsys, url=None, options=None, seconds=2.0):

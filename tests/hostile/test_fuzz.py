@@ -8,7 +8,7 @@ runs four operations on each in a worker subprocess: read (mode 'r'), read
 with ``verify=True``, ``bcolz_store.verify()``, and a write in mode 'a'.
 
 * ``test_fuzz``: hypothesis-drawn cases.  ``BCOLZ_STORE_FUZZ_CASES`` sets their
-  number (default 1000: about a minute on 2 cores once no case hangs; 5000 for a
+  number (default 600: about 25 s on 2 cores once no case hangs; 5000 for a
   long run, which also mutates the three largest fixtures);
   ``BCOLZ_STORE_FUZZ_SEED`` draws other cases than the default derandomized set;
   ``BCOLZ_STORE_FUZZ_TIMEOUT`` is the seconds an operation may take (default 5);
@@ -35,7 +35,7 @@ import pytest
 from tests.conftest import FIXTURES
 from tests.hostile import harness as H
 
-FUZZ_CASES = int(os.environ.get("BCOLZ_STORE_FUZZ_CASES", 1000))
+FUZZ_CASES = int(os.environ.get("BCOLZ_STORE_FUZZ_CASES", 600))
 FUZZ_SEED = os.environ.get("BCOLZ_STORE_FUZZ_SEED")
 DRAW = os.environ.get("BCOLZ_STORE_FUZZ_DRAW", "seeded")
 REPLAY = os.environ.get("BCOLZ_STORE_FUZZ_REPLAY")
