@@ -251,8 +251,18 @@ class Store(abc.ABC):
         DatasetNotFoundError
             When ``src`` does not exist (moved already).
         """
-        self.put(dst, self.get(src, 1 << 62))
+        self.copy(src, dst)
         self.delete(src)
+
+    def copy(self, src: str, dst: str) -> None:
+        """Make ``dst`` an object with the content of ``src`` (which stays).
+
+        Raises
+        ------
+        DatasetNotFoundError
+            When ``src`` does not exist.
+        """
+        self.put(dst, self.get(src, 1 << 62))
 
     # ------------------------------------------------- local-folder hooks
 
@@ -368,6 +378,10 @@ class PrefixStore(Store):
     def move(self, src, dst):
         self._check_writable()
         self.base.move(self._key(src), self._key(dst))
+
+    def copy(self, src, dst):
+        self._check_writable()
+        self.base.copy(self._key(src), self._key(dst))
 
     def makedirs(self, prefix=""):
         self.base.makedirs((self.prefix + prefix).rstrip("/"))

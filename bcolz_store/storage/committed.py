@@ -409,9 +409,9 @@ class CommittedState:
             f"(generation {generation} is taken); nothing of this change was committed: "
             f"refresh() and write again, or pass lock=True to serialise writers")
 
-    def _apply(self, entries: list, also_delete=()) -> None:
+    def _apply(self, entries: list) -> None:
         """Move each blob onto its key (and write contents carried inline,
-        make deletions, and delete the keys ``also_delete``).
+        make deletions).
 
         On a local disk in the commit order, one step after the other: data,
         metadata, ``meta/sizes``, the checksum file, the consolidated metadata
@@ -430,24 +430,34 @@ class CommittedState:
         else:
             steps = [list(group) for _order, group in
                      itertools.groupby(entries, key=lambda e: commit_order(e[0])[0])]
-        extra = list(also_delete)
         for step in steps:
-            self._apply_step(step, extra)
-            extra = []
+            self._apply_step(step)
         if self._sync:
             store.sync_folders(keys)
 
-    def _apply_step(self, group: list, also_delete: list) -> None:
+    def _apply_step(self, group: list) -> None:
         """Deletions, inline contents and blob moves of one step (concurrently
         on remote stores); a blob that is gone was moved already."""
         store = self.store
         tasks = []
-        deletes = [key for key, blob in group if blob is None] + also_delete
+        deletes = [key for key, blob in group if blob is None]
         if deletes:
             tasks.append(lambda: store.delete_many(deletes))
         tasks += [lambda item=(key, blob): store.put(*item)
                   for key, blob in group if isinstance(blob, bytes)]
         moves = [(JOURNAL_PREFIX + blob, key) for key, blob in group if isinstance(blob, str)]
-        if moves:
+        if moves and store.remote:
+            # Copies only: the blobs go all at once afterwards (the writer's one
+            # bulk delete, or recovery's removal of the record's blob folders).
+            tasks += [lambda pair=pair: _copy_unless_moved(store, *pair) for pair in moves]
+        elif moves:
             tasks.append(lambda: store.move_many(moves, missing_ok=True))
         store.for_each(lambda task: task(), tasks)
+
+
+def _copy_unless_moved(store, src: str, dst: str) -> None:
+    """Copy a blob onto its key; a blob that is gone was applied already."""
+    try:
+        store.copy(src, dst)
+    except DatasetNotFoundError:
+        pass

@@ -276,6 +276,7 @@ class FsspecStore(Store):
     def delete_many(self, keys) -> None:
         """Remove several objects (S3: one request per thousand)."""
         self._check_writable()
+        keys = list(keys)
         paths = [self._path(k) for k in keys]
         if not paths:
             return
@@ -300,6 +301,17 @@ class FsspecStore(Store):
         DatasetNotFoundError
             When ``src`` is gone (moved already).
         """
+        self.copy(src, dst)
+        self.delete(src)
+
+    def copy(self, src: str, dst: str) -> None:
+        """Copy ``src`` onto ``dst``, server-side where the filesystem can.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            When ``src`` does not exist.
+        """
         self._check_writable()
         try:
             if self._s3:
@@ -311,7 +323,6 @@ class FsspecStore(Store):
                 self.fs.copy(self._path(src), self._path(dst))
         except FileNotFoundError as err:
             raise DatasetNotFoundError(f"{self.path(src)}: no such file") from err
-        self.delete(src)
 
     def remove_root(self) -> None:
         self._check_writable()

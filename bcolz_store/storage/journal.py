@@ -136,6 +136,7 @@ class Journal(CommittedState):
         self._token = uuid.uuid4().hex[:16]
         self._blob_prefix = f"{JOURNAL_PREFIX}{self._token}/"
         self._dir_ready = False
+        self._scratch_used = False   # files besides blobs may be in the folder
 
     def staged_keys(self) -> list:
         """Keys with staged changes."""
@@ -241,6 +242,7 @@ class Journal(CommittedState):
         """A folder key inside this writer's blob folder, for files that a later
         :meth:`stage_moved` turns into blobs (an on-disk reshape builds there)."""
         self._ensure_dir()
+        self._scratch_used = True
         return f"{self._blob_prefix}{name}/"
 
     def stage(self, key: str, data) -> None:
@@ -466,15 +468,21 @@ class Journal(CommittedState):
         self._staged_sums.clear()
         self._staged_meta.clear()
         committed_blobs = self._blob_prefix if self._dir_ready else None
+        scratch_used = self._scratch_used
         self._new_blob_folder()
         self._sums = sums
         self._recorded = sums
         previous = record_key(generation - 1)    # no longer needed once this one exists
         remote = self.store.remote
-        self._apply(entries, also_delete=[previous] if remote else ())
+        self._apply(entries)
         self._generation = generation
         self._meta = meta
+        if remote and not scratch_used:
+            # The blobs were copied, not moved: one bulk delete of the known
+            # keys, with the previous record.
+            self.store.delete_many([JOURNAL_PREFIX + blob for _key, blob in entries
+                                    if isinstance(blob, str)] + [previous])
+            return
         if committed_blobs is not None:     # every content travelled inline otherwise
             self.store.delete_prefix(committed_blobs)
-        if not remote:
-            self.store.delete(previous)
+        self.store.delete(previous)

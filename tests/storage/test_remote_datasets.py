@@ -200,6 +200,14 @@ def test_pack_entries_are_stored_at_their_paths(tmp_path):
     assert set(infos) == files
     for name in files:
         assert (src / name).read_bytes() == zipfile.ZipFile(tmp_path / "a.zip").read(name)
+    # unzipped by hand (no bcolz_store involved), the folder is a bcolz dataset
+    with zipfile.ZipFile(tmp_path / "a.zip") as zf:
+        zf.extractall(tmp_path / "by-hand")
+    np.testing.assert_array_equal(bcolz_store.open(str(tmp_path / "by-hand"))[:],
+                                  np.arange(10_000))
+    if real_bcolz is not None:
+        np.testing.assert_array_equal(real_bcolz.open(str(tmp_path / "by-hand"), mode="r")[:],
+                                      np.arange(10_000))
 
 
 def test_cli_info_and_verify_on_s3(s3, capsys):

@@ -138,6 +138,17 @@ class StoreTests:
         s.move("data/__0.blp", "new/folder/x")
         assert s.get("new/folder/x", 100) == b"payload"
 
+    def test_copy(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"j/1.blob": b"payload", "data/__0.blp": b"old"})
+        s.copy("j/1.blob", "data/__0.blp")
+        assert s.get("data/__0.blp", 100) == b"payload"
+        assert s.get("j/1.blob", 100) == b"payload"
+        with pytest.raises(DatasetNotFoundError):
+            s.copy("j/2.blob", "data/__1.blp")
+        assert not s.exists("data/__1.blp")
+
     @pytest.mark.parametrize("key", HOSTILE_KEYS)
     def test_hostile_keys_are_refused_for_writing(self, store, key):
         if not self.writable:
