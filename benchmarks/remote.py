@@ -29,6 +29,7 @@ import platform
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -50,7 +51,11 @@ class MotoServer:
     def __init__(self):
         self.port = _free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench")
+        # moto's recorder writes its log to MOTO_RECORDER_FILEPATH (default: a file in the
+        # working directory); keep it in a temporary folder of its own.
+        self._tmp = tempfile.TemporaryDirectory(prefix="bcolz-store-moto-")
+        env = dict(os.environ, AWS_ACCESS_KEY_ID="bench", AWS_SECRET_ACCESS_KEY="bench",
+                   MOTO_RECORDER_FILEPATH=os.path.join(self._tmp.name, "recording"))
         self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
                                       "-p", str(self.port)], env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -90,6 +95,7 @@ class MotoServer:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:  # pragma: no cover - moto ignores SIGTERM
             self.proc.kill()
+        self._tmp.cleanup()
 
 
 def best(fn, repeats: int, setup=None) -> float:
