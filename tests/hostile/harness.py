@@ -1437,10 +1437,13 @@ def _manifest_path(ds: Path) -> Path:
     """The shipped commit record of ds: the pending generation's, else manifest.json."""
     consolidated = ds / CONSOLIDATED_FILE
     try:
-        st = os.stat(consolidated)          # never open a FIFO or a device here
-        if not stat.S_ISREG(st.st_mode) or st.st_size > HASH_LIMIT:
-            raise ValueError("not a plain file")
-        generation = json.loads(consolidated.read_text())["generation"]
+        if os.path.lexists(consolidated):
+            st = os.stat(consolidated)      # never open a FIFO or a device here
+            if not stat.S_ISREG(st.st_mode) or st.st_size > HASH_LIMIT:
+                raise ValueError("not a plain file")
+            generation = json.loads(consolidated.read_text())["generation"]
+        else:
+            generation = 0                  # a dataset bcolz wrote: no commit yet
         pending = ds / JOURNAL_DIR / f"commit-{int(generation) + 1:012d}.json"
         if os.path.lexists(pending):
             return pending
