@@ -70,6 +70,8 @@ class CommittedState:
     (a base class of :class:`~bcolz_store.storage.journal.Journal`, whose
     constructor sets the attributes used here)."""
 
+    _stable_keys = {}   # record name -> the keys is_stable() checks for it
+
     # -------------------------------------------------------------- recovery
 
     def recover(self) -> None:
@@ -282,8 +284,28 @@ class CommittedState:
         return (names, self.store.identity(CONSOLIDATED_FILE))
 
     def is_stable(self, marker) -> bool:
-        """True when no commit has begun or ended since ``marker`` was taken."""
-        return self.marker() == marker
+        """True when no commit has begun or ended since ``marker`` was taken.
+
+        On a local disk whose marker holds one record, ``commit-<k>.json``
+        (the usual state), two existence checks decide it without listing
+        the journal: record ``k`` stays until commit ``k+1`` is applied, and
+        record ``k+1`` exists from the moment that commit begins until commit
+        ``k+2`` is applied, so once any commit has begun, record ``k+1``
+        exists or record ``k`` is gone, for good.  (Records are created only
+        by commits and removed only once a newer one is applied.)
+        """
+        if self.store.remote or marker is None or marker is UNSET:
+            return self.marker() == marker
+        names = marker[0]
+        if len(names) != 1 or names[0] == "manifest.json":
+            return self._local_marker() == marker
+        keys = self._stable_keys.get(names[0])
+        if keys is None:
+            k = int(RECORD_NAME.fullmatch(names[0]).group(1))
+            keys = (record_key(k), record_key(k + 1))
+            self._stable_keys = {names[0]: keys}
+        exists = self.store.exists
+        return exists(keys[0]) and not exists(keys[1])
 
     def start_reading(self) -> None:
         """Take the snapshot that :meth:`check_reading` compares against."""

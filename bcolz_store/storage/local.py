@@ -26,6 +26,9 @@ from .io import fsync_all, fsync_dir, fsync_file
 
 __all__ = ["LocalStore"]
 
+# Checked paths a LocalStore remembers (about 200 bytes each) before starting afresh.
+_PATHS_KEPT = 1 << 16
+
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
                | getattr(os, "O_BINARY", 0))
@@ -50,6 +53,7 @@ class LocalStore(Store):
         # folder -> its real path when it stays inside the root, else None;
         # None -> the root's real path.
         self._resolved = {}
+        self._paths = {}       # key -> its checked absolute path (at most _PATHS_KEPT)
 
     # ------------------------------------------------------------ naming
 
@@ -61,8 +65,14 @@ class LocalStore(Store):
         FormatError
             If ``key`` is absolute or contains ``..``.
         """
-        check_key(key, self.root)
-        return os.path.join(self.root, *key.split("/"))
+        found = self._paths.get(key)
+        if found is None:
+            check_key(key, self.root)
+            found = os.path.join(self.root, *key.split("/"))
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            self._paths[key] = found
+        return found
 
     def forget_folders(self) -> None:
         """Resolve folders anew (the root moved, or a folder was replaced)."""
@@ -130,7 +140,7 @@ class LocalStore(Store):
             if st.st_size > limit:
                 raise FormatError(f"{path}: holds {st.st_size} bytes, more than the {limit} "
                                   f"such a file may hold")
-            return read_fd(fd, st.st_size + 1, path)
+            return read_fd(fd, st.st_size, path)   # a snapshot of what fstat saw
         finally:
             os.close(fd)
 
@@ -339,13 +349,19 @@ class LocalStore(Store):
             When ``src`` is gone (moved already).
         """
         self._check_writable()
-        target = self.path(dst)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
+        source, target = self.path(src), self.path(dst)
         try:
-            os.replace(self.path(src), target)
+            os.replace(source, target)
+            return
         except FileNotFoundError as err:
-            if not os.path.lexists(self.path(src)):
-                raise DatasetNotFoundError(f"{self.path(src)}: no such file") from err
+            if not os.path.lexists(source):
+                raise DatasetNotFoundError(f"{source}: no such file") from err
+        os.makedirs(os.path.dirname(target), exist_ok=True)   # the first file of its folder
+        try:
+            os.replace(source, target)
+        except FileNotFoundError as err:
+            if not os.path.lexists(source):
+                raise DatasetNotFoundError(f"{source}: no such file") from err
             raise
 
     def sync(self, keys) -> None:
