@@ -2,7 +2,9 @@
 
 ``import bcolz_store as bcolz`` gives bcolz 1.x's public API: ``carray``,
 ``ctable``, ``open``, ``zeros``, ``ones``, ``fill``, ``arange``, ``fromiter``,
-``iterblocks``, ``walk``, ``eval``, ``cparams``, ``defaults``, ``attrs``...
+``iterblocks``, ``walk``, ``eval``, ``cparams``, ``defaults``, ``attrs``...; and
+``vlen`` (the type of carrays of str or bytes of any length) and
+``train_dictionary`` (a zstd dictionary for them).
 Datasets are read and written in bcolz's on-disk format, byte for byte.
 
 Importing this package does no I/O and starts no threads.
@@ -24,6 +26,8 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetCha
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
+from .chunks.vlen import train_dictionary
+from .vlen_type import vlen
 from .toplevel import (detect_number_of_cores, eval, iterblocks, open, print_versions,
                        set_nthreads, walk)
 
@@ -49,6 +53,6 @@ __all__ = sorted([
     "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
     "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",
     "get_printoptions", "iterblocks", "numexpr_here", "ones", "open", "pandas_here",
-    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "verify", "walk",
-    "zeros",
+    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "train_dictionary",
+    "verify", "vlen", "walk", "zeros",
 ])

@@ -147,6 +147,10 @@ class cols:
                 with self._writing():
                     value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
                                        _store=self.column_store(name))
+        elif old is not None and old.vlen is not None:     # items of any length, as before
+            with self._writing():
+                value = carray(value, dtype=old.vlen, cparams=old.cparams, rootdir=rootdir,
+                               mode="w", _store=self.column_store(name))
         else:
             dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
             try:
@@ -282,6 +286,9 @@ def columns_of(table, data) -> list:
             col = table.cols[name]
             if isinstance(value, carray):
                 out.append(value)
+                continue
+            if col.vlen is not None:    # items of any length: the column's strict conversion
+                out.append(col._to_ndarray(value, None))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \
                     value.dtype.names:

@@ -40,6 +40,7 @@ from .storage import locking as _locking
 from .storage.dataset import DatasetStore
 from .storage.journal import read_consistently
 from .storage.urls import describe_rootdir, is_url, open_store
+from .vlen_type import field_dtype, vlen_request
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
@@ -248,7 +249,7 @@ class ctable(CtableEdits, CtableOps):
         dtype = kwargs.get("dtype")
         prepared = []
         for name, src in zip(names, sources):
-            if not isinstance(src, (carray, np.ndarray)):
+            if not isinstance(src, (carray, np.ndarray)) and vlen_request(None, dtype) is None:
                 try:
                     src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)
                 except (TypeError, ValueError) as err:
@@ -306,11 +307,12 @@ class ctable(CtableEdits, CtableOps):
 
     @property
     def dtype(self) -> np.dtype:
-        """Structured dtype of one row; multidimensional columns keep their atom shape."""
+        """Structured dtype of one row; multidimensional columns keep their atom
+        shape, columns of variable-length items are ``object`` fields."""
         fields = []
         for name in self.names:
             col = self.cols[name]
-            fields.append((name, col.dtype) if col.ndim == 1 else
+            fields.append((name, field_dtype(col)) if col.ndim == 1 else
                           (name, (col.dtype, col.shape[1:])))
         return np.dtype(fields)
 

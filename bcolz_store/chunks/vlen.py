@@ -70,6 +70,7 @@ __all__ = [
     "VLEN_DEFAULT_DICT_SIZE",
     "VLEN_DEFAULT_LEVEL",
     "decode_chunk",
+    "dictionary_id",
     "encode_chunk",
     "train_dictionary",
 ]
@@ -95,6 +96,17 @@ def _zstd_dict(dictionary, where: str = "dictionary") -> zstd.ZstdCompressionDic
         raise CodecError(f"{where}: the zstd dictionary has no dictionary id (raw content?); "
                          "use train_dictionary()")
     return zdict
+
+
+def dictionary_id(dictionary, where: str = "dictionary") -> int:
+    """The zstd dictionary id of ``dictionary`` (bytes from :func:`train_dictionary`).
+
+    Raises
+    ------
+    CodecError
+        If the bytes are not a zstd dictionary with a non-zero id.
+    """
+    return _zstd_dict(dictionary, where).dict_id()
 
 
 def train_dictionary(sample_items, size: int = VLEN_DEFAULT_DICT_SIZE,

@@ -7,6 +7,8 @@ library's own, which bcolz never reads::
     ROOT/meta/sizes                shape, nbytes, cbytes (JSON)    bcolz
     ROOT/meta/storage              dtype, cparams, chunklen (JSON) bcolz
     ROOT/data/__N.blp              chunk N                         bcolz
+    ROOT/data/__N.vlen             chunk N of variable-length      ours
+                                   items (format/vlen_meta.py)
     ROOT/bcolz_store.md5           checksums (md5sum format)       ours
     ROOT/bcolz_store.json          consolidated metadata           ours
     ROOT/.bcolz_store-journal/     commit records, staged blobs    ours
@@ -43,6 +45,7 @@ __all__ = [
     "JOURNAL_DIR",
     "LOCK_FILE",
     "MAX_CHUNK_FILE_BYTES",
+    "MAX_VLEN_FILE_BYTES",
     "MAX_META_BYTES",
     "MAX_OWN_FILE_BYTES",
     "OWN_NAMES",
@@ -75,12 +78,14 @@ RESERVED_NAMES = frozenset({ATTRS_FILE, ROOTDIRS_FILE, *OWN_NAMES})
 # Largest file of each kind that is ever read.  A JSON metadata file of a
 # real dataset holds a few hundred bytes (``__rootdirs__`` of 100,000
 # columns: about 1.5 MB); a chunk file holds one Blosc-1 chunk of at most
-# 2 GB plus its headers.  A file claiming more is refused before it is read.
+# 2 GB plus its headers (a vlen chunk: 2 GiB of payload, compressed, plus
+# its header).  A file claiming more is refused before it is read.
 MAX_META_BYTES = 64 << 20
 MAX_OWN_FILE_BYTES = 256 << 20          # checksum file, commit record
 MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
+MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 
-_CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.blp")
+_CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", ATTRS_FILE)
 
 
@@ -220,5 +225,5 @@ def commit_key_limit(key: str, where: str) -> int:
     if name in _CARRAY_FILES:
         return MAX_META_BYTES
     if _CHUNK.fullmatch(name):
-        return MAX_CHUNK_FILE_BYTES
+        return MAX_VLEN_FILE_BYTES if name.endswith(".vlen") else MAX_CHUNK_FILE_BYTES
     raise FormatError(f"{where}: {key!r:.200} is not a file a commit writes")
