@@ -159,6 +159,12 @@ def _fill_value(dflt, kind: str, nullable: bool):
             (isinstance(dflt, bytes) and kind == "bytes"):
         if dflt is None and not nullable:
             raise ValueError("dflt None (a missing item) needs a nullable vlen carray")
+        if isinstance(dflt, str):
+            try:
+                dflt.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(f"dflt {dflt!r:.40} cannot be stored as UTF-8 "
+                                 f"({err.reason})") from None
         return dflt
     raise TypeError(f"dflt of a vlen {kind} carray must be {kind} (or None when nullable), "
                     f"not {type(dflt).__name__}")

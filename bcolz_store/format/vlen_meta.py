@@ -219,8 +219,8 @@ def decode_vlen_dflt(value, meta: VlenMeta, where: str = "meta/storage"):
     Raises
     ------
     FormatError
-        If it is not a string (or null, for a nullable carray), or is not
-        latin-1 text for 'bytes'.
+        If it is not a string (or null, for a nullable carray), is not
+        latin-1 text for 'bytes', or not encodable as UTF-8 for 'str'.
     """
     if value is None:
         if not meta.nullable:
@@ -234,4 +234,8 @@ def decode_vlen_dflt(value, meta: VlenMeta, where: str = "meta/storage"):
             return value.encode("latin-1")
         except UnicodeEncodeError as err:
             raise FormatError(f"{where}: dflt {value!r:.40} is not latin-1 text") from err
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise FormatError(f"{where}: dflt {value!r:.40} cannot be stored as UTF-8") from err
     return value
