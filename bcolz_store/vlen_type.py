@@ -19,6 +19,9 @@ fixed-width ``U`` carrays, as in bcolz.  The layout on disk is in
 
 from __future__ import annotations
 
+import base64
+import binascii
+
 import numpy as np
 
 from .chunks.vlen import VLEN_DEFAULT_DICT_SIZE, dictionary_id, train_dictionary
@@ -112,11 +115,55 @@ class vlen:
         return hash(tuple(getattr(self, k) for k in self.__slots__))
 
 
+def vlen_to_json(v) -> dict:
+    """A :class:`vlen` type as JSON (how other formats' metadata record it):
+    ``{"kind", "level", "nullable", "dictionary"}``, the dictionary as base64."""
+    dictionary = v.dictionary if isinstance(v.dictionary, bytes) else None
+    return {"kind": v.kind, "level": v.level, "nullable": bool(v.nullable),
+            "dictionary": base64.b64encode(dictionary).decode("ascii") if dictionary else None}
+
+
+def vlen_from_json(obj) -> "vlen":
+    """The :class:`vlen` type :func:`vlen_to_json` recorded.
+
+    Raises
+    ------
+    ValueError, TypeError
+        When ``obj`` is not such a record.
+    """
+    if not isinstance(obj, dict):
+        raise TypeError(f"a vlen type record is a JSON object, not {type(obj).__name__}")
+    text = obj.get("dictionary")
+    try:
+        dictionary = base64.b64decode(text.encode("ascii"), validate=True) if text else False
+    except (AttributeError, UnicodeEncodeError, binascii.Error) as err:
+        raise ValueError(f"the recorded dictionary is not base64 ({err})") from None
+    return vlen(obj.get("kind"), obj.get("level", VLEN_DEFAULT_LEVEL), dictionary,
+                obj.get("nullable"))
+
+
 def vlen_of(meta):
     """The :class:`vlen` type described by a ``VlenMeta`` (None for None)."""
     if meta is None:
         return None
     return vlen(meta.kind, meta.level, meta.dictionary or False, meta.nullable)
+
+
+def column_dtypes(dtype, names) -> dict:
+    """``{name: dtype or None}`` for new ctable columns from the ``dtype`` argument:
+    one dtype for every column, or a dict naming some of them.
+
+    Raises
+    ------
+    ValueError
+        A dict naming a column that is not among ``names``.
+    """
+    if not isinstance(dtype, dict):
+        return {name: dtype for name in names}
+    unknown = sorted(set(dtype) - set(names))
+    if unknown:
+        raise ValueError(f"dtype names columns {unknown} that are not among {list(names)}")
+    return {name: dtype.get(name) for name in names}
 
 
 def field_dtype(col) -> np.dtype:
