@@ -24,6 +24,7 @@ import numpy as np
 from . import attrs as _attrs
 from .carray_edit import CarrayEdits
 from .carray_meta import new_fixed_meta
+from .category_type import CodesView, category, category_of, category_request, new_category_meta
 from .carray_ops import CarrayOps
 from .carray_read import CarrayReads
 from .chunks.chunk import chunk
@@ -192,8 +193,11 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             cparams = cparams_cls.from_any(cparams)
         else:
             raise ValueError("`cparams` param must be an instance of `cparams` class")
-        request = vlen_request(array, dtype)
-        if request is not None:     # items of any length (vlen_type.py)
+        request = category_request(array, dtype) or vlen_request(array, dtype)
+        if isinstance(request, category):     # codes + categories (category_type.py)
+            self._meta, array_ = new_category_meta(request, array, cparams, expectedlen,
+                                                   chunklen)
+        elif request is not None:     # items of any length (vlen_type.py)
             self._meta, array_ = new_vlen_meta(request, array, cparams, dflt, expectedlen,
                                                chunklen)
         else:
@@ -335,8 +339,29 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
     @property
     def vlen(self):
         """The :class:`~bcolz_store.vlen` type of a carray of variable-length
-        items (kind, zstd level, dictionary, nullable); None for other carrays."""
+        items (kind, zstd level, dictionary, nullable), or of the items of a
+        categorical carray; None for other carrays."""
         return vlen_of(self._meta.vlen)
+
+    @property
+    def category(self):
+        """The :class:`~bcolz_store.category` of a categorical carray (its
+        categories and ``ordered``); None for other carrays."""
+        return category_of(self._meta, self._engine)
+
+    @property
+    def codes(self):
+        """The codes of a categorical carray, read by ``codes[key]`` (-1 for a
+        missing item).
+
+        Raises
+        ------
+        TypeError
+            For a carray that is not categorical.
+        """
+        if self._meta.categorical is None:
+            raise TypeError("only categorical carrays have codes")
+        return CodesView(self._engine, self.len)
 
     @property
     def expectedlen(self) -> int:

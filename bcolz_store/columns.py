@@ -150,8 +150,8 @@ class cols:
                                        _store=self.column_store(name))
         elif old is not None and old.vlen is not None:     # items of any length, as before
             with self._writing():
-                value = carray(value, dtype=old.vlen, cparams=old.cparams, rootdir=rootdir,
-                               mode="w", _store=self.column_store(name))
+                value = carray(value, dtype=old.category or old.vlen, cparams=old.cparams,
+                               rootdir=rootdir, mode="w", _store=self.column_store(name))
         else:
             dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
             try:

@@ -297,7 +297,9 @@ def format_carray_repr(obj) -> str:
         f"  chunklen := {obj.chunklen}; chunksize: {chunksize}; "
         f"blocksize: {_carray_blocksize(obj)}",
     ]
-    if getattr(obj, "vlen", None) is not None:      # items of any length, zstd chunks
+    if getattr(obj, "category", None) is not None:    # codes + categories
+        lines[2:4] = [f"  category := {obj.category!r}", f"  chunklen := {obj.chunklen}"]
+    elif getattr(obj, "vlen", None) is not None:      # items of any length, zstd chunks
         lines[2:4] = [f"  vlen := {obj.vlen!r}", f"  chunklen := {obj.chunklen}"]
     if obj.rootdir:
         lines.append(f"  rootdir := '{obj.rootdir}'")

@@ -9,6 +9,8 @@ library's own, which bcolz never reads::
     ROOT/data/__N.blp              chunk N                         bcolz
     ROOT/data/__N.vlen             chunk N of variable-length      ours
                                    items (format/vlen_meta.py)
+    ROOT/categories/...            the categories of a categorical ours
+                                   carray (format/category_meta.py)
     ROOT/bcolz_store.md5           checksums (md5sum format)       ours
     ROOT/bcolz_store.json          consolidated metadata           ours
     ROOT/.bcolz_store-journal/     commit records, staged blobs    ours
@@ -85,15 +87,24 @@ MAX_OWN_FILE_BYTES = 256 << 20          # checksum file, commit record
 MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
 MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 
+# The categories of a categorical carray: a vlen carray in this folder.
+CATEGORIES_PREFIX = "categories/"
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", ATTRS_FILE)
 
 
 def is_metadata_key(key: str) -> bool:
     """True for the small JSON files of a dataset (``meta/sizes``, ``meta/storage``,
-    ``__attrs__``, ``__rootdirs__``, of the root or of a column)."""
-    return key == ROOTDIRS_FILE or key.endswith(_CARRAY_FILES) and (
-        key in _CARRAY_FILES or key.partition("/")[2] in _CARRAY_FILES)
+    ``__attrs__``, ``__rootdirs__``, of the root, of a column, or of the
+    categories of a categorical column)."""
+    if key == ROOTDIRS_FILE:
+        return True
+    if not key.endswith(_CARRAY_FILES):
+        return False
+    rest = key.partition("/")[2]
+    if rest.startswith(CATEGORIES_PREFIX):
+        rest = rest[len(CATEGORIES_PREFIX):]
+    return key in _CARRAY_FILES or rest in _CARRAY_FILES
 
 
 def is_reserved_name(name: str) -> bool:
@@ -222,6 +233,8 @@ def commit_key_limit(key: str, where: str) -> int:
     if sep and not (key in _CARRAY_FILES or _CHUNK.fullmatch(key)):
         check_column_name(column, where)   # a ctable column's file
         name = rest
+        if name.startswith(CATEGORIES_PREFIX):
+            name = name[len(CATEGORIES_PREFIX):]    # a categorical column's categories
     if name in _CARRAY_FILES:
         return MAX_META_BYTES
     if _CHUNK.fullmatch(name):

@@ -34,6 +34,8 @@ import numpy as np
 
 from ..errors import FormatError
 from .layout import check_column_name
+from .category_meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
+                            load_category)
 from .vlen_meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
                         load_vlen, vlen_kind_of_text)
 
@@ -326,7 +328,9 @@ class StorageMeta:
     ``cparams`` is a plain dict with keys clevel, shuffle, cname, quantize;
     ``dflt`` is a 0-d array of ``dtype``.  A vlen carray (variable-length
     items, format/vlen_meta.py) has ``vlen`` set, ``dtype`` the dtype reads
-    return and ``dtype_text`` the text written as ``dtype``.
+    return and ``dtype_text`` the text written as ``dtype``; a categorical
+    carray (format/category_meta.py) has ``categorical`` set, ``dtype`` its
+    codes' dtype and ``dtype_text``.
     """
 
     dtype: np.dtype
@@ -336,6 +340,7 @@ class StorageMeta:
     dflt: np.ndarray = field(compare=False)
     vlen: VlenMeta | None = None
     dtype_text: str | None = None
+    categorical: CategoryMeta | None = None
 
 
 def dump_storage(meta: StorageMeta) -> bytes:
@@ -343,7 +348,7 @@ def dump_storage(meta: StorageMeta) -> bytes:
     cp = meta.cparams
     vlen = meta.vlen
     out = {
-        "dtype": str(meta.dtype) if vlen is None else meta.dtype_text,
+        "dtype": meta.dtype_text or str(meta.dtype),
         "cparams": {"clevel": int(cp["clevel"]), "shuffle": int(cp["shuffle"]),
                     "cname": str(cp["cname"]), "quantize": int(cp["quantize"])},
         "chunklen": int(meta.chunklen),
@@ -353,6 +358,8 @@ def dump_storage(meta: StorageMeta) -> bytes:
     }
     if vlen is not None:
         out[VLEN_KEY] = dump_vlen(vlen)
+    if meta.categorical is not None:
+        out[CATEGORY_KEY] = dump_category(meta.categorical)
     return _dump(out)
 
 
@@ -370,7 +377,11 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
     text = _require(obj, "dtype", (str,), where)
     kind = vlen_kind_of_text(text)
     vlen = load_vlen(obj.get(VLEN_KEY), kind, where) if kind is not None else None
-    dtype = decode_dtype(text, where) if vlen is None else vlen.dtype
+    codes = category_codes_of_text(text)
+    categorical = load_category(obj.get(CATEGORY_KEY), codes, where) if codes is not None \
+        else None
+    dtype = codes if codes is not None else \
+        decode_dtype(text, where) if vlen is None else vlen.dtype
     raw = _require(obj, "cparams", (dict,), where)
     clevel = _require(raw, "clevel", (int,), where + " cparams")
     shuffle = raw.get("shuffle", 1)
@@ -399,7 +410,8 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
         expectedlen = chunklen
     if vlen is None:
         dflt = decode_dflt(obj.get("dflt"), dtype, where)
-        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt)
+        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt,
+                           dtype_text=text if categorical else None, categorical=categorical)
     dflt = np.empty((), dtype=dtype)
     dflt[()] = decode_vlen_dflt(obj.get("dflt"), vlen, where)
     return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, vlen, text)

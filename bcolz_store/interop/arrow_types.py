@@ -28,7 +28,9 @@ Metadata: the schema metadata key ``b"bcolz_store"`` holds one JSON object::
      "columns": {"<name>": {"dtype": "<numpy descr>", "attrs": {...}}}}
 
 A vlen column records ``"dtype": "vlen"`` and ``"vlen": {"kind", "level",
-"nullable", "dictionary"}`` (the dictionary as base64, or null).  Readers
+"nullable", "dictionary"}`` (the dictionary as base64, or null); a
+categorical column, written as its items, ``"dtype": "category"`` and
+``"category": {"kind", "categories", "ordered"}``.  Readers
 given ``strings='vlen'`` also make vlen columns of Arrow strings and binary
 that bcolz_store did not write (nulls become missing items).
 
@@ -49,6 +51,7 @@ import numpy as np
 
 from ..errors import FormatError
 from ..format.vlen_meta import vlen_result_dtype
+from ..category_type import category_from_json, category_to_json
 from ..vlen_type import vlen_from_json, vlen_to_json
 from ._common import column_attrs, columns_of, kind_of, require
 
@@ -208,9 +211,13 @@ def schema_metadata(obj) -> dict:
     colattrs = column_attrs(obj)
     columns = {}
     for name, col in columns_of(obj):
-        vlen_ = getattr(col, "vlen", None)
-        entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)} if vlen_ is None else \
-            {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
+        vlen_, cat = getattr(col, "vlen", None), getattr(col, "category", None)
+        if cat is not None:
+            entry = {"dtype": "category", "category": category_to_json(cat)}
+        elif vlen_ is not None:
+            entry = {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
+        else:
+            entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
         if name in colattrs:
             entry["attrs"] = colattrs[name]
         columns[name] = entry
@@ -282,7 +289,8 @@ def recorded_dtype(meta: dict, name: str, where: str):
         When the recorded dtype is not a numpy descr, or holds objects.
     """
     entry = meta.get("columns", {}).get(name)
-    if not isinstance(entry, dict) or "dtype" not in entry or entry["dtype"] == "vlen":
+    if not isinstance(entry, dict) or "dtype" not in entry or \
+            entry["dtype"] in ("vlen", "category"):
         return None
     descr = entry["dtype"]
     try:
@@ -296,7 +304,8 @@ def recorded_dtype(meta: dict, name: str, where: str):
 
 
 def recorded_vlen(meta: dict, name: str, where: str):
-    """The :class:`~bcolz_store.vlen` type ``meta`` records for column ``name``, if any.
+    """The :class:`~bcolz_store.vlen` (or :class:`~bcolz_store.category`) type
+    ``meta`` records for column ``name``, if any.
 
     Raises
     ------
@@ -304,10 +313,12 @@ def recorded_vlen(meta: dict, name: str, where: str):
         When the record is not a vlen type's fields.
     """
     entry = meta.get("columns", {}).get(name)
-    if not isinstance(entry, dict) or entry.get("dtype") != "vlen":
+    if not isinstance(entry, dict) or entry.get("dtype") not in ("vlen", "category"):
         return None
-    fields = entry.get("vlen")
+    fields = entry.get(entry["dtype"])
     try:
+        if entry["dtype"] == "category":
+            return category_from_json(fields)
         return vlen_from_json(fields)
     except (TypeError, ValueError) as err:
         raise FormatError(f"{where}: column {name!r}: bad recorded vlen type {fields!r:.200} "

@@ -10,6 +10,8 @@ pandas column                   stored as                              ``todataf
 ``object`` of bytes             vlen 'bytes' column                    ``object``, same
 ``str`` / ``string`` (any       vlen 'str' column                      the same dtype
 storage, NaN or NA)
+``category`` of str or bytes    categorical column: codes + categories ``category``, same
+                                (format/category_meta.py)              categories/order
 =============================== ====================================== ==================
 
 Each such column gets the attribute ``bcolz_store.pandas`` (JSON) recording
@@ -28,6 +30,7 @@ import math
 
 import numpy as np
 
+from ..category_type import category
 from ..vlen_type import vlen
 
 __all__ = ["PANDAS_ATTR", "frame_columns", "restore_columns", "vlen_values"]
@@ -63,6 +66,21 @@ def _object_kind(values: np.ndarray):
     return None, marker
 
 
+def _categorical(series):
+    """``(items, category type)`` of a category column of str or bytes, else None."""
+    if type(series.dtype).__name__ != "CategoricalDtype":
+        return None
+    cats = list(series.cat.categories)
+    if not (all(isinstance(c, str) for c in cats) or all(isinstance(c, bytes) for c in cats)) \
+            or not cats:
+        return None
+    codes = series.cat.codes.to_numpy()
+    table = np.empty(len(cats) + 1, dtype=object)
+    table[:-1] = cats
+    table[-1] = None
+    return table[np.where(codes < 0, len(cats), codes)], category(cats, series.cat.ordered)
+
+
 def vlen_values(series):
     """``(items, kind, record)`` of a pandas string or object-of-str/bytes column,
     or None for any other column.
@@ -72,6 +90,9 @@ def vlen_values(series):
     """
     dtype = series.dtype
     name = type(dtype).__name__
+    found = _categorical(series)
+    if found is not None:
+        return found[0], found[1].kind, {"dtype": "category"}
     if name == "StringDtype":
         na = "NA" if type(dtype.na_value).__name__ == "NAType" else "nan"
         record = {"dtype": "string", "storage": dtype.storage, "na_value": na}
@@ -129,6 +150,11 @@ def frame_columns(df, names, strings, fixed):
         if not (isinstance(spec, vlen) or spec in _STRINGS):
             raise ValueError(f"strings must be 'fixed', 'vlen', a vlen type or a dict of them "
                              f"(column {name!r}: {spec!r})")
+        found = _categorical(df[name]) if spec != "fixed" else None
+        if found is not None:           # codes + categories
+            dtypes[name] = found[1]
+            columns.append(found[0])
+            continue
         found = vlen_values(df[name]) if spec != "fixed" else None
         if found is None:
             columns.append(fixed(df[name]))
@@ -157,6 +183,11 @@ def restore_columns(table, data: dict, pd) -> dict:
     out = dict(data)
     for key, values in data.items():
         col = table.cols[key]
+        if getattr(col, "category", None) is not None:
+            cat = col.category
+            out[key] = pd.Categorical.from_codes(col.codes[:], categories=cat.categories,
+                                                 ordered=cat.ordered)
+            continue
         if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):
             continue
         record = col.attrs[PANDAS_ATTR] if PANDAS_ATTR in col.attrs else {}

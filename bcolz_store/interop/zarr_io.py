@@ -52,6 +52,7 @@ import numpy as np
 from ..chunks.vlen_items import missing_mask
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
 from ..format.vlen_meta import vlen_result_dtype
+from ..category_type import category_from_json, category_to_json
 from ..vlen_type import vlen, vlen_from_json, vlen_to_json
 from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of, kind_of,
                       local_path, progress_bar, require)
@@ -177,8 +178,9 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
     _check_target(store, overwrite)
     attrs = obj.attrs.getall()
     with progress_bar(progress, len(obj) * len(columns_of(obj)), "to zarr") as bar:
-        vlens = {name: vlen_to_json(col.vlen) for name, col in columns_of(obj)
-                 if getattr(col, "vlen", None) is not None}
+        vlens = {name: ({"category": category_to_json(col.category)} if col.category
+                        else vlen_to_json(col.vlen))
+                 for name, col in columns_of(obj) if getattr(col, "vlen", None) is not None}
         if RESERVED_ATTR in attrs and (vlens or kind_of(obj) == "ctable"):
             raise ValueError(f"the attr {RESERVED_ATTR!r} is reserved in a zarr group's or vlen "
                              f"array's attributes; rename it first")
@@ -327,7 +329,9 @@ def _vlen_columns(names, arrays, recorded, strings, where) -> dict:
         entry = recorded.get(name) if isinstance(recorded, dict) else None
         if entry is not None:
             try:
-                out[name] = vlen_from_json(entry)
+                out[name] = (category_from_json(entry["category"])
+                             if isinstance(entry, dict) and "category" in entry
+                             else vlen_from_json(entry))
             except (TypeError, ValueError) as err:
                 raise FormatError(f"{where}: column {name!r}: bad recorded vlen type "
                                   f"({err})") from err

@@ -330,7 +330,8 @@ def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, 
     data = np.concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(table, names))
     if out_flavor == "numpy":
         return data
-    vlen = {n: table.cols[n].vlen for n in names if n != NROW and table.cols[n].vlen is not None}
+    vlen = {n: table.cols[n].category or table.cols[n].vlen for n in names
+            if n != NROW and table.cols[n].vlen is not None}
     if vlen:        # columns of variable-length items stay so
         columns = [carray(data[n], dtype=vlen[n]) if n in vlen else data[n] for n in names]
         result = type(table)(columns, list(names), **dict(kwargs or {}))

@@ -403,6 +403,13 @@ def make_sources(out: Path) -> dict:
     tv.cols["s"].attrs["unit"] = "word"
     tv.flush()
     made["store"].append("ctable_vlen")
+    colors = ["red", "green", None, "blue"] * 10
+    tc = bcolz_store.ctable([np.arange(40, dtype="i2"),
+                             bcolz_store.carray(colors, dtype=bcolz_store.category())],
+                            names=["i", "color"], chunklen=8, rootdir=str(d / "ctable_cat"),
+                            mode="w")
+    tc.flush()
+    made["store"].append("ctable_cat")
     t = bcolz_store.ctable([np.arange(40, dtype="i8"), np.arange(40) * 0.5,
                             np.array(["u%d" % i for i in range(40)]),
                             np.arange(40, dtype="i4")],
@@ -822,6 +829,11 @@ def _json_targets(src: Source, rel: str) -> list:
                    (["dflt"], DFLTS), (["cparams"], [5, None, [], "x", {}]),
                    (["cparams", "clevel"], CLEVELS), (["cparams", "shuffle"], SHUFFLES),
                    (["cparams", "cname"], CNAMES), (["cparams", "quantize"], QUANTIZE)]
+        if isinstance((src.json.get(rel) or {}).get("categorical"), dict):  # codes + categories
+            targets += [(["categorical"], VLEN_ENTRIES),
+                        (["categorical", "codes"], ["int16", "int8", "uint8", None, 5]),
+                        (["categorical", "ordered"], [True, None, "yes"]),
+                        (["dtype"], ["category-int8", "category-int16", "category-", "i1"])]
         if isinstance((src.json.get(rel) or {}).get("vlen"), dict):     # items of any length
             targets += [(["vlen"], VLEN_ENTRIES), (["vlen", "kind"], VLEN_KINDS),
                         (["vlen", "level"], CLEVELS + [22, 23, 0]),
@@ -856,8 +868,9 @@ def fam_json(d: Draw, src: Source):
             and 0 < value[0] <= 10**15 and len(value) == 1 and d.boolean("plant last chunk"):
         # only the first and the promised last chunk files exist
         prefix = rel[:-len("meta/sizes")]
-        chunklen = src.carrays[prefix]["chunklen"]
-        if isinstance(chunklen, int) and chunklen > 0 and src.carrays[prefix]["nchunks"]:
+        meta = src.carrays.get(prefix, {"chunklen": None, "nchunks": 0})  # not categories/
+        chunklen = meta["chunklen"]
+        if isinstance(chunklen, int) and chunklen > 0 and meta["nchunks"]:
             last = -(-value[0] // chunklen) - 1
             ext = ".vlen" if f"{prefix}data/__0.vlen" in src.files else ".blp"
             steps.append(["copy", f"{prefix}data/__0{ext}", f"{prefix}data/__{last}{ext}"])
