@@ -37,13 +37,17 @@ bytes can expand to (32768 times: a block of at most 128 KiB takes at least
 manifest (see format/idata.py); the bitmap; the UTF-8.  Memory use is
 therefore bounded by a small multiple of ``rawbytes``.
 
-Decoding rebuilds the items without a Python loop per item.  Blocks of short
-(<= 16 bytes) NUL-free ASCII items are cast from a padded fixed-width ``S``
-array in one numpy call.  Other blocks of about 1 MiB get a separator byte
-that does not occur in the block inserted between the items (numpy), are
-decoded once (``codecs.utf_8_decode``, which validates) and split once
-(``str.split``), and the list is assigned into the result in one call; a
-block that holds every candidate byte is sliced item by item (rare).  See
+Decoding rebuilds the items without a Python loop per item.  Items (the
+whole chunk, or blocks of about 1 MiB) are padded with NULs into a
+fixed-width ``S`` array and cast in one numpy call to ``StringDType`` (after
+checking their UTF-8: the data region decodes, and no item starts on a
+continuation byte) or to bytes objects; this keeps them exactly unless an
+item ends in NUL, and pays while the padding stays within four times the
+data.  Other blocks get a separator byte that does not occur in the block
+inserted between the items (numpy), are decoded once
+(``codecs.utf_8_decode``, which validates) and split once (``str.split``),
+and the list is assigned into the result in one call; a block that holds
+every candidate byte is sliced item by item (rare).  See
 benchmarks/vlen_codec.py for figures against numcodecs' VLenUTF8.
 
 Source: IndexedData white paper (seeds/002) for the manifest, RFC 8878 (zstd)
@@ -79,8 +83,7 @@ VLEN_DEFAULT_LEVEL = 3
 VLEN_DEFAULT_DICT_SIZE = 16384
 
 _BLOCK_NBYTES = 1 << 20         # items are rebuilt in ~1 MiB blocks (cache-sized)
-_SHORT_NBYTES = 16              # items up to this long are rebuilt by a fixed-width cast...
-_SHORT_MAX_PADDED = 1 << 26     # ...whose padded copy may take up to 64 MiB
+_SHORT_MAX_PADDED = 1 << 26     # a fixed-width cast's padded copy takes up to 64 MiB
 _HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
 
 
@@ -386,28 +389,54 @@ def _free_byte(raw: bytes, u8: np.ndarray, start: int, stop: int, kind: str):
     return int(free[0]) if free.size else None
 
 
-def _short_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, dtype):
-    """Items a..b-1 as a StringDType array via one fixed-width cast, or None.
+def _utf8_whole(u8: np.ndarray, ends: np.ndarray, a: int, b: int, start: int, stop: int) -> bool:
+    """Whether items a..b-1 are each valid UTF-8: the data region is (one C
+    decode), and no item starts on a continuation byte (so no character is
+    cut between two items)."""
+    try:
+        codecs.utf_8_decode(u8[start:stop], "strict", True)
+    except UnicodeDecodeError:
+        return False
+    cuts = ends[a:b - 1]
+    cuts = cuts[(cuts > start) & (cuts < stop)]
+    return not ((u8[cuts] & 0xC0) == 0x80).any()
 
-    Only for short (<= 16 bytes), NUL-free, ASCII items: ``S`` drops trailing
-    NULs, and numpy's ``S`` -> ``StringDType`` cast copies bytes without
-    validating UTF-8 (numpy 2.4), so anything else takes the split path,
-    whose ``utf_8_decode`` checks every byte.
+
+def _cast_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, kind: str, out) -> bool:
+    """Write items a..b-1 into ``out`` by one fixed-width cast; False when
+    that would not keep them exactly (the caller then splits them).
+
+    The items are padded with NULs into an ``S<maxlen>`` array and cast in
+    one numpy call: to ``StringDType`` (numpy copies the bytes as UTF-8; they
+    are checked here first, since numpy 2.4 does not) or to bytes objects.
+    ``S`` drops trailing NULs, so an item ending in NUL takes the split
+    path; so does a block whose padding would take more than four times its
+    data (a few long items among short ones).
     """
     start = int(ends[a - 1]) if a else 0
     stop = int(ends[b - 1])
     lengths = np.diff(ends[a:b], prepend=start)
     maxlen = int(lengths.max())
-    if maxlen > _SHORT_NBYTES or lengths.size * maxlen > _SHORT_MAX_PADDED:
-        return None
     if maxlen == 0:
-        return np.full(lengths.size, "", dtype=dtype)
+        out[...] = "" if kind == "str" else b""
+        return True
+    padded_nbytes = lengths.size * maxlen
+    if padded_nbytes > max(4 * (stop - start), 1 << 16) or padded_nbytes > _SHORT_MAX_PADDED:
+        return False
+    nonempty = lengths > 0
+    if not u8[ends[a:b][nonempty] - 1].all():       # an item ends in NUL
+        return False
     data = u8[start:stop]
-    if data.max() >= 0x80 or not data.all():  # not ASCII, or holds a NUL
-        return None
+    if kind == "str" and data.max() >= 0x80 and not _utf8_whole(u8, ends, a, b, start, stop):
+        return False                                 # the split path names the bad item
     padded = np.zeros((lengths.size, maxlen), dtype=np.uint8)
     padded[np.arange(maxlen) < lengths[:, None]] = data
-    return padded.view(f"S{maxlen}").ravel().astype(dtype)
+    fixed = padded.view(f"S{maxlen}").ravel()
+    if kind == "bytes":
+        out[...] = fixed.astype(object)
+    else:
+        np.copyto(out, fixed, casting="unsafe")
+    return True
 
 
 def _split_items(raw, u8, ends, a, b, kind, where):
@@ -447,21 +476,19 @@ def _split_items(raw, u8, ends, a, b, kind, where):
     return text.split(chr(sep))
 
 
-def _rebuild_items(raw: bytes, ends: np.ndarray, kind: str, dtype, where: str) -> np.ndarray:
-    """Every item, as an array of ``dtype``.
+def _rebuild_items(raw: bytes, ends: np.ndarray, kind: str, dtype, where: str,
+                   out=None) -> np.ndarray:
+    """Every item, as an array of ``dtype`` (written into ``out`` when given).
 
-    Short ASCII items are cast in one go; otherwise items are rebuilt in
-    blocks of about 1 MiB (cache-sized), each cast or split.
+    Items are rebuilt in one fixed-width cast when their padding is small,
+    else in blocks of about 1 MiB (cache-sized), each cast or split.
     """
     n = ends.size
     u8 = np.frombuffer(raw, dtype=np.uint8)
-    short = kind == "str" and _HAS_STRINGDTYPE
-    if n and short:
-        whole = _short_items(u8, ends, 0, n, dtype)
-        if whole is not None:
-            return whole
-    out = np.empty(n, dtype=dtype)
-    if n == 0:
+    castable = kind == "bytes" or np.dtype(dtype).kind == "T"
+    if out is None:
+        out = np.empty(n, dtype=dtype)
+    if n == 0 or (castable and _cast_items(u8, ends, 0, n, kind, out)):
         return out
     # Block by data bytes plus one per item (the separators to insert).
     cum = ends + np.arange(1, n + 1)
@@ -469,8 +496,8 @@ def _rebuild_items(raw: bytes, ends: np.ndarray, kind: str, dtype, where: str) -
                            side="right")
     cuts = np.unique(np.concatenate(([0], cuts, [n]))).tolist()
     for a, b in zip(cuts[:-1], cuts[1:]):
-        block = _short_items(u8, ends, a, b, dtype) if short else None
-        out[a:b] = _split_items(raw, u8, ends, a, b, kind, where) if block is None else block
+        if not (castable and _cast_items(u8, ends, a, b, kind, out[a:b])):
+            out[a:b] = _split_items(raw, u8, ends, a, b, kind, where)
     return out
 
 
@@ -482,7 +509,8 @@ def _result_dtype(kind: str, has_missing: bool) -> np.dtype:
     return np.dtype(object)
 
 
-def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None) -> np.ndarray:
+def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
+                 out=None) -> np.ndarray:
     """Decode a vlen chunk written by :func:`encode_chunk`.
 
     Safe on hostile input: any chunk that is not exactly what
@@ -501,6 +529,10 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None) -> 
     dictionary : bytes, optional
         The zstd dictionary the chunk was written with (ignored for chunks
         written without one).
+    out : numpy.ndarray, optional
+        Where to write the items: one-dimensional, ``nitems`` long, of the
+        dtype the chunk decodes to or a ``StringDType`` with
+        ``na_object=None`` (so that a whole read needs no second copy).
 
     Returns
     -------
@@ -533,7 +565,12 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None) -> 
         raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
     valid = _read_validity(raw, hdr, ends, where)
     dtype = _result_dtype(kind, valid is not None)
-    out = _rebuild_items(raw, ends, kind, dtype, where)
+    if out is not None:
+        if out.shape != (hdr.nitems,):
+            raise ValueError(f"out has shape {out.shape}, the chunk holds {hdr.nitems} items")
+        if valid is not None and out.dtype.kind == "T" and not hasattr(out.dtype, "na_object"):
+            raise ValueError("out cannot hold missing items (a StringDType without na_object)")
+    out = _rebuild_items(raw, ends, kind, dtype, where, out)
     if valid is not None:
         out[~valid] = None
     return out

@@ -214,12 +214,13 @@ class VlenEngine:
                     from None
             raise
 
-    def _decode(self, nchunk: int, data, nitems: int) -> np.ndarray:
-        """Decode chunk ``nchunk`` (its bytes ``data``), which must hold ``nitems``."""
+    def _decode(self, nchunk: int, data, nitems: int, out=None) -> np.ndarray:
+        """Decode chunk ``nchunk`` (its bytes ``data``), which must hold ``nitems``
+        (into ``out`` when given)."""
         where = self.chunks.path(nchunk)
         try:
             check_chunk(data, nitems, self.vlen.kind, self.dict_id, where)
-            return decode_chunk(data, self.vlen.kind, where, self.vlen.dictionary)
+            return decode_chunk(data, self.vlen.kind, where, self.vlen.dictionary, out)
         except (FormatError, CodecError):
             if self.store is not None:
                 self.store.check_reading(failed=True)   # a writer's commit, not damage?
@@ -317,9 +318,9 @@ class VlenEngine:
                  if c * cl >= start and (c + 1) * cl <= stop and c not in self._cache]
         if len(whole) == 1 and n == cl:        # exactly one chunk: its items are the result
             return self._decode(whole[0], self.chunks.get(whole[0]), cl)
-        out = self._empty(n)
-        for c, data in self._fetched(whole):
-            out[c * cl - start:(c + 1) * cl - start] = self._decode(c, data, cl)
+        out = np.empty(n, dtype=self.atom)
+        for c, data in self._fetched(whole):     # decoded straight into the result
+            self._decode(c, data, cl, out[c * cl - start:(c + 1) * cl - start])
         done = set(whole)
         for c in range(first, last + 1):
             if c in done:
