@@ -27,9 +27,8 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetCha
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
-from .chunks.vlen import train_dictionary
 from .category_type import category
-from .vlen_type import vlen
+from .vlen_type import train_dictionary, vlen
 from .toplevel import (detect_number_of_cores, eval, iterblocks, open, print_versions,
                        set_nthreads, walk)
 

@@ -9,7 +9,8 @@ until ``stage_leftover`` writes them as chunk file number ``nchunks``.
 
 Reads decode whole chunks (there is nothing smaller to decode), through a
 small least-recently-used cache of decoded chunks for partial reads; whole
-chunks a read covers are decoded straight into its result.  Every chunk is
+chunks a read covers are decoded straight into its result, several at a time
+on a few threads (started on the first such read).  Every chunk is
 checked against the metadata (its item count, kind and dictionary) before
 it is decompressed.
 
@@ -20,8 +21,10 @@ would be written as.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -38,6 +41,25 @@ _MB = 1024 * 1024
 CHECK_BEFORE_ALLOCATING = 256 * _MB
 _ITEM_SLOT_BYTES = 16           # what an item costs in a StringDType/object array
 _FETCH_BATCH = 32               # chunk files fetched together from a remote store
+DECODE_THREADS = 4              # at most this many threads decode the chunks of a read
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _decode_pool():
+    """The threads that decode the chunks of large reads (made on first use;
+    None on a single core)."""
+    global _POOL
+    workers = min(os.cpu_count() or 1, DECODE_THREADS)
+    if workers < 2:
+        return None
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=workers,
+                                       thread_name_prefix="bcolz_store-vlen")
+        return _POOL
 
 
 class VlenEngine:
@@ -319,8 +341,7 @@ class VlenEngine:
         if len(whole) == 1 and n == cl:        # exactly one chunk: its items are the result
             return self._decode(whole[0], self.chunks.get(whole[0]), cl)
         out = np.empty(n, dtype=self.atom)
-        for c, data in self._fetched(whole):     # decoded straight into the result
-            self._decode(c, data, cl, out[c * cl - start:(c + 1) * cl - start])
+        self._decode_whole(whole, start, out)
         done = set(whole)
         for c in range(first, last + 1):
             if c in done:
@@ -328,6 +349,28 @@ class VlenEngine:
             lo, hi = max(start, c * cl), min(stop, (c + 1) * cl)
             out[lo - start:hi - start] = self.chunk_array(c)[lo - c * cl:hi - c * cl]
         return out
+
+    def _decode_whole(self, whole: list, start: int, out: np.ndarray) -> None:
+        """Decode the full chunks ``whole`` straight into their slices of ``out``
+        (which starts at item ``start``), on a few threads when there are
+        several: zstd and most of numpy's work release the GIL."""
+        cl = self.chunklen
+
+        def decode(c, data=None):
+            if data is None:
+                data = self.chunks.get(c)
+            self._decode(c, data, cl, out[c * cl - start:(c + 1) * cl - start])
+
+        pool = _decode_pool() if len(whole) > 1 else None
+        if pool is None:
+            for c, data in self._fetched(whole):
+                decode(c, data)
+        elif self.remote:                      # fetched together, decoded in parallel
+            for first in range(0, len(whole), _FETCH_BATCH):
+                got = self.chunks.get_many(whole[first:first + _FETCH_BATCH])
+                list(pool.map(decode, got, got.values()))
+        else:                                  # each thread reads its own chunk files
+            list(pool.map(decode, whole))
 
     def check_chunk_files(self, first: int, stop: int) -> None:
         """Before a large allocation: every chunk file ``first:stop`` exists, and
