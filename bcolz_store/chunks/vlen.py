@@ -37,18 +37,10 @@ bytes can expand to (32768 times: a block of at most 128 KiB takes at least
 manifest (see format/idata.py); the bitmap; the UTF-8.  Memory use is
 therefore bounded by a small multiple of ``rawbytes``.
 
-Decoding rebuilds the items without a Python loop per item.  Items (the
-whole chunk, or blocks of about 1 MiB) are padded with NULs into a
-fixed-width ``S`` array and cast in one numpy call to ``StringDType`` (after
-checking their UTF-8: the data region decodes, and no item starts on a
-continuation byte) or to bytes objects; this keeps them exactly unless an
-item ends in NUL, and pays while the padding stays within four times the
-data.  Other blocks get a separator byte that does not occur in the block
-inserted between the items (numpy), are decoded once
-(``codecs.utf_8_decode``, which validates) and split once (``str.split``),
-and the list is assigned into the result in one call; a block that holds
-every candidate byte is sliced item by item (rare).  See
-benchmarks/vlen_codec.py for figures against numcodecs' VLenUTF8.
+Decoding rebuilds the items without a Python loop per item (one fixed-width
+cast per block where that keeps them exactly, else one decode and one split:
+chunks/vlen_rebuild.py).  See benchmarks/vlen_codec.py for figures against
+numcodecs' VLenUTF8.
 
 Source: IndexedData white paper (seeds/002) for the manifest, RFC 8878 (zstd)
 for the frame; checked by tests/chunks/test_vlen_codec.py (golden bytes,
@@ -57,7 +49,6 @@ round trips, hostile chunks).
 
 from __future__ import annotations
 
-import codecs
 import itertools
 import operator
 
@@ -69,6 +60,7 @@ from ..format.idata import pack_index, parse_index
 from ..format.vlen_header import (VLEN_CODEC_ZSTD, VLEN_FLAG_INDEX_FILTER, VLEN_FLAG_VALIDITY,
                                   VLEN_FORMAT_VERSION, VLEN_HEADER_LENGTH, VLEN_MAX_RAWBYTES,
                                   VlenHeader, kind_code, pack_vlen_header, parse_vlen_header)
+from .vlen_rebuild import rebuild_items
 
 __all__ = [
     "VLEN_DEFAULT_DICT_SIZE",
@@ -83,8 +75,6 @@ __all__ = [
 VLEN_DEFAULT_LEVEL = 3
 VLEN_DEFAULT_DICT_SIZE = 16384
 
-_BLOCK_NBYTES = 1 << 20         # items are rebuilt in ~1 MiB blocks (cache-sized)
-_SHORT_MAX_PADDED = 1 << 26     # a fixed-width cast's padded copy takes up to 64 MiB
 _HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
 
 
@@ -442,127 +432,6 @@ def _read_validity(raw: bytes, hdr: VlenHeader, ends: np.ndarray, where: str):
     return valid
 
 
-def _free_byte(raw: bytes, u8: np.ndarray, start: int, stop: int, kind: str):
-    """A byte absent from raw[start:stop] (ASCII for str) to split on, or None."""
-    if raw.find(b"\0", start, stop) < 0:
-        return 0
-    counts = np.bincount(u8[start:stop], minlength=256)[:128 if kind == "str" else 256]
-    free = np.flatnonzero(counts == 0)
-    return int(free[0]) if free.size else None
-
-
-def _utf8_whole(u8: np.ndarray, ends: np.ndarray, a: int, b: int, start: int, stop: int) -> bool:
-    """Whether items a..b-1 are each valid UTF-8: the data region is (one C
-    decode), and no item starts on a continuation byte (so no character is
-    cut between two items)."""
-    try:
-        codecs.utf_8_decode(u8[start:stop], "strict", True)
-    except UnicodeDecodeError:
-        return False
-    cuts = ends[a:b - 1]
-    cuts = cuts[(cuts > start) & (cuts < stop)]
-    return not ((u8[cuts] & 0xC0) == 0x80).any()
-
-
-def _cast_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, kind: str, out) -> bool:
-    """Write items a..b-1 into ``out`` by one fixed-width cast; False when
-    that would not keep them exactly (the caller then splits them).
-
-    The items are padded with NULs into an ``S<maxlen>`` array and cast in
-    one numpy call: to ``StringDType`` (numpy copies the bytes as UTF-8; they
-    are checked here first, since numpy 2.4 does not) or to bytes objects.
-    ``S`` drops trailing NULs, so an item ending in NUL takes the split
-    path; so does a block whose padding would take more than four times its
-    data (a few long items among short ones).
-    """
-    start = int(ends[a - 1]) if a else 0
-    stop = int(ends[b - 1])
-    lengths = np.diff(ends[a:b], prepend=start)
-    maxlen = int(lengths.max())
-    if maxlen == 0:
-        out[...] = "" if kind == "str" else b""
-        return True
-    padded_nbytes = lengths.size * maxlen
-    if padded_nbytes > max(4 * (stop - start), 1 << 16) or padded_nbytes > _SHORT_MAX_PADDED:
-        return False
-    nonempty = lengths > 0
-    if not u8[ends[a:b][nonempty] - 1].all():       # an item ends in NUL
-        return False
-    data = u8[start:stop]
-    if kind == "str" and data.max() >= 0x80 and not _utf8_whole(u8, ends, a, b, start, stop):
-        return False                                 # the split path names the bad item
-    padded = np.zeros((lengths.size, maxlen), dtype=np.uint8)
-    padded[np.arange(maxlen) < lengths[:, None]] = data
-    fixed = padded.view(f"S{maxlen}").ravel()
-    if kind == "bytes":
-        out[...] = fixed.astype(object)
-    else:
-        np.copyto(out, fixed, casting="unsafe")
-    return True
-
-
-def _split_items(raw, u8, ends, a, b, kind, where):
-    """Items a..b-1 as a list: separators inserted, one decode, one split."""
-    start = int(ends[a - 1]) if a else 0
-    stop = int(ends[b - 1])
-    if b - a == 1:  # one item (maybe a huge one): no separator, no mask
-        try:
-            return [raw[start:stop].decode() if kind == "str" else raw[start:stop]]
-        except UnicodeDecodeError as err:
-            raise FormatError(f"{where}: item {a} is not valid UTF-8 ({err.reason})") from None
-    sep = _free_byte(raw, u8, start, stop, kind)
-    if sep is None:  # every candidate byte occurs: slice item by item
-        bounds = np.concatenate(([start], ends[a:b])).tolist()
-        pieces = map(raw.__getitem__, map(slice, bounds[:-1], bounds[1:]))
-        if kind == "bytes":
-            return list(pieces)
-        try:
-            return list(map(bytes.decode, pieces))
-        except UnicodeDecodeError as err:
-            raise FormatError(f"{where}: an item among {a}..{b - 1} is not valid UTF-8 "
-                              f"({err.reason})") from None
-    inner = ends[a:b - 1] - start
-    seps = inner + np.arange(inner.size)
-    joined = np.empty(stop - start + inner.size, dtype=np.uint8)
-    keep = np.ones(joined.size, dtype=bool)
-    keep[seps] = False
-    joined[keep] = u8[start:stop]
-    joined[seps] = sep
-    if kind == "bytes":
-        return joined.tobytes().split(bytes([sep]))
-    try:
-        text = codecs.utf_8_decode(joined, "strict", True)[0]
-    except UnicodeDecodeError as err:
-        i = a + int(np.searchsorted(seps, err.start, side="right"))
-        raise FormatError(f"{where}: item {i} is not valid UTF-8 ({err.reason})") from None
-    return text.split(chr(sep))
-
-
-def _rebuild_items(raw: bytes, ends: np.ndarray, kind: str, dtype, where: str,
-                   out=None) -> np.ndarray:
-    """Every item, as an array of ``dtype`` (written into ``out`` when given).
-
-    Items are rebuilt in one fixed-width cast when their padding is small,
-    else in blocks of about 1 MiB (cache-sized), each cast or split.
-    """
-    n = ends.size
-    u8 = np.frombuffer(raw, dtype=np.uint8)
-    castable = kind == "bytes" or np.dtype(dtype).kind == "T"
-    if out is None:
-        out = np.empty(n, dtype=dtype)
-    if n == 0 or (castable and _cast_items(u8, ends, 0, n, kind, out)):
-        return out
-    # Block by data bytes plus one per item (the separators to insert).
-    cum = ends + np.arange(1, n + 1)
-    cuts = np.searchsorted(cum, np.arange(_BLOCK_NBYTES, int(cum[-1]), _BLOCK_NBYTES),
-                           side="right")
-    cuts = np.unique(np.concatenate(([0], cuts, [n]))).tolist()
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        if not (castable and _cast_items(u8, ends, a, b, kind, out[a:b])):
-            out[a:b] = _split_items(raw, u8, ends, a, b, kind, where)
-    return out
-
-
 def _result_dtype(kind: str, has_missing: bool) -> np.dtype:
     if kind == "str" and _HAS_STRINGDTYPE:
         if has_missing:
@@ -632,7 +501,7 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
             raise ValueError(f"out has shape {out.shape}, the chunk holds {hdr.nitems} items")
         if valid is not None and out.dtype.kind == "T" and not hasattr(out.dtype, "na_object"):
             raise ValueError("out cannot hold missing items (a StringDType without na_object)")
-    out = _rebuild_items(raw, ends, kind, dtype, where, out)
+    out = rebuild_items(raw, ends, kind, dtype, where, out)
     if valid is not None:
         out[~valid] = None
     return out
