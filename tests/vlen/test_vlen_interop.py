@@ -155,3 +155,30 @@ def test_formats_without_vlen_types_refuse_them_by_column(tmp_path, suffix):
     with pytest.raises(TypeError, match="name"):
         convert(src, str(tmp_path / f"t.{suffix}"), drop_attrs=True)
     assert not (tmp_path / f"t.{suffix}").exists()
+
+
+def test_a_new_users_dataframe_round_trips_through_disk_and_parquet(tmp_path):
+    """object, string, categorical and datetime columns: fromdataframe(strings='vlen'),
+    todataframe(), a reopen, and a convert to Parquet and back, all exact."""
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame({
+        "name": pd.Series(["Ann", None, "", "Zoë", "李"] * 200, dtype=object),
+        "city": pd.Series(["Oslo", pd.NA, "Lyon", "", "Rome"] * 200, dtype="string"),
+        "tag": pd.Series(["x", None, "y", "x", "z"] * 200, dtype="str"),
+        "level": pd.Categorical(["low", "high", None, "mid", "low"] * 200,
+                                categories=["low", "mid", "high"], ordered=True),
+        "when": pd.date_range("2024-01-01", periods=1000, freq="h"),
+        "n": np.arange(1000, dtype="i2"),
+    })
+    df.loc[3, "when"] = pd.NaT
+    root = str(tmp_path / "people.bcolz")
+    t = bcolz_store.ctable.fromdataframe(df, strings="vlen", rootdir=root, mode="w")
+    pd.testing.assert_frame_equal(t.todataframe(), df)
+    pd.testing.assert_frame_equal(bcolz_store.open(root, mode="r").todataframe(), df)
+    assert cli.main(["convert", root, str(tmp_path / "people.parquet"), "--no-progress"]) == 0
+    assert cli.main(["convert", str(tmp_path / "people.parquet"), str(tmp_path / "back.bcolz"),
+                     "--no-progress"]) == 0
+    pd.testing.assert_frame_equal(bcolz_store.open(str(tmp_path / "back.bcolz")).todataframe(),
+                                  df)
+    import pyarrow.parquet as pq
+    assert pq.read_table(str(tmp_path / "people.parquet")).num_rows == 1000
