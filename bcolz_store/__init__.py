@@ -2,7 +2,10 @@
 
 ``import bcolz_store as bcolz`` gives bcolz 1.x's public API: ``carray``,
 ``ctable``, ``open``, ``zeros``, ``ones``, ``fill``, ``arange``, ``fromiter``,
-``iterblocks``, ``walk``, ``eval``, ``cparams``, ``defaults``, ``attrs``...
+``iterblocks``, ``walk``, ``eval``, ``cparams``, ``defaults``, ``attrs``...; and
+``vlen`` (the type of carrays of str or bytes of any length),
+``train_dictionary`` (a zstd dictionary for them) and ``category`` (the type
+of categorical carrays: codes plus categories).
 Datasets are read and written in bcolz's on-disk format, byte for byte.
 
 Importing this package does no I/O and starts no threads.
@@ -24,6 +27,8 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetCha
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
+from .category_type import category
+from .vlen_type import train_dictionary, vlen
 from .toplevel import (detect_number_of_cores, eval, iterblocks, open, print_versions,
                        set_nthreads, walk)
 
@@ -46,9 +51,9 @@ __all__ = sorted([
     "IntegrityWarning", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
     "VerifyReport", "WriteFailedError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
-    "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
+    "blosc_version", "carray", "category", "chunk", "cparams", "ctable", "dask_here", "defaults",
     "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",
     "get_printoptions", "iterblocks", "numexpr_here", "ones", "open", "pandas_here",
-    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "verify", "walk",
-    "zeros",
+    "print_versions", "set_nthreads", "set_printoptions", "tables_here", "train_dictionary",
+    "verify", "vlen", "walk", "zeros",
 ])

@@ -23,19 +23,22 @@ import numpy as np
 
 from . import attrs as _attrs
 from .carray_edit import CarrayEdits
+from .carray_meta import new_fixed_meta
+from .category_type import CodesView, category, category_of, category_request, new_category_meta
 from .carray_ops import CarrayOps
 from .carray_read import CarrayReads
 from .chunks.chunk import chunk
 from .chunks.cparams import cparams as cparams_cls
-from .datasets.carray_files import CarrayMeta, load_carray, new_engine, stage_storage
+from .datasets.carray_files import load_carray, new_engine, stage_storage
 from .defaults import check_cache_budget, defaults
 from .errors import BcolzStoreError, DatasetExistsError, DatasetNotFoundError, ReadOnlyError
-from .format.meta import storage_kind
-from .indexing import calc_chunklen, is_int, matching_positions
+from .indexing import calc_chunklen, matching_positions
+from .interop.fixed_width import tofixed
 from .storage import locking as _locking
 from .storage.dataset import DatasetStore
 from .storage.journal import read_consistently
 from .storage.urls import describe_rootdir, open_store
+from .vlen_type import new_vlen_meta, vlen_of, vlen_request
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 
@@ -52,8 +55,12 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         atom.  Required unless opening an existing ``rootdir``.
     cparams : cparams or dict, optional
         Compression parameters (default: ``bcolz_store.defaults.cparams``).
-    dtype : numpy dtype, optional
-        Force this dtype instead of the one of ``array``.
+    dtype : numpy dtype, str or vlen, optional
+        Force this dtype instead of the one of ``array``.  ``'vlen-str'``,
+        ``'vlen-bytes'``, a ``StringDType`` or a :class:`~bcolz_store.vlen`
+        (zstd level, dictionary, missing items) make a carray of str or bytes
+        items of any length, as does a ``StringDType`` ``array``; such a
+        carray is not readable by bcolz (see docs/strings.md).
     dflt : scalar, optional
         Fill value used when the array grows (``resize``); default zero.
     expectedlen : int, optional
@@ -186,27 +193,16 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             cparams = cparams_cls.from_any(cparams)
         else:
             raise ValueError("`cparams` param must be an instance of `cparams` class")
-        if isinstance(dtype, str):
-            dtype = np.dtype(dtype)
-        if isinstance(array, carray):
-            source_len = len(array)
-            dtype = array.dtype if dtype is None else dtype
-            array_ = np.empty((0,) + array.shape[1:], dtype=array.dtype)
+        request = category_request(array, dtype) or vlen_request(array, dtype)
+        if isinstance(request, category):     # codes + categories (category_type.py)
+            self._meta, array_ = new_category_meta(request, array, cparams, expectedlen,
+                                                   chunklen)
+        elif request is not None:     # items of any length (vlen_type.py)
+            self._meta, array_ = new_vlen_meta(request, array, cparams, dflt, expectedlen,
+                                               chunklen)
         else:
-            array_ = self._to_ndarray(array, None if dtype is None else np.dtype(dtype).base)
-            source_len = len(array_)
-        atom = _atom_of(np.dtype(array_.dtype.base if dtype is None else dtype), array_)
-        fill = np.zeros((), dtype=atom.base)
-        if dflt is not None:
-            if isinstance(dflt, np.ndarray) and dflt.ndim == 0:
-                dflt = dflt[()]       # a carray's own dflt (a 0-d array)
-            fill[()] = dflt
-        expectedlen = int(source_len if expectedlen is None else expectedlen)
-        if chunklen is None:
-            chunklen = calc_chunklen(expectedlen, atom.itemsize)
-        elif not is_int(chunklen) or chunklen < 1:
-            raise ValueError("chunklen must be a positive integer")
-        self._meta = CarrayMeta(atom, cparams, int(chunklen), expectedlen, fill)
+            self._meta, array_ = new_fixed_meta(array, cparams, dtype, dflt, expectedlen,
+                                                chunklen, self._to_ndarray)
         if self._rootdir is not None:
             self._store = self._given_store or self._new_store()
             self._existed = self._store.state()
@@ -221,7 +217,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._engine = new_engine(self._meta, self._store, defaults.cache_budget, new=True)
         if isinstance(array, carray):
             for block in array.iterblocks_(self._meta.chunklen):
-                self._engine.append(self._to_ndarray(block, atom.base))
+                self._engine.append(self._to_ndarray(block, self._meta.atom.base))
         else:
             self._engine.append(array_)
         if self._store is not None:
@@ -341,6 +337,33 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         return self._engine.leftover
 
     @property
+    def vlen(self):
+        """The :class:`~bcolz_store.vlen` type of a carray of variable-length
+        items (kind, zstd level, dictionary, nullable), or of the items of a
+        categorical carray; None for other carrays."""
+        return vlen_of(self._meta.vlen)
+
+    @property
+    def category(self):
+        """The :class:`~bcolz_store.category` of a categorical carray (its
+        categories and ``ordered``); None for other carrays."""
+        return category_of(self._meta, self._engine)
+
+    @property
+    def codes(self):
+        """The codes of a categorical carray, read by ``codes[key]`` (-1 for a
+        missing item).
+
+        Raises
+        ------
+        TypeError
+            For a carray that is not categorical.
+        """
+        if self._meta.categorical is None:
+            raise TypeError("only categorical carrays have codes")
+        return CodesView(self._engine, self.len)
+
+    @property
     def expectedlen(self) -> int:
         """The expected length that decided ``chunklen``."""
         return self._meta.expectedlen
@@ -440,7 +463,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
     @property
     def nbytes(self) -> int:
         """Uncompressed size in bytes."""
-        if self._meta.atom.kind == "O":
+        if self._meta.atom.kind == "O" or self._meta.vlen is not None:
             return self._engine.nbytes
         return self.len * self._meta.atom.itemsize
 
@@ -526,6 +549,27 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         """Release cached decompressed chunks."""
         self._engine.free_cachemem()
 
+    def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
+        """A copy the real bcolz reads: a vlen carray becomes fixed-width ``U``
+        (str) or ``S`` (bytes), as wide as its longest item; others are copied.
+
+        Parameters
+        ----------
+        rootdir : str, optional
+            Where to write the copy (None: in memory).
+        mode : {'w', 'a'}, default 'w'
+        missing : str or bytes, optional
+            Written for a missing item (default: missing items are refused).
+        **kwargs
+            Other carray parameters (``cparams``, ``chunklen``...).
+
+        Raises
+        ------
+        ValueError
+            Missing items without ``missing``, or a str item ending in NUL.
+        """
+        return tofixed(self, rootdir, mode, missing=missing, **kwargs)
+
     # ------------------------------------------------------------ checks
 
     def _check_writable(self):
@@ -560,32 +604,6 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
                     self._store.commit()
                 self._store.journal.reset()
                 self._store.store.remove_root()
-
-
-def _atom_of(dtype: np.dtype, array: np.ndarray) -> np.dtype:
-    """The atom dtype of a new carray of ``dtype`` from ``array`` (its rows' shape).
-
-    Raises
-    ------
-    TypeError
-        For dtypes that cannot be stored (objects inside a structure, zero
-        bytes, a typesize Blosc refuses).
-    ValueError
-        For atoms of 2 GB or more.
-    """
-    if storage_kind(dtype) == "pickle":
-        if array.ndim > 1:
-            raise TypeError("object carrays are one-dimensional (each item is pickled)")
-        return dtype
-    atom = np.dtype((dtype.base, dtype.shape + array.shape[1:]))
-    storage_kind(atom)
-    if atom.itemsize >= 2 ** 31:
-        raise ValueError("atomic size is too large (>= 2 GB)")
-    if atom.itemsize == 0:
-        raise TypeError("atomic size cannot be zero")
-    from .chunks.codec import typesize_for
-    typesize_for(atom)  # TypeError for > 255-byte items bcolz refuses too
-    return atom
 
 
 def _rebuild_carray(array, rootdir):

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from .carray_read import CarrayReads
+from .chunks.vlen_items import as_items
 from .datasets.carray_files import stage_sizes
 from .indexing import as_nitems, is_int, positions, within_rows
 
@@ -28,6 +29,10 @@ class CarrayEdits:
 
     def _to_ndarray(self, value, dtype, arrlen=None) -> np.ndarray:
         """Convert ``value`` to a contiguous array of ``dtype``; scalars become length 1."""
+        vlen = self._meta.vlen if hasattr(self, "_meta") else None
+        if vlen is not None:        # items of any length: one strict conversion
+            return as_items(value, vlen.kind, self._meta.atom, vlen.nullable, arrlen,
+                            self._rootdir or "carray")
         if dtype is None:
             array = np.asarray(value)
         else:
@@ -69,7 +74,7 @@ class CarrayEdits:
         """
         engine = self._engine
         if (type(array) is np.ndarray and array.dtype is self._meta.atom and array.ndim == 1
-                and self._mode != "r" and array.dtype.kind != "O"):
+                and self._mode != "r" and array.dtype.kind != "O" and self._meta.vlen is None):
             # The common case, as cheap as bcolz's: 1-d data of the carray's
             # own dtype that fits in the leftover is just copied there.
             end = engine.nleft + array.shape[0]
@@ -91,6 +96,8 @@ class CarrayEdits:
             As :meth:`append`.
         """
         atom = self._meta.atom
+        if self._meta.vlen is not None:     # carrays stream block by block
+            return array if isinstance(array, CarrayReads) else self._to_ndarray(array, atom)
         if isinstance(array, CarrayReads):
             if array.dtype.kind == "O" or atom.kind == "O":
                 return array[:] if atom.kind == "O" else self._prepare_append(array[:])
@@ -165,10 +172,10 @@ class CarrayEdits:
                 return
             grow = nitems - self.len
             atom = self._meta.atom
-            if atom.kind == "O":
+            if self._pickled:
                 self._engine.append([self._meta.dflt[()]] * grow)
             block = max(self._meta.chunklen, 1)
-            while grow and atom.kind != "O":
+            while grow and not self._pickled:
                 n = min(grow, block)
                 filler = np.empty((n,) + atom.shape, dtype=atom.base)
                 filler[...] = self._meta.dflt
@@ -192,7 +199,7 @@ class CarrayEdits:
         """
         self._check_writable()
         length = self.len
-        if self._meta.atom.kind == "O":
+        if self._pickled:
             raise NotImplementedError("assignment into object carrays is not supported")
         if is_int(key):
             i = int(key)

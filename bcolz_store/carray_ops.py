@@ -36,7 +36,7 @@ class CarrayOps:
     def _iter_chunks(self):
         """Yield the decompressed chunks in order (the leftover last), as
         read-only arrays valid only until the next one is yielded."""
-        if self._dtype.kind == "O":
+        if self._pickled:
             self._check_pickle()
         return self._engine.iter_chunks()
 
@@ -179,6 +179,8 @@ class CarrayOps:
         """
         expectedlen = kwargs.pop("expectedlen", self.len)
         kwargs.setdefault("dflt", self._dflt)
+        if self._meta.vlen is not None:     # items of any length: copied block by block
+            return type(self)(self, expectedlen=expectedlen, **kwargs)
         out = type(self)(np.empty((0,) + self._dtype.shape, dtype=self._dtype.base),
                          expectedlen=expectedlen, **kwargs)
         if self._dtype.kind == "O":
@@ -230,8 +232,8 @@ class CarrayOps:
             newshape = newshape[:pos] + ((size // other) if other else 0,) + newshape[pos + 1:]
         if int(np.prod(newshape)) != size:
             raise ValueError("`newshape` is not compatible with the current one")
-        if self._dtype.kind == "O" and len(newshape) > 1:
-            raise ValueError("object carrays are one-dimensional")
+        if (self._dtype.kind == "O" or self._meta.vlen is not None) and len(newshape) > 1:
+            raise ValueError("object carrays and vlen carrays are one-dimensional")
         if not self._rootdir:
             return self._reshaped(newshape, None)
         # Stored, the reshaped data replaces this dataset in one commit: it is
@@ -257,6 +259,8 @@ class CarrayOps:
 
     def _reshaped(self, newshape: tuple, rootdir):
         """A new carray of this data in ``newshape`` (in memory, or at ``rootdir``)."""
+        if self._meta.vlen is not None:     # one-dimensional: the same items
+            return self.copy(rootdir=rootdir, mode="w", cparams=self._cparams)
         out = type(self)(np.empty((0,) + newshape[1:], dtype=self._dtype.base), dtype=None,
                          cparams=self._cparams, expectedlen=newshape[0], rootdir=rootdir,
                          mode="w")
@@ -293,7 +297,7 @@ class CarrayOps:
                 dtype = np.dtype(np.uint)
         else:
             dtype = np.dtype(dtype)
-        if dtype.kind in "SUV":
+        if dtype.kind in "SUVT" or self._meta.vlen is not None:
             raise TypeError("cannot perform reduce with flexible type")
         result = np.zeros((), dtype=dtype)[()]
         for block in self._iter_chunks():

@@ -27,6 +27,11 @@ __all__ = ["CarrayReads"]
 class CarrayReads:
     """Indexing of :class:`bcolz_store.carray` (a base class)."""
 
+    @property
+    def _pickled(self) -> bool:
+        """Whether items are Python objects stored as pickles (bcolz's object carrays)."""
+        return self._meta.atom.kind == "O" and self._meta.vlen is None
+
     def _check_pickle(self):
         if not self._allow_pickle:
             raise UnsafeDataError(
@@ -35,13 +40,13 @@ class CarrayReads:
 
     def _read_range(self, start: int, stop: int) -> np.ndarray:
         """Atoms ``start:stop`` (0 <= start <= stop <= len) as a new array."""
-        if self._meta.atom.kind == "O":
+        if self._pickled:
             self._check_pickle()
         return self._engine.read_range(start, stop)
 
     def _gather(self, idx: np.ndarray) -> np.ndarray:
         """Atoms at positions ``idx`` (int64, in range; any order, repeats allowed)."""
-        if self._meta.atom.kind == "O" and idx.size:
+        if self._pickled and idx.size:
             self._check_pickle()
         return self._engine.gather(idx)
 
@@ -100,7 +105,7 @@ class CarrayReads:
                 i += length
             if not 0 <= i < length:
                 raise IndexError("index out of range")
-            if atom.kind == "O":
+            if self._pickled:
                 self._check_pickle()
                 return self._engine.item(i)
             nchunk, pos = divmod(i, self._meta.chunklen)

@@ -21,6 +21,7 @@ from .errors import DatasetNotFoundError, ReadOnlyError
 from .format.layout import ROOTDIRS_FILE, check_column_name, validate_names
 from .format.meta import dump_rootdirs, load_rootdirs
 from .interop.pandas import dataframe_columns
+from .interop.pandas_columns import vlen_values
 
 __all__ = ["column_sources", "columns_of", "cols", "is_table"]
 
@@ -147,6 +148,10 @@ class cols:
                 with self._writing():
                     value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
                                        _store=self.column_store(name))
+        elif old is not None and old.vlen is not None:     # items of any length, as before
+            with self._writing():
+                value = carray(value, dtype=old.category or old.vlen, cparams=old.cparams,
+                               rootdir=rootdir, mode="w", _store=self.column_store(name))
         else:
             dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
             try:
@@ -259,7 +264,12 @@ def columns_of(table, data) -> list:
                              f"to one with {names}")
         return [data.cols[n] for n in (names if source else data.names)]
     if is_dataframe(data):
-        return dataframe_columns(data, names)
+        values = dataframe_columns(data, names)
+        for i, name in enumerate(names):     # missing values of vlen columns: None
+            found = vlen_values(data[name]) if table.cols[name].vlen is not None else None
+            if found is not None:
+                values[i] = found[0]
+        return values
     if isinstance(data, np.void) or (isinstance(data, np.ndarray) and data.dtype.names):
         arr = np.asarray(data).reshape(-1)
         fields = arr.dtype.names
@@ -282,6 +292,9 @@ def columns_of(table, data) -> list:
             col = table.cols[name]
             if isinstance(value, carray):
                 out.append(value)
+                continue
+            if col.vlen is not None:    # items of any length: the column's strict conversion
+                out.append(col._to_ndarray(value, None))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \
                     value.dtype.names:

@@ -40,6 +40,7 @@ from .storage import locking as _locking
 from .storage.dataset import DatasetStore
 from .storage.journal import read_consistently
 from .storage.urls import describe_rootdir, is_url, open_store
+from .vlen_type import column_dtypes, field_dtype, vlen_request
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
@@ -72,7 +73,11 @@ class ctable(CtableEdits, CtableOps):
     cparams : cparams or dict, optional
         Compression parameters for new columns (default
         ``bcolz_store.defaults.cparams``).
-    dtype, dflt, expectedlen, chunklen, safe : optional
+    dtype : numpy dtype, str, vlen or dict, optional
+        The dtype of every new column, or a dict of column name -> dtype
+        (columns it does not name keep their own); a :class:`~bcolz_store.vlen`
+        (or ``'vlen-str'``/``'vlen-bytes'``) makes columns of items of any length.
+    dflt, expectedlen, chunklen, safe : optional
         Passed on to every new :class:`carray` column.
     rootdir : str, optional
         Directory of an on-disk table; None keeps it in memory.
@@ -245,10 +250,11 @@ class ctable(CtableEdits, CtableOps):
 
     def _create(self, columns, names, kwargs):
         sources, names = column_sources(columns, names)
-        dtype = kwargs.get("dtype")
+        dtypes = column_dtypes(kwargs.get("dtype"), names)
         prepared = []
         for name, src in zip(names, sources):
-            if not isinstance(src, (carray, np.ndarray)):
+            dtype = dtypes[name]
+            if not isinstance(src, (carray, np.ndarray)) and vlen_request(None, dtype) is None:
                 try:
                     src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)
                 except (TypeError, ValueError) as err:
@@ -278,6 +284,9 @@ class ctable(CtableEdits, CtableOps):
         ckwargs = dict(kwargs)
         ckwargs["mode"] = "w" if self.rootdir is not None else ckwargs.get("mode", "w")
         for name, src in zip(names, prepared):
+            ckwargs.pop("dtype", None)
+            if dtypes[name] is not None:
+                ckwargs["dtype"] = dtypes[name]
             if self.rootdir is not None:
                 ckwargs["rootdir"] = self.cols.column_rootdir(name)
                 ckwargs["_store"] = self.cols.column_store(name)
@@ -306,11 +315,12 @@ class ctable(CtableEdits, CtableOps):
 
     @property
     def dtype(self) -> np.dtype:
-        """Structured dtype of one row; multidimensional columns keep their atom shape."""
+        """Structured dtype of one row; multidimensional columns keep their atom
+        shape, columns of variable-length items are ``object`` fields."""
         fields = []
         for name in self.names:
             col = self.cols[name]
-            fields.append((name, col.dtype) if col.ndim == 1 else
+            fields.append((name, field_dtype(col)) if col.ndim == 1 else
                           (name, (col.dtype, col.shape[1:])))
         return np.dtype(fields)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from .carray import carray
 from .errors import QueryError
+from .interop.fixed_width import tofixed
 from .interop.hdf5 import fromhdf5, tohdf5
 from .interop.pandas import fromdataframe, todataframe
 from .printing import format_ctable_repr, format_ctable_str
@@ -285,7 +286,8 @@ class CtableOps:
         """A ctable from a pandas DataFrame, column by column.
 
         Object columns of strings become fixed-width unicode ('U') columns,
-        of bytes fixed-width 'S' columns.  See
+        of bytes fixed-width 'S' columns, unless ``strings='vlen'`` (columns
+        of items of any length, which bcolz cannot read).  See
         :func:`bcolz_store.interop.pandas.fromdataframe`.
 
         Raises
@@ -306,6 +308,29 @@ class CtableOps:
             When pandas is not installed.
         """
         return todataframe(self, columns=columns, orient=orient)
+
+    def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
+        """A copy the real bcolz reads: vlen columns become fixed-width ``U``
+        (str) or ``S`` (bytes), as wide as their longest item.
+
+        See :func:`bcolz_store.interop.fixed_width.tofixed`.
+
+        Parameters
+        ----------
+        rootdir : str, optional
+            Where to write the copy (None: in memory).
+        mode : {'w', 'a'}, default 'w'
+        missing : str or bytes, optional
+            Written for a missing item (default: missing items are refused).
+        **kwargs
+            Other ctable parameters (``cparams``, ``chunklen``...).
+
+        Raises
+        ------
+        ValueError
+            Missing items without ``missing``, or a str item ending in NUL.
+        """
+        return tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
     @classmethod
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):

@@ -267,7 +267,7 @@ def format_ctable_str(obj) -> str:
 
 def _carray_blocksize(obj) -> int:
     chunks = getattr(obj, "chunks", None)
-    if chunks is None or len(chunks) == 0:
+    if chunks is None or len(chunks) == 0 or not hasattr(chunks, "__getitem__"):
         return 0
     return int(getattr(chunks[0], "blocksize", 0))
 
@@ -297,6 +297,10 @@ def format_carray_repr(obj) -> str:
         f"  chunklen := {obj.chunklen}; chunksize: {chunksize}; "
         f"blocksize: {_carray_blocksize(obj)}",
     ]
+    if getattr(obj, "category", None) is not None:    # codes + categories
+        lines[2:4] = [f"  category := {obj.category!r}", f"  chunklen := {obj.chunklen}"]
+    elif getattr(obj, "vlen", None) is not None:      # items of any length, zstd chunks
+        lines[2:4] = [f"  vlen := {obj.vlen!r}", f"  chunklen := {obj.chunklen}"]
     if obj.rootdir:
         lines.append(f"  rootdir := '{obj.rootdir}'")
         lines.append(f"  mode    := '{obj.mode}'")

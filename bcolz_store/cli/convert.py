@@ -45,6 +45,14 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
                         help="replace DST if it exists (only with the same format)")
     parser.add_argument("--drop-attrs", action="store_true",
                         help="convert even where the destination has no place for attrs")
+    parser.add_argument("--strings", choices=("keep", "fixed", "vlen"), default=None,
+                        help="bcolz to bcolz: 'fixed' writes vlen columns as fixed-width U/S "
+                             "columns, so that the real bcolz opens the copy; parquet, arrow "
+                             "or zarr to bcolz: 'vlen' reads strings and bytes as vlen "
+                             "columns (missing values kept)")
+    parser.add_argument("--missing", default=None, metavar="TEXT",
+                        help="with --strings fixed: written for missing items (default: "
+                             "refuse them)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run_convert)
     return parser
@@ -60,8 +68,9 @@ def run_convert(args) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        ``src``, ``dst``, ``to``, ``overwrite``, ``drop_attrs``,
-        ``no_progress`` (and ``traceback`` when the main parser has it).
+        ``src``, ``dst``, ``to``, ``overwrite``, ``drop_attrs``, ``strings``,
+        ``missing``, ``no_progress`` (and ``traceback`` when the main parser
+        has it).
 
     Returns
     -------
@@ -77,6 +86,9 @@ def run_convert(args) -> int:
     options = {"overwrite": args.overwrite}
     if getattr(args, "drop_attrs", False):
         options["drop_attrs"] = True
+    for name in ("strings", "missing"):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
     try:
         done = convert(args.src, args.dst, to=args.to,
                        progress=False if args.no_progress else None, **options)

@@ -28,7 +28,12 @@ def _carray_facts(ca) -> dict:
     length = int(ca.shape[0]) if len(ca.shape) else 0
     chunklen, nchunks = int(ca.chunklen), int(ca.nchunks)
     nbytes, cbytes = int(ca.nbytes), int(ca.cbytes)
+    vlen = getattr(ca, "vlen", None)
+    extra = {} if vlen is None else {"vlen": {
+        "kind": vlen.kind, "codec": "zstd", "level": vlen.level, "nullable": bool(vlen.nullable),
+        "dictionary_bytes": len(vlen.dictionary) if vlen.dictionary else 0}}
     return {
+        **extra,
         "shape": [int(n) for n in ca.shape],
         "dtype": str(ca.dtype),
         "chunklen": chunklen,
@@ -130,7 +135,10 @@ def _human(nbytes: int) -> str:
     return f"{nbytes} B"  # pragma: no cover - the loop always returns
 
 
-def _fmt_cparams(cp: dict | None) -> str:
+def _fmt_cparams(cp: dict | None, vlen: dict | None = None) -> str:
+    if vlen is not None:        # items of any length: zstd chunks, not Blosc
+        return " ".join(f"{k}={vlen[k]}" for k in ("kind", "codec", "level", "nullable",
+                                                    "dictionary_bytes"))
     if cp is None:
         return "(differs by column)"
     return " ".join(f"{k}={cp[k]}" for k in ("cname", "clevel", "shuffle", "quantize"))
@@ -160,7 +168,8 @@ def format_info(facts: dict) -> str:
     if "leftover" in facts:
         lines.append(("leftover", facts["leftover"]))
     lines += [
-        ("cparams", _fmt_cparams(facts["cparams"])),
+        ("vlen" if "vlen" in facts else "cparams",
+         _fmt_cparams(facts["cparams"], facts.get("vlen"))),
         ("nbytes", f"{facts['nbytes']} ({_human(facts['nbytes'])})"),
         ("cbytes", f"{facts['cbytes']} ({_human(facts['cbytes'])})"),
         ("cratio", fmt_ratio(facts["cratio"])),
@@ -178,7 +187,7 @@ def _column_table(columns: list) -> list:
             "nbytes", "cbytes", "cratio", "attrs")
     rows = [head] + [
         (c["name"], c["dtype"], str(tuple(c["shape"])), str(c["chunklen"]), str(c["nchunks"]),
-         _fmt_cparams(c["cparams"]), str(c["nbytes"]), str(c["cbytes"]),
+         _fmt_cparams(c["cparams"], c.get("vlen")), str(c["nbytes"]), str(c["cbytes"]),
          fmt_ratio(c["cratio"]), json.dumps(c["attrs"], sort_keys=True))
         for c in columns]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]

@@ -7,6 +7,9 @@ files, read into a chunk engine, and staged back for a commit.
     ROOT/meta/sizes       shape [length, *atom], nbytes, cbytes
     ROOT/data/__N.blp     chunk N (the leftover is chunk ``length // chunklen``)
 
+A carray of variable-length items has ``data/__N.vlen`` chunk files instead
+and a ``vlen`` entry in ``meta/storage`` (format/vlen_meta.py).
+
 Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md; the bytes of the
 JSON files are those of :mod:`bcolz_store.format.meta`.
 """
@@ -21,12 +24,18 @@ from ..chunks.chunk import chunk_key
 from ..chunks.cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
 from ..chunks.objects import ObjectEngine
-from ..errors import ChunkNotFoundError, DatasetNotFoundError, FormatError
+from ..chunks.category_engine import CategoryEngine
+from ..chunks.vlen import dictionary_id
+from ..chunks.vlen_chunks import vlen_chunk_key
+from ..chunks.vlen_engine import VlenEngine
+from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
                            load_sizes, load_storage, storage_kind)
+from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
+from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
-__all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "load_carray", "new_engine", "stage_sizes",
-           "stage_storage"]
+__all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "load_carray", "new_engine",
+           "stage_sizes", "stage_storage"]
 
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
@@ -37,7 +46,12 @@ class CarrayMeta:
     """What a carray's metadata says.
 
     ``atom`` is the dtype of one item with its sub-array shape; ``dflt`` a
-    0-d array of ``atom.base``; ``length`` in items, ``cbytes`` in bytes.
+    0-d array of ``atom.base``; ``length`` in items, ``cbytes`` in bytes.  A
+    carray of variable-length items has ``vlen`` set (format/vlen_meta.py),
+    ``atom`` the dtype its reads return, and ``nbytes`` from ``meta/sizes``.
+    A categorical carray (format/category_meta.py) has ``categorical`` set,
+    ``categories`` the metadata of its categories (a vlen carray) and
+    ``vlen`` the kind of its items; ``atom`` is the dtype its reads return.
     """
 
     atom: np.dtype
@@ -47,6 +61,11 @@ class CarrayMeta:
     dflt: np.ndarray
     length: int = 0
     cbytes: int = 0
+    vlen: VlenMeta | None = None
+    nbytes: int = 0
+    categorical: CategoryMeta | None = None
+    categories: "CarrayMeta | None" = None      # the categories' vlen carray
+    initial: np.ndarray | None = None           # the categories of a new one
 
 
 def load_carray(store) -> CarrayMeta:
@@ -69,6 +88,10 @@ def load_carray(store) -> CarrayMeta:
                                        f"carray")
     sizes = load_sizes(store.get("meta/sizes"), store.path("meta/sizes"))
     storage = load_storage(store.get("meta/storage"), store.path("meta/storage"))
+    if storage.vlen is not None:
+        return _load_vlen(store, sizes, storage)
+    if storage.categorical is not None:
+        return _load_categorical(store, sizes, storage)
     atom = atom_dtype(storage.dtype, sizes.shape[1:], store.path("meta/sizes"))
     pickled = storage_kind(atom) == "pickle"
     if pickled and len(sizes.shape) > 1:
@@ -93,12 +116,117 @@ def load_carray(store) -> CarrayMeta:
     return meta
 
 
+# Items per vlen chunk at most (the leftover buffer takes 16 bytes per item).
+MAX_VLEN_CHUNKLEN = 1 << 24
+
+
+def _load_vlen(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
+    """The metadata of a vlen carray (format/vlen_meta.py), checked."""
+    where = store.path("meta/sizes")
+    if len(sizes.shape) != 1:
+        raise FormatError(f"{where}: shape {list(sizes.shape)} for a vlen carray, which is "
+                          f"one-dimensional")
+    if storage.chunklen > MAX_VLEN_CHUNKLEN:
+        raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} is above "
+                          f"{MAX_VLEN_CHUNKLEN}, the most items a vlen chunk may hold")
+    try:
+        cparams = cparams_cls(**storage.cparams)
+    except ValueError as err:   # a compressor this Blosc build lacks
+        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+    if storage.vlen.dictionary is not None:
+        try:
+            dictionary_id(storage.vlen.dictionary)
+        except CodecError as err:
+            raise FormatError(f"{store.path('meta/storage')}: the vlen dictionary is not a "
+                              f"zstd dictionary ({err})") from err
+    meta = CarrayMeta(storage.dtype, cparams, storage.chunklen, storage.expectedlen,
+                      storage.dflt, sizes.shape[0], sizes.cbytes, storage.vlen, sizes.nbytes)
+    nfiles = -(-meta.length // meta.chunklen)
+    if nfiles and not store.store.remote:
+        for n in (0, nfiles - 1):
+            if not store.exists(vlen_chunk_key(n)):
+                raise ChunkNotFoundError(
+                    f"{store.path(vlen_chunk_key(n))}: chunk file missing; meta/sizes "
+                    f"promises {meta.length} items in {nfiles} chunk files")
+    return meta
+
+
+def _load_categorical(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
+    """The metadata of a categorical carray (format/category_meta.py): its codes,
+    read as any carray's, and its categories, a vlen carray beside them."""
+    categories = load_carray(store.sub(CATEGORIES_DIR))
+    where = store.path(CATEGORIES_DIR)
+    if categories.vlen is None or categories.categorical is not None or categories.vlen.nullable:
+        raise FormatError(f"{where}: the categories of a categorical carray must be a vlen "
+                          f"carray without missing items")
+    plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen, storage.expectedlen,
+                        storage.dflt)
+    codes = _codes_meta(store, sizes, plain)
+    atom = vlen_result_dtype(categories.vlen.kind, True)
+    dflt = np.empty((), dtype=atom)
+    dflt[()] = None
+    return CarrayMeta(atom, codes.cparams, codes.chunklen, codes.expectedlen, dflt,
+                      codes.length, codes.cbytes, VlenMeta(categories.vlen.kind, nullable=True),
+                      codes.length * storage.dtype.itemsize, storage.categorical, categories)
+
+
+def _codes_meta(store, sizes, storage) -> CarrayMeta:
+    """The metadata of the codes of a categorical carray, checked as any carray's."""
+    atom = atom_dtype(storage.dtype, sizes.shape[1:], store.path("meta/sizes"))
+    if len(sizes.shape) != 1:
+        raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for a "
+                          f"categorical carray, which is one-dimensional")
+    try:
+        cparams = cparams_cls(**storage.cparams)
+    except ValueError as err:
+        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+    if storage.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
+        raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} of "
+                          f"{atom.itemsize}-byte codes exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
+    return CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
+                      sizes.shape[0], sizes.cbytes)
+
+
+def _category_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
+    """A CategoryEngine: codes in a ChunkEngine, categories in a VlenEngine (when
+    ``new``, the categories ``meta.categories.initial`` are staged at once)."""
+    codes = meta.categorical.codes
+    sub = store.sub(CATEGORIES_DIR) if store is not None else None
+    cats = meta.categories
+    if new:
+        categories = VlenEngine(cats.vlen, cats.chunklen, sub, cache_budget=cache_budget)
+        categories.append(cats.initial)
+        if sub is not None:
+            sub.makedirs("data", "meta")
+            stage_storage(sub, cats)
+            categories.stage_leftover()
+            stage_sizes(sub, (categories.length,), categories.nbytes, categories.cbytes)
+        engine = ChunkEngine(codes, meta.cparams, meta.chunklen, store,
+                             cache_budget=cache_budget)
+    else:
+        nfull, nleft = divmod(cats.length, cats.chunklen)
+        categories = VlenEngine(cats.vlen, cats.chunklen, sub, nfull, nleft, cats.nbytes,
+                                cats.cbytes, cache_budget=cache_budget)
+        nfull, nleft = divmod(meta.length, meta.chunklen)
+        engine = ChunkEngine(codes, meta.cparams, meta.chunklen, store, nfull, nleft,
+                             meta.cbytes, cache_budget=cache_budget)
+    return CategoryEngine(engine, categories, meta.atom)
+
+
 def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     """The engine of a carray described by ``meta`` (a stored one unless ``new``).
 
     The leftover of a stored carray is read from its chunk file when first
     needed, so opening a table reads no chunk at all.
     """
+    if meta.categorical is not None:
+        return _category_engine(meta, store, cache_budget, new)
+    if meta.vlen is not None:
+        if new:
+            return VlenEngine(meta.vlen, meta.chunklen, store, cache_budget=cache_budget)
+        nfull, nleft = divmod(meta.length, meta.chunklen)
+        return VlenEngine(meta.vlen, meta.chunklen, store, nfull, nleft, meta.nbytes,
+                          meta.cbytes, cache_budget=cache_budget)
     if storage_kind(meta.atom) == "pickle":
         return ObjectEngine(meta.cparams, meta.chunklen, store,
                             0 if new else meta.length, 0 if new else meta.cbytes)
@@ -111,9 +239,23 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
 
 
 def stage_storage(store, meta: CarrayMeta) -> None:
-    """Stage ``meta/storage`` (bcolz's bytes) for the next commit."""
+    """Stage ``meta/storage`` (bcolz's bytes) for the next commit.
+
+    A vlen carray's ``dtype`` text names it by its folder (a ctable column by
+    the column's name), so that bcolz's refusal to open it says which it is.
+    """
+    name = str(store.root).rstrip("/").replace("\\", "/").rpartition("/")[2] or "carray"
+    if meta.categorical is not None:    # the codes' storage, named for bcolz's refusal
+        codes = meta.categorical.codes
+        store.set("meta/storage", dump_storage(StorageMeta(
+            codes, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
+            np.array(-1, dtype=codes), None, category_dtype_text(codes, name),
+            meta.categorical)))
+        return
+    text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None
     store.set("meta/storage", dump_storage(StorageMeta(
-        meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt)))
+        meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
+        meta.vlen, text)))
 
 
 def stage_sizes(store, shape: tuple, nbytes: int, cbytes: int) -> None:

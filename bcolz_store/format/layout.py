@@ -7,6 +7,10 @@ library's own, which bcolz never reads::
     ROOT/meta/sizes                shape, nbytes, cbytes (JSON)    bcolz
     ROOT/meta/storage              dtype, cparams, chunklen (JSON) bcolz
     ROOT/data/__N.blp              chunk N                         bcolz
+    ROOT/data/__N.vlen             chunk N of variable-length      ours
+                                   items (format/vlen_meta.py)
+    ROOT/categories/...            the categories of a categorical ours
+                                   carray (format/category_meta.py)
     ROOT/bcolz_store.md5           checksums (md5sum format)       ours
     ROOT/bcolz_store.json          consolidated metadata           ours
     ROOT/.bcolz_store-journal/     commit records, staged blobs    ours
@@ -43,6 +47,7 @@ __all__ = [
     "JOURNAL_DIR",
     "LOCK_FILE",
     "MAX_CHUNK_FILE_BYTES",
+    "MAX_VLEN_FILE_BYTES",
     "MAX_META_BYTES",
     "MAX_OWN_FILE_BYTES",
     "OWN_NAMES",
@@ -75,20 +80,31 @@ RESERVED_NAMES = frozenset({ATTRS_FILE, ROOTDIRS_FILE, *OWN_NAMES})
 # Largest file of each kind that is ever read.  A JSON metadata file of a
 # real dataset holds a few hundred bytes (``__rootdirs__`` of 100,000
 # columns: about 1.5 MB); a chunk file holds one Blosc-1 chunk of at most
-# 2 GB plus its headers.  A file claiming more is refused before it is read.
+# 2 GB plus its headers (a vlen chunk: 2 GiB of payload, compressed, plus
+# its header).  A file claiming more is refused before it is read.
 MAX_META_BYTES = 64 << 20
 MAX_OWN_FILE_BYTES = 256 << 20          # checksum file, commit record
 MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
+MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 
-_CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.blp")
+# The categories of a categorical carray: a vlen carray in this folder.
+CATEGORIES_PREFIX = "categories/"
+_CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", ATTRS_FILE)
 
 
 def is_metadata_key(key: str) -> bool:
     """True for the small JSON files of a dataset (``meta/sizes``, ``meta/storage``,
-    ``__attrs__``, ``__rootdirs__``, of the root or of a column)."""
-    return key == ROOTDIRS_FILE or key.endswith(_CARRAY_FILES) and (
-        key in _CARRAY_FILES or key.partition("/")[2] in _CARRAY_FILES)
+    ``__attrs__``, ``__rootdirs__``, of the root, of a column, or of the
+    categories of a categorical column)."""
+    if key == ROOTDIRS_FILE:
+        return True
+    if not key.endswith(_CARRAY_FILES):
+        return False
+    rest = key.partition("/")[2]
+    if rest.startswith(CATEGORIES_PREFIX):
+        rest = rest[len(CATEGORIES_PREFIX):]
+    return key in _CARRAY_FILES or rest in _CARRAY_FILES
 
 
 def is_reserved_name(name: str) -> bool:
@@ -217,8 +233,10 @@ def commit_key_limit(key: str, where: str) -> int:
     if sep and not (key in _CARRAY_FILES or _CHUNK.fullmatch(key)):
         check_column_name(column, where)   # a ctable column's file
         name = rest
+        if name.startswith(CATEGORIES_PREFIX):
+            name = name[len(CATEGORIES_PREFIX):]    # a categorical column's categories
     if name in _CARRAY_FILES:
         return MAX_META_BYTES
     if _CHUNK.fullmatch(name):
-        return MAX_CHUNK_FILE_BYTES
+        return MAX_VLEN_FILE_BYTES if name.endswith(".vlen") else MAX_CHUNK_FILE_BYTES
     raise FormatError(f"{where}: {key!r:.200} is not a file a commit writes")

@@ -34,6 +34,10 @@ import numpy as np
 
 from ..errors import FormatError
 from .layout import check_column_name
+from .category_meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
+                            load_category)
+from .vlen_meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
+                        load_vlen, vlen_kind_of_text)
 
 __all__ = [
     "StorageMeta",
@@ -322,7 +326,11 @@ class StorageMeta:
 
     ``dtype`` is the base dtype (atom dimensions live in ``meta/sizes``);
     ``cparams`` is a plain dict with keys clevel, shuffle, cname, quantize;
-    ``dflt`` is a 0-d array of ``dtype``.
+    ``dflt`` is a 0-d array of ``dtype``.  A vlen carray (variable-length
+    items, format/vlen_meta.py) has ``vlen`` set, ``dtype`` the dtype reads
+    return and ``dtype_text`` the text written as ``dtype``; a categorical
+    carray (format/category_meta.py) has ``categorical`` set, ``dtype`` its
+    codes' dtype and ``dtype_text``.
     """
 
     dtype: np.dtype
@@ -330,32 +338,50 @@ class StorageMeta:
     chunklen: int
     expectedlen: int
     dflt: np.ndarray = field(compare=False)
+    vlen: VlenMeta | None = None
+    dtype_text: str | None = None
+    categorical: CategoryMeta | None = None
 
 
 def dump_storage(meta: StorageMeta) -> bytes:
     """Serialise ``meta/storage`` exactly as bcolz 1.13 does."""
     cp = meta.cparams
-    return _dump({
-        "dtype": str(meta.dtype),
+    vlen = meta.vlen
+    out = {
+        "dtype": meta.dtype_text or str(meta.dtype),
         "cparams": {"clevel": int(cp["clevel"]), "shuffle": int(cp["shuffle"]),
                     "cname": str(cp["cname"]), "quantize": int(cp["quantize"])},
         "chunklen": int(meta.chunklen),
         "expectedlen": int(meta.expectedlen),
-        "dflt": encode_dflt(meta.dflt),
-    })
+        "dflt": (encode_dflt(meta.dflt) if vlen is None
+                 else encode_vlen_dflt(meta.dflt[()], vlen.kind)),
+    }
+    if vlen is not None:
+        out[VLEN_KEY] = dump_vlen(vlen)
+    if meta.categorical is not None:
+        out[CATEGORY_KEY] = dump_category(meta.categorical)
+    return _dump(out)
 
 
 def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
-    """Parse ``meta/storage``, accepting older layouts.
+    """Parse ``meta/storage``, accepting older layouts and vlen carrays.
 
     Raises
     ------
     FormatError
-        On invalid JSON, a missing key, an unknown dtype or compressor, or a
-        chunklen outside 1..2**40.
+        On invalid JSON, a missing key, an unknown dtype or compressor, a
+        chunklen outside 1..2**40, or a malformed ``vlen`` entry or ``dflt``
+        of a vlen carray (see :func:`~.vlen_meta.load_vlen`).
     """
     obj = load_json(data, where)
-    dtype = decode_dtype(_require(obj, "dtype", (str,), where), where)
+    text = _require(obj, "dtype", (str,), where)
+    kind = vlen_kind_of_text(text)
+    vlen = load_vlen(obj.get(VLEN_KEY), kind, where) if kind is not None else None
+    codes = category_codes_of_text(text)
+    categorical = load_category(obj.get(CATEGORY_KEY), codes, where) if codes is not None \
+        else None
+    dtype = codes if codes is not None else \
+        decode_dtype(text, where) if vlen is None else vlen.dtype
     raw = _require(obj, "cparams", (dict,), where)
     clevel = _require(raw, "clevel", (int,), where + " cparams")
     shuffle = raw.get("shuffle", 1)
@@ -382,8 +408,13 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
     expectedlen = obj.get("expectedlen", chunklen)
     if not isinstance(expectedlen, int):
         expectedlen = chunklen
-    dflt = decode_dflt(obj.get("dflt"), dtype, where)
-    return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt)
+    if vlen is None:
+        dflt = decode_dflt(obj.get("dflt"), dtype, where)
+        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt,
+                           dtype_text=text if categorical else None, categorical=categorical)
+    dflt = np.empty((), dtype=dtype)
+    dflt[()] = decode_vlen_dflt(obj.get("dflt"), vlen, where)
+    return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, vlen, text)
 
 
 # --- __attrs__ and __rootdirs__ ---------------------------------------------

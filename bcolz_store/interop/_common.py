@@ -191,6 +191,9 @@ class Sink:
         'w' replaces what is at ``rootdir``; 'a' refuses an existing one.
     expectedlen : int, optional
         Expected number of rows (chooses chunklen, as in bcolz).
+    dtypes : dict of str to vlen, optional
+        Columns of items of any length: name -> :class:`~bcolz_store.vlen`
+        (their blocks are lists or object arrays, converted by the column).
     kwargs
         Other carray/ctable constructor parameters (cparams, chunklen...).
 
@@ -209,7 +212,8 @@ class Sink:
     ``ctable.append`` casts silently (it truncates longer strings).
     """
 
-    def __init__(self, kind, atoms, rootdir=None, mode="w", expectedlen=None, **kwargs):
+    def __init__(self, kind, atoms, rootdir=None, mode="w", expectedlen=None, dtypes=None,
+                 **kwargs):
         if mode not in ("w", "a"):
             raise ValueError(f"mode must be 'w' or 'a', not {mode!r}")
         if kind not in ("carray", "ctable"):
@@ -220,10 +224,16 @@ class Sink:
         if self.rootdir is not None and mode == "a" and os.path.lexists(self.rootdir):
             raise DatasetExistsError(f"{self.rootdir}: exists; use mode 'w' to replace it")
         self.atoms = dict(atoms)
+        self.vlens = dict(dtypes or {})
         empty = [np.empty(0, dtype=atom) for atom in self.atoms.values()]
         kwargs.setdefault("expectedlen", max(int(expectedlen or 0), 1))
         if self.rootdir is not None:
             kwargs.update(rootdir=self.rootdir, mode="w")
+        if self.vlens:
+            if "dtype" in kwargs:
+                raise ValueError("dtype cannot be given for a conversion with vlen columns")
+            kwargs["dtype"] = (self.vlens if kind == "ctable"
+                               else next(iter(self.vlens.values())))
         if kind == "carray":
             self.obj = bcolz_store.carray(empty[0], **kwargs)
         else:
@@ -244,6 +254,8 @@ class Sink:
     def append(self, blocks: list) -> None:
         """Append one block per column (in column order), all of one length."""
         for (name, atom), block in zip(self.atoms.items(), blocks):
+            if name in self.vlens:
+                continue            # converted strictly by the vlen column
             if block.dtype != atom.base or block.shape[1:] != atom.shape:
                 raise ValueError(f"column {name!r}: a block of {block.dtype} rows shaped "
                                  f"{block.shape[1:]} does not fit {atom.base} rows shaped "

@@ -30,9 +30,10 @@ import os
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
 from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, columns_of, local_path,
                       progress_bar, require, row_blocks)
+from ..vlen_type import vlen
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
-                          numpy_atom, read_metadata, recorded_dtype, schema_metadata,
-                          sized_atoms, to_arrow_array)
+                          numpy_atom, read_metadata, recorded_dtype, recorded_vlen,
+                          schema_metadata, sized_atoms, to_arrow_array)
 
 __all__ = ["META_KEY", "ColumnType", "arrow_type", "from_arrow", "from_feather", "from_parquet",
            "numpy_atom", "to_arrow", "to_feather", "to_parquet"]
@@ -47,15 +48,24 @@ def _pq():
 
 # --- carray/ctable -> Arrow -----------------------------------------------------------
 
+def _vlen_kind(col):
+    """'str' or 'bytes' for a vlen column, else None."""
+    vlen = getattr(col, "vlen", None)
+    return None if vlen is None else vlen.kind
+
+
 def _schema(pa, obj):
-    fields = [pa.field(name, arrow_type(atom_of(col))) for name, col in columns_of(obj)]
+    fields = [pa.field(name, arrow_type(atom_of(col), _vlen_kind(col)))
+              for name, col in columns_of(obj)]
     return pa.schema(fields, metadata=schema_metadata(obj))
 
 
 def _record_batches(pa, obj, schema, blen: int, bar):
     names = [name for name, _ in columns_of(obj)]
+    kinds = [_vlen_kind(col) for _, col in columns_of(obj)]
     for blocks in row_blocks(obj, blen):
-        arrays = [to_arrow_array(pa, block, name) for name, block in zip(names, blocks)]
+        arrays = [to_arrow_array(pa, block, name, kind)
+                  for name, block, kind in zip(names, blocks, kinds)]
         yield pa.record_batch(arrays, schema=schema)
         bar.update(len(blocks[0]))
 
@@ -94,7 +104,7 @@ def to_arrow(obj, *, progress=None):
         for (name, col), field in zip(columns_of(obj), schema):
             chunks = []
             for block in col.iterblocks_(blen):
-                chunks.append(to_arrow_array(pa, block, name))
+                chunks.append(to_arrow_array(pa, block, name, _vlen_kind(col)))
                 bar.update(len(block))
             columns.append(pa.chunked_array(chunks, type=field.type))
     return pa.Table.from_arrays(columns, schema=schema)
@@ -220,9 +230,19 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     most ``blen`` rows; called twice when string columns need a width scan."""
     meta = read_metadata(schema, where)
     names = list(columns) if columns is not None else list(schema.names)
-    atoms, col_attrs, unsized = {}, {}, []
+    strings = kwargs.pop("strings", "fixed")
+    if strings not in ("fixed", "vlen"):
+        raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
+    atoms, col_attrs, unsized, vlens = {}, {}, [], {}
     for name in names:
-        column = numpy_atom(schema.field(name).type, recorded_dtype(meta, name, where), name)
+        typ = schema.field(name).type
+        given = recorded_vlen(meta, name, where)
+        if given is None and strings == "vlen":
+            given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
+                         else "str", nullable=True)
+        column = numpy_atom(typ, recorded_dtype(meta, name, where), name, given)
+        if column.vlen is not None:
+            vlens[name] = column.vlen
         atoms[name] = column.atom
         if column.scan:
             unsized.append(name)
@@ -240,11 +260,11 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     if kind == "carray":
         attrs = {**attrs, **col_attrs.pop(names[0], {})}
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
-    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, **kwargs) as sink, \
+    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, **kwargs) as sink, \
             progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
         for batch in batches(names, blen):
-            sink.append([from_arrow_array(pa, batch.column(name), atoms[name], name)
-                         for name in names])
+            sink.append([from_arrow_array(pa, batch.column(name), atoms[name], name,
+                                          vlens.get(name)) for name in names])
             bar.update(batch.num_rows)
         return sink.finish(attrs, col_attrs)
 

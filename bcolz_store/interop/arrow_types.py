@@ -13,6 +13,8 @@ block by block, and the schema metadata that records what Arrow cannot say.
     U<n>                        string (utf8)                       U<n> *
     complex, longdouble, other  fixed_size_binary[itemsize], raw    the same *
     rows of shape (a, b)        fixed_size_list<fixed_size_list<T>[b]>[a]
+    vlen str / bytes            large_string / large_binary,       the same vlen type *
+                                missing item -> null
     object                      refused (TypeError)
 
 \\* restored from the metadata below; other readers see the Arrow type.
@@ -24,6 +26,13 @@ Metadata: the schema metadata key ``b"bcolz_store"`` holds one JSON object::
 
     {"version": 1, "kind": "ctable" | "carray", "attrs": {...},
      "columns": {"<name>": {"dtype": "<numpy descr>", "attrs": {...}}}}
+
+A vlen column records ``"dtype": "vlen"`` and ``"vlen": {"kind", "level",
+"nullable", "dictionary"}`` (the dictionary as base64, or null); a
+categorical column, written as its items, ``"dtype": "category"`` and
+``"category": {"kind", "categories", "ordered"}``.  Readers
+given ``strings='vlen'`` also make vlen columns of Arrow strings and binary
+that bcolz_store did not write (nulls become missing items).
 
 Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
 float columns, where they become NaN, and temporal ones, where they become
@@ -41,11 +50,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import FormatError
+from ..format.vlen_meta import vlen_result_dtype
+from ..category_type import category_from_json, category_to_json
+from ..vlen_type import vlen_from_json, vlen_to_json
 from ._common import column_attrs, columns_of, kind_of, require
 
 __all__ = ["META_KEY", "META_VERSION", "ColumnType", "arrow_type", "from_arrow_array",
-           "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "schema_metadata",
-           "sized_atoms", "to_arrow_array"]
+           "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "recorded_vlen",
+           "schema_metadata", "sized_atoms", "to_arrow_array"]
 
 META_KEY = b"bcolz_store"
 META_VERSION = 1
@@ -105,7 +117,15 @@ def _flat_to_arrow(pa, values: np.ndarray):
                                                 [None, pa.py_buffer(raw)])
 
 
-def to_arrow_array(pa, block: np.ndarray, name: str):
+def _vlen_to_arrow(pa, block: np.ndarray, kind: str, name: str):
+    typ = pa.large_string() if kind == "str" else pa.large_binary()
+    try:
+        return pa.array(block, type=typ)
+    except (pa.ArrowException, TypeError, ValueError) as err:
+        raise ValueError(f"column {name!r}: {err}") from None
+
+
+def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None):
     """A block of a column's rows as an Arrow array (see the module's table).
 
     Parameters
@@ -116,6 +136,9 @@ def to_arrow_array(pa, block: np.ndarray, name: str):
         Rows of one column.
     name : str
         The column's name, for messages.
+    vlen : {'str', 'bytes'}, optional
+        The kind of a vlen column's items (then ``block`` holds them, None
+        for missing ones).
 
     Returns
     -------
@@ -129,6 +152,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str):
     ValueError
         For datetime64[D] values outside Arrow's date32 range.
     """
+    if vlen is not None:
+        return _vlen_to_arrow(pa, block, vlen, name)
     try:
         arr = _flat_to_arrow(pa, block.reshape(-1))
     except (TypeError, ValueError) as err:
@@ -138,13 +163,15 @@ def to_arrow_array(pa, block: np.ndarray, name: str):
     return arr
 
 
-def arrow_type(atom):
+def arrow_type(atom, vlen=None):
     """The Arrow type of a column whose rows are ``atom``.
 
     Parameters
     ----------
     atom : numpy.dtype
         The column's dtype, with the shape of one row as a subarray shape.
+    vlen : {'str', 'bytes'}, optional
+        The kind of a vlen column's items.
 
     Returns
     -------
@@ -158,6 +185,8 @@ def arrow_type(atom):
         For object dtypes.
     """
     pa = import_pyarrow()
+    if vlen is not None:
+        return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
     return to_arrow_array(pa, np.empty((0,) + atom.shape, atom.base), "?").type
 
@@ -182,7 +211,13 @@ def schema_metadata(obj) -> dict:
     colattrs = column_attrs(obj)
     columns = {}
     for name, col in columns_of(obj):
-        entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
+        vlen_, cat = getattr(col, "vlen", None), getattr(col, "category", None)
+        if cat is not None:
+            entry = {"dtype": "category", "category": category_to_json(cat)}
+        elif vlen_ is not None:
+            entry = {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
+        else:
+            entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
         if name in colattrs:
             entry["attrs"] = colattrs[name]
         columns[name] = entry
@@ -254,7 +289,8 @@ def recorded_dtype(meta: dict, name: str, where: str):
         When the recorded dtype is not a numpy descr, or holds objects.
     """
     entry = meta.get("columns", {}).get(name)
-    if not isinstance(entry, dict) or "dtype" not in entry:
+    if not isinstance(entry, dict) or "dtype" not in entry or \
+            entry["dtype"] in ("vlen", "category"):
         return None
     descr = entry["dtype"]
     try:
@@ -265,6 +301,28 @@ def recorded_dtype(meta: dict, name: str, where: str):
     if dtype.hasobject:
         raise FormatError(f"{where}: column {name!r}: recorded dtype {descr!r} holds objects")
     return dtype
+
+
+def recorded_vlen(meta: dict, name: str, where: str):
+    """The :class:`~bcolz_store.vlen` (or :class:`~bcolz_store.category`) type
+    ``meta`` records for column ``name``, if any.
+
+    Raises
+    ------
+    FormatError
+        When the record is not a vlen type's fields.
+    """
+    entry = meta.get("columns", {}).get(name)
+    if not isinstance(entry, dict) or entry.get("dtype") not in ("vlen", "category"):
+        return None
+    fields = entry.get(entry["dtype"])
+    try:
+        if entry["dtype"] == "category":
+            return category_from_json(fields)
+        return vlen_from_json(fields)
+    except (TypeError, ValueError) as err:
+        raise FormatError(f"{where}: column {name!r}: bad recorded vlen type {fields!r:.200} "
+                          f"({err})") from err
 
 
 def _is(pa, typ, *names) -> bool:
@@ -317,9 +375,10 @@ class ColumnType(NamedTuple):
     atom: np.dtype      # dtype, with the row shape as a subarray shape
     scan: bool          # S/U whose width must come from the data (atom has width 1)
     attrs: dict         # extra column attrs ('timezone')
+    vlen: object = None  # the vlen type of a column of items of any length
 
 
-def numpy_atom(typ, recorded=None, name="?") -> ColumnType:
+def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
     """The numpy atom of a column of Arrow type ``typ``.
 
     Parameters
@@ -330,6 +389,9 @@ def numpy_atom(typ, recorded=None, name="?") -> ColumnType:
         hold it.
     name : str
         The column's name, for messages.
+    vlen : vlen, optional
+        Make a vlen column of this type when ``typ`` is strings (kind
+        'str') or binary (kind 'bytes').
 
     Returns
     -------
@@ -351,6 +413,11 @@ def numpy_atom(typ, recorded=None, name="?") -> ColumnType:
         typ = typ.value_type
     if _is(pa, typ, "dictionary"):
         typ = typ.value_type
+    if vlen is not None and not shape and _is(pa, typ, *(
+            ("string", "large_string", "string_view") if vlen.kind == "str"
+            else ("binary", "large_binary", "binary_view", "fixed_size_binary"))):
+        return ColumnType(vlen_result_dtype(vlen.kind, vlen.nullable is not False), False, {},
+                          vlen)
     extra, scan = {}, False
     if recorded is not None and _fits(pa, typ, recorded):
         base = recorded
@@ -469,7 +536,15 @@ def sized_atoms(pa, atoms: dict, batches) -> dict:
             for name, atom in atoms.items()}
 
 
-def from_arrow_array(pa, arr, atom: np.dtype, name: str) -> np.ndarray:
+def _vlen_from_arrow(pa, arr, kind: str):
+    if _is(pa, arr.type, "dictionary"):
+        arr = arr.dictionary_decode()
+    if kind == "bytes" and _is(pa, arr.type, "fixed_size_binary"):
+        arr = arr.cast(pa.large_binary())
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def from_arrow_array(pa, arr, atom: np.dtype, name: str, vlen=None) -> np.ndarray:
     """Arrow values of a column as numpy rows of exactly ``atom``, refusing any loss.
 
     Parameters
@@ -483,6 +558,9 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str) -> np.ndarray:
         The column's atom, from :func:`numpy_atom` (and :func:`sized_atoms`).
     name : str
         The column's name, for messages.
+    vlen : vlen, optional
+        For a vlen column: its items come back as an object array (None for
+        nulls), which the column converts.
 
     Returns
     -------
@@ -497,6 +575,8 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str) -> np.ndarray:
     TypeError
         When the rows are not lists of the atom's row shape.
     """
+    if vlen is not None:
+        return _vlen_from_arrow(pa, arr, vlen.kind)
     n = len(arr)
     flat = _flatten(pa, arr, atom.shape, name)
     return _flat_from_arrow(pa, flat, atom.base, name).reshape((n,) + atom.shape)

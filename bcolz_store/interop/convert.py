@@ -50,6 +50,7 @@ from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
 
 from ._common import (DATADINGS_SUFFIXES, Sink, block_rows, column_attrs, is_remote, kind_of,
                       local_path, progress_bar, require, row_blocks)
+from .fixed_width import tofixed
 
 # Sink, block_rows, progress_bar, require and row_blocks live in ._common; they
 # stay importable from here.
@@ -272,8 +273,17 @@ def _check_apart(src, dst) -> None:
         raise ValueError(f"source {src} and destination {dst} overlap")
 
 
-def _copy_bcolz(obj, rootdir, mode="w", *, progress=None, **kwargs):
-    """A bcolz dataset copied to ``rootdir`` with its attrs (and column attrs)."""
+def _copy_bcolz(obj, rootdir, mode="w", *, progress=None, strings="keep", missing=None,
+                **kwargs):
+    """A bcolz dataset copied to ``rootdir`` with its attrs (and column attrs);
+    with ``strings='fixed'``, vlen columns become fixed-width (for the real bcolz)."""
+    if strings not in ("keep", "fixed"):
+        raise ValueError(f"strings must be 'keep' or 'fixed', not {strings!r}")
+    if strings == "fixed":
+        with progress_bar(progress, len(obj), "to fixed width") as bar:
+            return tofixed(obj, os.fspath(rootdir), mode, missing=missing, bar=bar, **kwargs)
+    if missing is not None:
+        raise ValueError("missing= is for strings='fixed' only")
     out = obj.copy(rootdir=os.fspath(rootdir), mode=mode, **kwargs)
     for key, value in obj.attrs:
         out.attrs[key] = value
@@ -307,6 +317,11 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
     drop_attrs : bool, default False
         Convert even where the destination has no place for the attrs
         (datadings; column attrs in HDF5); elsewhere attrs are kept anyway.
+    strings : {'keep', 'fixed'}, default 'keep'
+        bcolz to bcolz: 'fixed' turns vlen columns into fixed-width ``U``/``S``
+        columns, so that the real bcolz reads the copy.
+    missing : str, optional
+        With ``strings='fixed'``: written for missing items (default: refuse).
     **options
         Passed to the reader or writer that names them (e.g.
         ``compression`` for Parquet, ``nodepath`` for HDF5, ``key_column``
@@ -347,7 +362,9 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
     _check_apart(src, dst)
     reader = _function(src_fmt, 0) if src_fmt != "bcolz" else None
     writer = _function(dst_fmt, 1) if dst_fmt != "bcolz" else _copy_bcolz
-    read_opts, write_opts = _route(options, reader, writer, dst_fmt == "bcolz")
+    # reading into a bcolz destination builds it: the copy function is not used then
+    used_writer = None if reader is not None and dst_fmt == "bcolz" else writer
+    read_opts, write_opts = _route(options, reader, used_writer, dst_fmt == "bcolz")
     if "drop_attrs" in inspect.signature(writer).parameters:
         write_opts["drop_attrs"] = drop_attrs
     if is_remote(src) and src_fmt not in REMOTE_FORMATS:

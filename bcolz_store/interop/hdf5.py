@@ -221,10 +221,11 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     tb = _import_tables()
     from ..chunks.cparams import cparams as cparams_cls
     filepath = os.fspath(filepath)
-    unsupported = [n for n in table.names if table.cols[n].dtype.kind in "MmO"]
+    unsupported = [n for n in table.names if table.cols[n].dtype.kind in "MmOT"]
     if unsupported:
-        raise TypeError(f"PyTables Tables cannot hold the datetime64/timedelta64/object "
-                        f"columns {unsupported}; convert or drop them first")
+        raise TypeError(f"PyTables Tables cannot hold the datetime64/timedelta64/object/vlen "
+                        f"columns {unsupported}; convert or drop them first (vlen columns: "
+                        f"tofixed())")
     if mode == "w" and os.path.exists(filepath):
         raise DatasetExistsError(f"path '{filepath}' already exists")
     if UTF8_ATTR in dict(table.attrs):

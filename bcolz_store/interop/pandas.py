@@ -20,6 +20,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .pandas_columns import frame_columns, restore_columns
+
 __all__ = ["DTYPES_ATTR", "dataframe_columns", "fromdataframe", "series_values", "todataframe"]
 
 PANDAS_EXTRA = "bcolz_store[pandas]"
@@ -108,6 +110,13 @@ def fromdataframe(table_class, df, **kwargs):
     df : pandas.DataFrame
     names : list of str, optional
         Columns to take, in this order (default all, as in ``df.columns``).
+    strings : {'fixed', 'vlen'}, vlen or dict, default 'fixed'
+        What str and bytes columns become: 'fixed' (bcolz's way: fixed-width
+        ``U``/``S``), 'vlen' (columns of items of any length, which bcolz
+        cannot read; missing values kept as None), a
+        :class:`~bcolz_store.vlen` (its zstd level, dictionary and nullable;
+        the kind from the data), or a dict of column -> one of those (other
+        columns 'fixed').  See :mod:`.pandas_columns`.
     kwargs
         Other ctable constructor parameters (``rootdir``, ``cparams``...).
 
@@ -120,7 +129,8 @@ def fromdataframe(table_class, df, **kwargs):
     ImportError
         When pandas is not installed.
     ValueError
-        Column labels that are not valid column names, or as :class:`ctable`.
+        Column labels that are not valid column names, an unknown ``strings``,
+        both ``strings`` columns and ``dtype``, or as :class:`ctable`.
 
     Notes
     -----
@@ -130,10 +140,21 @@ def fromdataframe(table_class, df, **kwargs):
     """
     _import_pandas()
     names = kwargs.pop("names", None)
+    strings = kwargs.pop("strings", "fixed")
     if names is None:
         names = list(df.columns)
-    columns = dataframe_columns(df, names)
-    return table_class(columns, list(names), **kwargs)
+    if isinstance(strings, str) and strings == "fixed":
+        columns = dataframe_columns(df, names)
+        return table_class(columns, list(names), **kwargs)
+    columns, dtypes, col_attrs = frame_columns(df, names, strings, series_values)
+    if dtypes and "dtype" in kwargs:
+        raise ValueError("pass either dtype or strings (not both) to fromdataframe")
+    table = table_class(columns, list(names), **({"dtype": dtypes} if dtypes else {}), **kwargs)
+    for name, values in col_attrs.items():
+        for key, value in values.items():
+            table.cols[name].attrs[key] = value
+    table.flush()
+    return table
 
 
 def todataframe(table, columns=None, orient="columns"):
@@ -171,6 +192,7 @@ def todataframe(table, columns=None, orient="columns"):
     else:
         raise ValueError(f"orient must be 'columns' or 'index', not {orient!r}")
     data = OrderedDict((key, table.cols[key][:]) for key in keys)
+    data = restore_columns(table, data, pd)     # vlen columns as pandas had them
     df = pd.DataFrame.from_dict(data, columns=columns, orient=orient)
     if orient == "columns":
         df.attrs[DTYPES_ATTR] = {key: table.cols[key].dtype.str for key in keys}

@@ -30,6 +30,14 @@ nested groups are refused, variable-length strings become fixed width
 (``U``/``S`` of the longest value; :func:`numpy_atom` is the one place
 where a column's dtype is decided).
 
+vlen columns (str or bytes of any length) become zarr's variable-length
+types (``VariableLengthUTF8``, vlen-utf8; ``VariableLengthBytes``,
+vlen-bytes), and their vlen type is recorded under ``bcolz_store`` (the
+group's attribute, or the array's for a carray), so they read back as vlen
+columns; a missing item (None) is refused, since zarr would write the text
+'None'.  ``from_zarr(..., strings='vlen')`` reads other variable-length
+strings as vlen columns too.
+
 Source: zarr-python 3.1 API (``zarr.open``, ``zarr.open_group``,
 ``zarr.create_array``, ``Group.create_array``); checked by
 tests/interop/test_zarr.py, which reopens what is written with zarr itself.
@@ -41,7 +49,11 @@ import os
 
 import numpy as np
 
+from ..chunks.vlen_items import missing_mask
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
+from ..format.vlen_meta import vlen_result_dtype
+from ..category_type import category_from_json, category_to_json
+from ..vlen_type import vlen, vlen_from_json, vlen_to_json
 from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of, kind_of,
                       local_path, progress_bar, require)
 
@@ -90,15 +102,29 @@ def _check_target(store, overwrite: bool) -> None:
         raise DatasetExistsError(f"{path}: exists and is not a zarr store; not replacing it")
 
 
-def _write_column(array, col, bar) -> None:
+def _write_column(array, col, bar, name) -> None:
     blen = block_rows(col)
+    vlen = getattr(col, "vlen", None)
     for start in range(0, len(col), blen):
         block = col[start:start + blen]
+        if vlen is not None and vlen.nullable:
+            missing = missing_mask(block)
+            if missing is not None and missing.any():
+                raise ValueError(f"column {name!r} has missing items (None), which zarr's "
+                                 f"variable-length types cannot hold (zarr would write the "
+                                 f"text 'None')")
         array[start:start + len(block)] = block
         bar.update(len(block))
 
 
 def _array_spec(name, col) -> dict:
+    vlen = getattr(col, "vlen", None)
+    if vlen is not None:        # vlen-utf8 / vlen-bytes
+        zd = require("zarr.dtype", "zarr", "zarr conversions")
+        return {"shape": tuple(col.shape),
+                "dtype": zd.VariableLengthUTF8() if vlen.kind == "str"
+                else zd.VariableLengthBytes(),
+                "chunks": (int(col.chunklen),), "fill_value": "" if vlen.kind == "str" else b""}
     try:
         dtype = zarr_dtype(atom_of(col))
     except TypeError as err:
@@ -152,16 +178,24 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
     _check_target(store, overwrite)
     attrs = obj.attrs.getall()
     with progress_bar(progress, len(obj) * len(columns_of(obj)), "to zarr") as bar:
+        vlens = {name: ({"category": category_to_json(col.category)} if col.category
+                        else vlen_to_json(col.vlen))
+                 for name, col in columns_of(obj) if getattr(col, "vlen", None) is not None}
+        if RESERVED_ATTR in attrs and (vlens or kind_of(obj) == "ctable"):
+            raise ValueError(f"the attr {RESERVED_ATTR!r} is reserved in a zarr group's or vlen "
+                             f"array's attributes; rename it first")
         if kind_of(obj) == "carray":
+            if vlens:
+                attrs = {**attrs, RESERVED_ATTR: {"version": META_VERSION, "kind": "carray",
+                                                  "vlen": vlens}}
             array = zarr.create_array(store, **_array_spec("data", obj), attributes=attrs,
                                       overwrite=overwrite, zarr_format=3, **array_kwargs)
-            _write_column(array, obj, bar)
+            _write_column(array, obj, bar, "data")
             return array
-        if RESERVED_ATTR in attrs:
-            raise ValueError(f"the attr {RESERVED_ATTR!r} is reserved in a zarr group's "
-                             f"attributes; rename it first")
         names = list(obj.names)
         meta = {"version": META_VERSION, "kind": "ctable", "names": names}
+        if vlens:
+            meta["vlen"] = vlens
         specs = [_array_spec(name, col) for name, col in columns_of(obj)]
         group = zarr.open_group(store, mode="w" if overwrite else "w-", zarr_format=3,
                                 attributes={**attrs, RESERVED_ATTR: meta})
@@ -169,7 +203,7 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
         for (name, col), spec in zip(columns_of(obj), specs):
             array = group.create_array(name=name, **spec, attributes=colattrs.get(name, {}),
                                        **array_kwargs)
-            _write_column(array, col, bar)
+            _write_column(array, col, bar, name)
         return group
 
 
@@ -266,6 +300,7 @@ def _group_columns(zarr, group, where, columns) -> tuple:
                          f"convert each group on its own")
     attrs = dict(group.attrs)
     meta = attrs.pop(RESERVED_ATTR, None)
+    attrs[RESERVED_ATTR + ".vlen"] = meta.get("vlen") if isinstance(meta, dict) else None
     present = sorted(group.array_keys())
     names = present
     if meta is not None:
@@ -283,6 +318,28 @@ def _group_columns(zarr, group, where, columns) -> tuple:
     if len(set(lengths.values())) > 1:
         raise ValueError(f"{where}: arrays of different lengths {lengths} are not a table")
     return names, arrays, attrs
+
+
+def _vlen_columns(names, arrays, recorded, strings, where) -> dict:
+    """``{name: vlen}`` of the columns to read as vlen columns: those recorded
+    (by :func:`to_zarr`), and with ``strings='vlen'`` any variable-length
+    strings or bytes."""
+    out = {}
+    for name, array in zip(names, arrays):
+        entry = recorded.get(name) if isinstance(recorded, dict) else None
+        if entry is not None:
+            try:
+                out[name] = (category_from_json(entry["category"])
+                             if isinstance(entry, dict) and "category" in entry
+                             else vlen_from_json(entry))
+            except (TypeError, ValueError) as err:
+                raise FormatError(f"{where}: column {name!r}: bad recorded vlen type "
+                                  f"({err})") from err
+        elif strings == "vlen" and np.dtype(array.dtype).kind in "OT" and len(array.shape) == 1:
+            probe = array[:min(array.shape[0], 64)]
+            kind = "bytes" if any(isinstance(v, bytes) for v in probe.tolist()) else "str"
+            out[name] = vlen(kind, nullable=False)
+    return out
 
 
 def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
@@ -334,17 +391,28 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     """
     zarr = _zarr()
     where = str(source)
+    strings = kwargs.pop("strings", "fixed")
+    if strings not in ("fixed", "vlen"):
+        raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
     node = _open(zarr, source, where)
     if isinstance(node, zarr.Group):
         names, arrays, attrs = _group_columns(zarr, node, where, columns)
+        recorded = attrs.pop(RESERVED_ATTR + ".vlen")
         col_attrs = {name: dict(a.attrs) for name, a in zip(names, arrays) if len(a.attrs)}
         kind = kind or "ctable"
     else:
         names, arrays, attrs, col_attrs = ["data"], [node], dict(node.attrs), {}
+        own = attrs.get(RESERVED_ATTR)
+        recorded = None
+        if isinstance(own, dict) and own.get("kind") == "carray":
+            recorded = attrs.pop(RESERVED_ATTR).get("vlen")
         kind = kind or "carray"
-        if kind == "carray":
+        if kind == "carray" and recorded is None:
             kwargs.setdefault("dflt", node.fill_value)
-    atoms = {name: numpy_atom(a, name) for name, a in zip(names, arrays)}
+    vlens = _vlen_columns(names, arrays, recorded, strings, where)
+    atoms = {name: (vlen_result_dtype(vlens[name].kind, vlens[name].nullable is not False)
+                    if name in vlens else numpy_atom(a, name))
+             for name, a in zip(names, arrays)}
     nrows = arrays[0].shape[0] if arrays else 0
     chunklens = {a.chunks[0] for a in arrays}
     if len(chunklens) == 1:
@@ -352,10 +420,11 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     rowbytes = sum(atom.itemsize for atom in atoms.values())
     unit = max((a.shards or a.chunks)[0] for a in arrays) if arrays else 1
     blen = max(unit, BLOCK_BYTES // max(rowbytes, 1) // unit * unit)
-    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, **kwargs) as sink, \
+    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, **kwargs) as sink, \
             progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
         for start in range(0, nrows, blen):
-            blocks = [_block(a[start:start + blen], atoms[n], n) for n, a in zip(names, arrays)]
+            blocks = [a[start:start + blen] if n in vlens else
+                      _block(a[start:start + blen], atoms[n], n) for n, a in zip(names, arrays)]
             sink.append(blocks)
             bar.update(len(blocks[0]))
         return sink.finish(attrs, col_attrs)

@@ -19,7 +19,9 @@ Three engines ("virtual machines") are available:
     builtins: only the variables of the expression, numpy versions of
     numexpr's functions and a few safe builtins (``abs``, ``min``, ``max``,
     ``sum``, ``round``, ``len``, ``int``, ``float``, ``bool``, ``complex``,
-    ``any``, ``all``, ``pow``).
+    ``any``, ``all``, ``pow``), and the string functions of
+    :mod:`.strings` (``startswith``, ``contains``, ``isnull``...).
+    Expressions over columns of variable-length str/bytes always use it.
 ``'dask'`` (when installed)
     The expression is built over ``dask.array`` operands (reachable as
     ``da`` in the expression) and computed chunk by chunk.
@@ -45,6 +47,7 @@ import numpy as np
 
 from ..defaults import defaults
 from ..errors import QueryError
+from .strings import STRING_FUNCTIONS, as_operand, is_vlen_operand
 
 __all__ = ["evaluate", "resolve_variables"]
 
@@ -123,6 +126,7 @@ def _python_namespace() -> dict:
     })
     for name in ("bool", "complex", "float", "int", "len", "pow"):
         namespace[name] = getattr(builtins, name)
+    namespace.update(STRING_FUNCTIONS)   # startswith, contains, isnull... (query/strings.py)
     return namespace
 
 
@@ -210,6 +214,7 @@ def resolve_variables(expression: str, namespace: Mapping, vm: str | None = None
     tree = _parse(expression)
     provided = (_numexpr_functions() if vm == "numexpr"
                 else _python_namespace() if vm == "python" else {"da": None})
+    provided = set(provided) | set(STRING_FUNCTIONS)   # string conditions run in 'python'
     found = {}
     for name in _free_names(tree):
         if name in namespace and not (vm != "python" and name in provided):
@@ -236,6 +241,7 @@ class _Operands:
 
     def __init__(self, expression: str, variables: dict):
         self.variables = variables
+        self.vlen = set()       # columns of variable-length items: 'python' engine only
         self.rows = {}
         self.nrows = None
         self.chunklen = 0
@@ -252,6 +258,8 @@ class _Operands:
             elif _is_chunked(value):
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
                 self.chunklen = max(self.chunklen, value.chunklen)
+                if is_vlen_operand(value):
+                    self.vlen.add(name)
             elif not hasattr(value, "dtype"):
                 raise QueryError(
                     f"variable {name!r} of {expression!r} is a {type(value).__name__}: only "
@@ -282,6 +290,8 @@ class _Operands:
         out = dict(self.variables)
         for name, value in self.rows.items():
             out[name] = np.asarray(value[start:stop])
+            if name in self.vlen:
+                out[name] = as_operand(out[name])
         return out
 
 
@@ -463,6 +473,8 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
     operands = _Operands(expression, resolve_variables(expression, variables, vm))
     if vm == "numexpr" and operands.uses_uint64():
         vm = "python"  # numexpr silently casts uint64 to int64
+    if operands.vlen or any(is_vlen_operand(v) for v in operands.rows.values()):
+        vm = "python"  # items of any length: numpy's string functions, block by block
     if operands.nrows is None:
         # Scalars only.
         engine = _Engine(expression, vm if vm != "dask" else "python")

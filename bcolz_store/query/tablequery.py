@@ -29,6 +29,7 @@ from ..defaults import defaults
 from ..errors import QueryError
 from ..format.layout import split_names, validate_names
 from ..indexing import matching_positions
+from ..vlen_type import field_dtype
 from .eval import evaluate as _evaluate
 
 __all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "iter_rows",
@@ -141,7 +142,8 @@ def outcols_dtype(table, names) -> np.dtype:
             fields.append((name, np.int_))
             continue
         col = table.cols[name]
-        fields.append((name, col.dtype) if col.ndim == 1 else (name, (col.dtype, col.shape[1:])))
+        fields.append((name, field_dtype(col)) if col.ndim == 1 else
+                      (name, (col.dtype, col.shape[1:])))
     return np.dtype(fields)
 
 
@@ -328,6 +330,13 @@ def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, 
     data = np.concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(table, names))
     if out_flavor == "numpy":
         return data
+    vlen = {n: table.cols[n].category or table.cols[n].vlen for n in names
+            if n != NROW and table.cols[n].vlen is not None}
+    if vlen:        # columns of variable-length items stay so
+        columns = [carray(data[n], dtype=vlen[n]) if n in vlen else data[n] for n in names]
+        result = type(table)(columns, list(names), **dict(kwargs or {}))
+        result.flush()
+        return result
     result = type(table)(data, **dict(kwargs or {}))
     result.flush()
     return result

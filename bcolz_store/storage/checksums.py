@@ -14,7 +14,7 @@ import hashlib
 
 from ..errors import FormatError
 from ..format.layout import (CHECKSUM_FILE, MAX_CHUNK_FILE_BYTES, MAX_META_BYTES,
-                             MAX_OWN_FILE_BYTES, check_key)
+                             MAX_OWN_FILE_BYTES, MAX_VLEN_FILE_BYTES, check_key)
 
 __all__ = ["dump_checksums", "load_checksums", "md5_hex", "read_limit"]
 
@@ -55,6 +55,8 @@ def load_checksums(data: bytes, where: str = CHECKSUM_FILE) -> dict:
 def read_limit(key: str) -> int:
     """Largest size accepted for the file ``key`` of a dataset (see :mod:`..format.layout`)."""
     name = key.rpartition("/")[2]
+    if name.endswith(".vlen"):
+        return MAX_VLEN_FILE_BYTES
     if name.endswith(".blp"):
         return MAX_CHUNK_FILE_BYTES
     if name == CHECKSUM_FILE:

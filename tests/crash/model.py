@@ -26,11 +26,13 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["Op", "Spec", "Model", "make_spec", "operations", "acceptable_states",
-           "states_equal", "describe_state"]
+__all__ = ["Op", "Spec", "Model", "VLEN", "make_spec", "operations", "acceptable_states",
+           "states_equal", "describe_state", "dflt_of"]
 
-# Column dtypes (and atom shapes) a dataset may get.
-DTYPES = ["i8", "f8", "i4", "u2", ("i4", (2,)), ("f8", (3,))]
+# Column dtypes (and atom shapes) a dataset may get.  VLEN is a column of str
+# items of any length (None for some), modelled as an object array.
+VLEN = "vlen-str"
+DTYPES = ["i8", "f8", "i4", "u2", ("i4", (2,)), ("f8", (3,)), VLEN]
 MAX_LEN = 2500          # lengths stay around this so each operation is quick
 
 
@@ -65,10 +67,25 @@ class Op:
 
 
 def _dtype(d) -> np.dtype:
+    if d == VLEN:
+        return np.dtype(object)
     return np.dtype(d) if not isinstance(d, tuple) else np.dtype((d[0], d[1]))
 
 
+def dflt_of(dtype, dflt=0):
+    """The fill value of a column of ``dtype``: ``dflt``, or '' for a vlen column."""
+    return "" if dtype == VLEN else dflt
+
+
 def _values(rng, dtype, n) -> np.ndarray:
+    if dtype == VLEN:
+        lengths = rng.integers(0, 30, size=n)
+        missing = rng.random(n) < 0.1
+        out = np.empty(n, dtype=object)
+        out[:] = ["".join(chr(c) for c in rng.integers(0x61, 0x7b, k)) + ("é" if k % 7 == 1
+                  else "") for k in lengths]
+        out[missing] = None
+        return out
     dt = _dtype(dtype)
     shape = (n,) + dt.shape
     base = dt.base
@@ -89,7 +106,7 @@ def make_spec(seed: int, kind: str) -> Spec:
     n0 = int(rng.integers(0, 3 * chunklen))
     if kind == "carray":
         dtype = DTYPES[int(rng.integers(len(DTYPES)))]
-        dflt = int(rng.integers(0 if _dtype(dtype).kind == "u" else -5, 6))
+        dflt = dflt_of(dtype, int(rng.integers(0 if _dtype(dtype).kind == "u" else -5, 6)))
         return Spec(seed, kind, chunklen, dtype=dtype, dflt=dflt,
                     initial=_values(rng, dtype, n0))
     if kind != "ctable":
@@ -213,6 +230,9 @@ class Model:
     def _dflt(self, name=None):
         return self.spec.dflt if name is None else 0
 
+    def _col_dflt(self, name):
+        return "" if self.cols[name].dtype == object else 0
+
     def apply(self, op: Op) -> None:
         a = op.args
         ctable = self.spec.kind == "ctable"
@@ -227,10 +247,12 @@ class Model:
                 n = len(arr) - a["n"] if op.name == "trim" else a["n"]
                 if n <= len(arr):
                     return arr[:n].copy()
-                extra = np.full((n - len(arr),) + arr.shape[1:], dflt, dtype=arr.dtype)
+                extra = np.empty((n - len(arr),) + arr.shape[1:], dtype=arr.dtype)
+                extra[...] = dflt
                 return np.concatenate([arr, extra])
             if ctable:
-                self.cols = {name: sized(self.cols[name], 0) for name in self.names}
+                self.cols = {name: sized(self.cols[name], self._col_dflt(name))
+                             for name in self.names}
             else:
                 self.data = sized(self.data, self.spec.dflt)
         elif op.name == "setitem":

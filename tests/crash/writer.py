@@ -46,15 +46,27 @@ class Log:
 OPTIONS = json.loads(os.environ.get("BCOLZ_STORE_STORAGE_OPTIONS") or "null")
 
 
+# Columns of str items of any length, None allowed (the model's object arrays).
+VLEN = bcolz_store.vlen("str", nullable=True)
+
+
+def column(values, chunklen=None):
+    """``values`` as they are, or as a vlen carray when they are the model's strings."""
+    if values.dtype == object:
+        return bcolz_store.carray(values, dtype=VLEN, chunklen=chunklen)
+    return values
+
+
 def create(spec, rootdir):
     extra = {"storage_options": OPTIONS} if OPTIONS else {}
     if spec.kind == "carray":
+        vlen = {"dtype": VLEN} if spec.initial.dtype == object else {}
         return bcolz_store.carray(spec.initial, rootdir=rootdir, mode="w",
-                                  chunklen=spec.chunklen, dflt=spec.dflt, **extra)
+                                  chunklen=spec.chunklen, dflt=spec.dflt, **vlen, **extra)
     names = [name for name, _ in spec.columns]
-    return bcolz_store.ctable([spec.initial[n] for n in names], names=names, rootdir=rootdir,
-                              mode="w", chunklen=spec.chunklen, auto_flush=spec.auto_flush,
-                              **extra)
+    return bcolz_store.ctable([column(spec.initial[n], spec.chunklen) for n in names],
+                              names=names, rootdir=rootdir, mode="w", chunklen=spec.chunklen,
+                              auto_flush=spec.auto_flush, **extra)
 
 
 def _rows(obj, values: dict, scalar: bool):
@@ -89,7 +101,8 @@ def apply(obj, op) -> None:
     elif op.name == "attrs":
         obj.attrs[a["key"]] = a["value"]
     elif op.name == "addcol":
-        obj.addcol(a["values"], name=a["name"], pos=a["pos"])
+        vlen = {"dtype": VLEN} if a["values"].dtype == object else {}
+        obj.addcol(a["values"], name=a["name"], pos=a["pos"], **vlen)
     elif op.name == "delcol":
         obj.delcol(a["name"])
     else:

@@ -237,7 +237,7 @@ def inventory(src: Source) -> Source:
     src.states = {rel: file_state(root / rel) for rel in src.files + [CHECKSUM_FILE]}
     src.json = {}
     for rel in src.files:
-        if not rel.endswith(".blp"):
+        if not rel.endswith((".blp", ".vlen")):
             try:
                 src.json[rel] = json.loads((root / rel).read_text())
             except ValueError:
@@ -389,6 +389,27 @@ def make_sources(out: Path) -> dict:
     bs("u1_zstd", (np.arange(300) % 256).astype("u1"), chunklen=64,
        cparams=bcolz_store.cparams(cname="zstd"))
     bs("M8", np.arange(50).astype("M8[ns]"), chunklen=16)
+    words = ["w%d" % (i * 7 % 13) * (i % 4) + ("é" if i % 5 == 0 else "") for i in range(60)]
+    bs("vlen_str", [None if i % 9 == 4 else w for i, w in enumerate(words)], {"v": 1},
+       chunklen=16, dtype="vlen-str")
+    bs("vlen_bytes_dict", [("k%03d" % (i % 50)).encode() * (i % 3) for i in range(600)],
+       chunklen=64, dtype=bcolz_store.vlen("bytes", level=9, dictionary=True, dict_size=512))
+    tv = bcolz_store.ctable([np.arange(30, dtype="i4"),
+                             bcolz_store.carray(words[:30], dtype="vlen-str"),
+                             bcolz_store.carray([w.encode() for w in words[30:]],
+                                                dtype=bcolz_store.vlen("bytes", nullable=True))],
+                            names=["i", "s", "b"], chunklen=8, rootdir=str(d / "ctable_vlen"),
+                            mode="w")
+    tv.cols["s"].attrs["unit"] = "word"
+    tv.flush()
+    made["store"].append("ctable_vlen")
+    colors = ["red", "green", None, "blue"] * 10
+    tc = bcolz_store.ctable([np.arange(40, dtype="i2"),
+                             bcolz_store.carray(colors, dtype=bcolz_store.category())],
+                            names=["i", "color"], chunklen=8, rootdir=str(d / "ctable_cat"),
+                            mode="w")
+    tc.flush()
+    made["store"].append("ctable_cat")
     t = bcolz_store.ctable([np.arange(40, dtype="i8"), np.arange(40) * 0.5,
                             np.array(["u%d" % i for i in range(40)]),
                             np.arange(40, dtype="i4")],
@@ -717,6 +738,12 @@ SHUFFLES = [3, -1, True, None, "1", 2, 1.0]
 CNAMES = ["nope", "", None, 5, "zstd", "snappy", "lz4hc", "zlib"]
 DFLTS = ["abc", [1, 2, 3], None, 2**70, float("nan"), {"a": 1}, "NaT", [[1]], True]
 NBYTES = [-1, 2**63, "x", None, 0, 1.5]
+# The vlen entry of meta/storage (columns of items of any length), and its fields.
+VLEN_ENTRIES = [None, [], "x", {}, {"kind": "str"}, 5]
+VLEN_KINDS = ["bytes", "str", "", None, 1, "object"]
+VLEN_DICTS = ["", "AAAA", "***", 5, [], "N3ik7A" + "A" * 100, "a" * 10**6]
+VLEN_DTYPES = ["vlen-str", "vlen-bytes", "vlen-str:", "vlen-strx", "vlen-", "vlen-bytes: x",
+               "<U5", "O", "object"]
 ESCAPE_KEYS = ["../" + OUTSIDE + "/sentinel.txt", ABS + OUTSIDE + "/sentinel.txt",
                "data/../../" + OUTSIDE + "/sentinel.txt", "..", "", "/", "a//b", "./meta/sizes",
                "data/./__0.blp", "..\\outside\\sentinel.txt"]
@@ -763,9 +790,9 @@ def _flat(rel: str) -> str:
 
 
 def _new_names(src: Source) -> list:
-    names = ["junk", "meta/junk", "data/junk", "data/__999.blp"]
+    names = ["junk", "meta/junk", "data/junk", "data/__999.blp", "data/__999.vlen"]
     for col in src.columns[:2]:
-        names += [f"{col}/junk", f"{col}/data/__999.blp"]
+        names += [f"{col}/junk", f"{col}/data/__999.blp", f"{col}/data/__999.vlen"]
     return names
 
 
@@ -798,10 +825,22 @@ def _json_targets(src: Source, rel: str) -> list:
         rel[:-len("meta/storage")] if rel.endswith("meta/storage") else ""
     meta = src.carrays.get(prefix, {"shape": [0], "chunklen": 1, "itemsize": 8})
     if base == "storage":
-        return [(["dtype"], DTYPES), (["chunklen"], CHUNKLENS), (["expectedlen"], NBYTES),
-                (["dflt"], DFLTS), (["cparams"], [5, None, [], "x", {}]),
-                (["cparams", "clevel"], CLEVELS), (["cparams", "shuffle"], SHUFFLES),
-                (["cparams", "cname"], CNAMES), (["cparams", "quantize"], QUANTIZE)]
+        targets = [(["dtype"], DTYPES), (["chunklen"], CHUNKLENS), (["expectedlen"], NBYTES),
+                   (["dflt"], DFLTS), (["cparams"], [5, None, [], "x", {}]),
+                   (["cparams", "clevel"], CLEVELS), (["cparams", "shuffle"], SHUFFLES),
+                   (["cparams", "cname"], CNAMES), (["cparams", "quantize"], QUANTIZE)]
+        if isinstance((src.json.get(rel) or {}).get("categorical"), dict):  # codes + categories
+            targets += [(["categorical"], VLEN_ENTRIES),
+                        (["categorical", "codes"], ["int16", "int8", "uint8", None, 5]),
+                        (["categorical", "ordered"], [True, None, "yes"]),
+                        (["dtype"], ["category-int8", "category-int16", "category-", "i1"])]
+        if isinstance((src.json.get(rel) or {}).get("vlen"), dict):     # items of any length
+            targets += [(["vlen"], VLEN_ENTRIES), (["vlen", "kind"], VLEN_KINDS),
+                        (["vlen", "level"], CLEVELS + [22, 23, 0]),
+                        (["vlen", "nullable"], [False, True, None, 1, "no"]),
+                        (["vlen", "codec"], CNAMES), (["vlen", "dictionary"], VLEN_DICTS),
+                        (["dtype"], VLEN_DTYPES), (["dflt"], [None, 5, "x", "\udc80", []])]
+        return targets
     if base == "sizes":
         n = meta["shape"][0] if meta["shape"] else 0
         shapes = [[2**63], [10**12], [2**62], [2**40], [n, 1], [n, 2**31], [n, 2**28],
@@ -829,11 +868,13 @@ def fam_json(d: Draw, src: Source):
             and 0 < value[0] <= 10**15 and len(value) == 1 and d.boolean("plant last chunk"):
         # only the first and the promised last chunk files exist
         prefix = rel[:-len("meta/sizes")]
-        chunklen = src.carrays[prefix]["chunklen"]
-        if isinstance(chunklen, int) and chunklen > 0 and src.carrays[prefix]["nchunks"]:
+        meta = src.carrays.get(prefix, {"chunklen": None, "nchunks": 0})  # not categories/
+        chunklen = meta["chunklen"]
+        if isinstance(chunklen, int) and chunklen > 0 and meta["nchunks"]:
             last = -(-value[0] // chunklen) - 1
-            steps.append(["copy", f"{prefix}data/__0.blp", f"{prefix}data/__{last}.blp"])
-            descr += f", plant {prefix}data/__{last}.blp (a copy of __0.blp)"
+            ext = ".vlen" if f"{prefix}data/__0.vlen" in src.files else ".blp"
+            steps.append(["copy", f"{prefix}data/__0{ext}", f"{prefix}data/__{last}{ext}"])
+            descr += f", plant {prefix}data/__{last}{ext} (a copy of __0{ext})"
     return steps, descr
 
 
@@ -1221,7 +1262,14 @@ def _append_one(obj) -> None:
     n = len(obj)
     if isinstance(obj, bcolz_store.ctable):
         if obj.names:                   # nothing to append to a table without columns
-            obj.append(obj[n - 1:] if n else np.zeros(1, dtype=obj.dtype))
+            row = obj[n - 1:] if n else np.zeros(1, dtype=obj.dtype)
+            for name in obj.names:      # an empty item for columns of items of any length
+                vlen = getattr(obj.cols[name], "vlen", None)
+                if vlen is not None and not n:
+                    row[name] = "" if vlen.kind == "str" else b""
+            obj.append(row)
+    elif getattr(obj, "vlen", None) is not None:
+        obj.append(obj[n - 1:] if n else ["" if obj.vlen.kind == "str" else b""])
     elif obj.dtype.kind == "O":
         item = np.empty(1, dtype=object)
         item[0] = obj[n - 1] if n else "fuzz"

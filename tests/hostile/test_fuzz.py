@@ -296,6 +296,22 @@ METADATA = {
                                 ["remove", "data/__1.blp"]]),
     "bcolz-quantize-x": ("bcolz:i8_leftover",
                          [["json_set", "meta/storage", ["cparams", "quantize"], "x"]]),
+    # columns of items of any length (data/__N.vlen, a 'vlen' entry in meta/storage)
+    "vlen-dflt-surrogate": ("store:ctable_vlen",
+                            [["json_set", "s/meta/storage", ["dflt"], "\udc80"]]),
+    "vlen-kind-swapped": ("store:ctable_vlen",
+                          [["json_set", "b/meta/storage", ["dtype"], "vlen-str"]]),
+    "vlen-no-entry": ("store:vlen_str", [["json_set", "meta/storage", ["vlen"], None]]),
+    "vlen-dictionary-dropped": ("store:vlen_bytes_dict",
+                                [["json_set", "meta/storage", ["vlen", "dictionary"], None]]),
+    "vlen-chunklen-2**40": ("store:vlen_str",
+                            [["json_set", "meta/storage", ["chunklen"], 2**40]]),
+    "vlen-10**12-items": ("store:vlen_str", [["json_set", "meta/sizes", ["shape"], [10**12]],
+                                             ["copy", "data/__0.vlen",
+                                              f"data/__{10**12 // 16 - 1}.vlen"]]),
+    "vlen-chunk-from-another-column": ("store:ctable_vlen",
+                                       [["copy", "b/data/__0.vlen", "s/data/__0.vlen"]]),
+    "vlen-2d-shape": ("store:vlen_str", [["json_set", "meta/sizes", ["shape"], [60, 2]]]),
 }
 
 

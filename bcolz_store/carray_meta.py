@@ -1,0 +1,91 @@
+"""The metadata of a new carray of fixed-size atoms: its atom, chunklen and
+dflt, from what the user passes to the constructor.
+
+(A carray of variable-length items gets its metadata from
+:func:`bcolz_store.vlen_type.new_vlen_meta`.)
+
+Source: bcolz 1.x ``carray.__init__`` (the dtype, chunklen and dflt rules).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .chunks.codec import typesize_for
+from .datasets.carray_files import CarrayMeta
+from .format.meta import storage_kind
+from .indexing import calc_chunklen, is_int
+
+__all__ = ["atom_of", "new_fixed_meta"]
+
+
+def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
+    """The metadata of a new carray of fixed-size atoms, and its initial data.
+
+    Parameters
+    ----------
+    array : array_like or carray
+        The initial data (a carray's rows are appended by the caller; then
+        the returned data is empty).
+    cparams : cparams
+    dtype : numpy dtype, str or None
+    dflt : scalar, 0-d array or None
+    expectedlen, chunklen : int or None
+    to_ndarray : callable
+        ``to_ndarray(value, dtype)``: the carray's conversion of input data.
+
+    Returns
+    -------
+    (CarrayMeta, numpy.ndarray)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`atom_of`; a chunklen that is not a positive integer.
+    """
+    if isinstance(dtype, str):
+        dtype = np.dtype(dtype)
+    if hasattr(array, "_meta") and hasattr(array, "iterblocks_"):    # a carray
+        source_len = len(array)
+        dtype = array.dtype if dtype is None else dtype
+        array_ = np.empty((0,) + array.shape[1:], dtype=array.dtype)
+    else:
+        array_ = to_ndarray(array, None if dtype is None else np.dtype(dtype).base)
+        source_len = len(array_)
+    atom = atom_of(np.dtype(array_.dtype.base if dtype is None else dtype), array_)
+    fill = np.zeros((), dtype=atom.base)
+    if dflt is not None:
+        if isinstance(dflt, np.ndarray) and dflt.ndim == 0:
+            dflt = dflt[()]       # a carray's own dflt (a 0-d array)
+        fill[()] = dflt
+    expectedlen = int(source_len if expectedlen is None else expectedlen)
+    if chunklen is None:
+        chunklen = calc_chunklen(expectedlen, atom.itemsize)
+    elif not is_int(chunklen) or chunklen < 1:
+        raise ValueError("chunklen must be a positive integer")
+    return CarrayMeta(atom, cparams, int(chunklen), expectedlen, fill), array_
+
+
+def atom_of(dtype: np.dtype, array: np.ndarray) -> np.dtype:
+    """The atom dtype of a new carray of ``dtype`` from ``array`` (its rows' shape).
+
+    Raises
+    ------
+    TypeError
+        For dtypes that cannot be stored (objects inside a structure, zero
+        bytes, a typesize Blosc refuses).
+    ValueError
+        For atoms of 2 GB or more.
+    """
+    if storage_kind(dtype) == "pickle":
+        if array.ndim > 1:
+            raise TypeError("object carrays are one-dimensional (each item is pickled)")
+        return dtype
+    atom = np.dtype((dtype.base, dtype.shape + array.shape[1:]))
+    storage_kind(atom)
+    if atom.itemsize >= 2 ** 31:
+        raise ValueError("atomic size is too large (>= 2 GB)")
+    if atom.itemsize == 0:
+        raise TypeError("atomic size cannot be zero")
+    typesize_for(atom)  # TypeError for > 255-byte items bcolz refuses too
+    return atom

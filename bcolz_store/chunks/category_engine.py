@@ -1,0 +1,195 @@
+"""The engine of a categorical carray: codes in a :class:`~.engine.ChunkEngine`,
+categories in a :class:`~.vlen_engine.VlenEngine`, items in between.
+
+Reads decode the codes and look each one up among the categories (a code of
+-1 is a missing item, None); writes turn items into codes, refusing an item
+that is not a category (as pandas does).  The categories are read once, on
+first use, and never change after the carray is created.
+
+Layout: format/category_meta.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import FormatError
+
+__all__ = ["CategoryEngine"]
+
+
+_MAX_FIXED_BYTES = 1 << 26
+
+
+def _fixed_width(items: list, atom: np.dtype):
+    """The categories as an ``S<n>`` array when a cast from it gives them back
+    exactly (none ends in NUL; at most 64 MiB), else None.  str categories are
+    stored as UTF-8 (numpy's ``S`` -> ``StringDType`` cast copies the bytes)."""
+    if atom.kind not in "TO" or not items:
+        return None
+    raw = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in items]
+    if atom.kind == "O" and isinstance(items[0], str):
+        return None                   # numpy 1.x: str items as objects; no cast to str
+    width = max(max(map(len, raw)), 1)
+    if width * len(raw) > _MAX_FIXED_BYTES or any(r.endswith(b"\0") for r in raw):
+        return None
+    return np.array(raw, dtype=f"S{width}")
+
+
+class CategoryEngine:
+    """The codes, categories and their lookups of one categorical carray.
+
+    Parameters
+    ----------
+    codes : ChunkEngine
+        The engine of the codes (signed integers, -1 for a missing item).
+    categories : VlenEngine
+        The engine of the categories (str or bytes items, none missing).
+    atom : numpy.dtype
+        The dtype of the items read (``StringDType(na_object=None)`` or object).
+    """
+
+    def __init__(self, codes, categories, atom):
+        self.codes = codes
+        self.categories = categories
+        self.atom = atom
+        self._lookup = None         # categories + a missing item, as an array of atom
+        self._index = None          # category -> code
+        self._fixed = None          # the categories as one S<n> array, when that keeps them
+
+    # ------------------------------------------------------------ the categories
+
+    def lookup(self) -> np.ndarray:
+        """The categories followed by a missing item (read on first use).
+
+        Raises
+        ------
+        FormatError
+            If the categories repeat an item or hold a missing one.
+        """
+        if self._lookup is None:
+            values = self.categories.read_range(0, self.categories.length)
+            items = values.tolist()
+            index = {item: code for code, item in enumerate(items)}
+            if len(index) != len(items) or None in index:
+                where = self.categories.store.root if self.categories.store else "categories"
+                raise FormatError(f"{where}: the categories repeat an item or hold a missing "
+                                  f"one")
+            table = np.empty(len(items) + 1, dtype=self.atom)
+            table[:-1] = values
+            table[-1] = None
+            self._lookup, self._index = table, index
+            self._fixed = _fixed_width(items, self.atom)
+        return self._lookup
+
+    @property
+    def index(self) -> dict:
+        """category -> code."""
+        self.lookup()
+        return self._index
+
+    def items_of(self, codes: np.ndarray) -> np.ndarray:
+        """The items that ``codes`` stand for.
+
+        Raises
+        ------
+        FormatError
+            A code outside -1..len(categories)-1.
+        """
+        table = self.lookup()
+        n = len(table) - 1
+        codes = np.asarray(codes)
+        if codes.size and (int(codes.min()) < -1 or int(codes.max()) >= n):
+            where = self.codes.store.root if self.codes.store else "categorical carray"
+            raise FormatError(f"{where}: a code outside -1..{n - 1} (there are {n} categories)")
+        missing = codes < 0
+        if self._fixed is None:
+            return table[np.where(missing, n, codes)]
+        # a fixed-width gather, then one cast: far faster than taking strings
+        picked = self._fixed.take(np.where(missing, 0, codes))
+        out = np.empty(codes.shape, dtype=self.atom)
+        if self.atom.kind == "T":
+            np.copyto(out, picked, casting="unsafe")
+        else:
+            out[...] = picked.astype(object)
+        if missing.any():
+            out[missing] = None
+        return out
+
+    def codes_of(self, items: np.ndarray) -> np.ndarray:
+        """The codes of ``items`` (None -> -1).
+
+        Raises
+        ------
+        ValueError
+            An item that is not a category.
+        """
+        index = self.index
+        codes = np.fromiter((-1 if v is None else index.get(v, -2) for v in items.tolist()),
+                            dtype=np.int64, count=len(items))
+        bad = np.flatnonzero(codes == -2)
+        if bad.size:
+            item = items[int(bad[0])]
+            raise ValueError(f"{item!r} is not one of the {len(index)} categories of this "
+                             f"categorical carray (they are fixed when it is created)")
+        return codes.astype(self.codes.atom)
+
+    # ------------------------------------------------------------ engine protocol
+
+    def __getattr__(self, name):
+        # length, nleft, chunklen, chunks, store, cache and sizes: those of the codes
+        if name.startswith("__") or name in ("codes", "categories"):
+            raise AttributeError(name)
+        return getattr(self.codes, name)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the codes (``meta/sizes`` describes the codes; the
+        categories' own ``meta/sizes`` describe them)."""
+        return self.codes.length * self.codes.atom.itemsize
+
+    @property
+    def cbytes(self) -> int:
+        """Compressed bytes of the codes, as any carray counts them."""
+        return self.codes.cbytes
+
+    @property
+    def leftover(self):
+        return self.codes.leftover
+
+    def copy_for_view(self) -> "CategoryEngine":
+        out = CategoryEngine(self.codes.copy_for_view(), self.categories, self.atom)
+        out._lookup, out._index = self._lookup, self._index
+        return out
+
+    def chunk_array(self, nchunk: int) -> np.ndarray:
+        return self.items_of(self.codes.chunk_array(nchunk))
+
+    def read_range(self, start: int, stop: int) -> np.ndarray:
+        return self.items_of(self.codes.read_range(start, stop))
+
+    def gather(self, idx: np.ndarray) -> np.ndarray:
+        return self.items_of(self.codes.gather(idx))
+
+    def chunk_arrays(self, nchunks: list):
+        for n, codes in self.codes.chunk_arrays(nchunks):
+            yield n, self.items_of(codes)
+
+    def iter_chunks(self):
+        for codes in self.codes.iter_chunks():
+            yield self.items_of(codes)
+
+    def append(self, items: np.ndarray) -> None:
+        self.codes.append(self.codes_of(items))
+
+    def set_slice(self, start: int, stop: int, step: int, items: np.ndarray) -> None:
+        self.codes.set_slice(start, stop, step, self.codes_of(items))
+
+    def set_positions(self, idx: np.ndarray, items: np.ndarray) -> None:
+        self.codes.set_positions(idx, self.codes_of(items))
+
+    def trim_to(self, newlen: int) -> None:
+        self.codes.trim_to(newlen)
+
+    def stage_leftover(self) -> None:
+        self.codes.stage_leftover()

@@ -1,0 +1,585 @@
+"""The chunk engine of a carray of variable-length ``str`` or ``bytes`` items.
+
+It plays the role :class:`~.engine.ChunkEngine` plays for fixed-size atoms:
+``length // chunklen`` full chunks, each ``chunklen`` items encoded as one vlen
+chunk (:mod:`bcolz_store.chunks.vlen`: items end to end, an IndexedData index
+of their ends, a validity bitmap when some are missing, one zstd frame), and
+the last ``length % chunklen`` items, the *leftover*, kept decoded in memory
+until ``stage_leftover`` writes them as chunk file number ``nchunks``.
+
+Reads decode whole chunks (there is nothing smaller to decode), through a
+small least-recently-used cache of decoded chunks for partial reads; whole
+chunks a read covers are decoded straight into its result, several at a time
+on a few threads (started on the first such read).  Every chunk is
+checked against the metadata (its item count, kind and dictionary) before
+it is decompressed.
+
+``nbytes`` counts the payloads of the chunks once decompressed (items, index
+and bitmap), ``cbytes`` the chunk files; the leftover counts as the chunk it
+would be written as.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..errors import BcolzStoreError, ChunkNotFoundError, CodecError, FormatError
+from ..format.vlen_header import parse_vlen_header
+from .vlen import decode_chunk, dictionary_id, encode_chunk
+from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk, vlen_chunk_key
+from .vlen_items import nbytes_estimate
+
+__all__ = ["VlenEngine"]
+
+_MB = 1024 * 1024
+# Reads that allocate more than this check first that their chunk files exist.
+CHECK_BEFORE_ALLOCATING = 256 * _MB
+_ITEM_SLOT_BYTES = 16           # what an item costs in a StringDType/object array
+_FETCH_BATCH = 32               # chunk files fetched together from a remote store
+DECODE_THREADS = 4              # at most this many threads decode the chunks of a read
+
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _decode_pool():
+    """The threads that decode the chunks of large reads (made on first use;
+    None on a single core)."""
+    global _POOL
+    workers = min(os.cpu_count() or 1, DECODE_THREADS)
+    if workers < 2:
+        return None
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=workers,
+                                       thread_name_prefix="bcolz_store-vlen")
+        return _POOL
+
+
+class VlenEngine:
+    """The chunks, leftover and cache of one vlen carray.
+
+    Parameters
+    ----------
+    vlen : VlenMeta
+        Kind, zstd level, nullable, dictionary (format/vlen_meta.py).
+    chunklen : int
+        Items per chunk.
+    store : DatasetStore or None
+        Where the chunk files are (None: chunks in memory).
+    nchunks : int, default 0
+        Full chunks already stored.
+    nleft : int, default 0
+        Items in the leftover (read from chunk file ``nchunks`` on first use).
+    nbytes, cbytes : int, default 0
+        What ``meta/sizes`` records for the stored chunks (the leftover's
+        file included).
+    cache_budget : int
+        Bytes of decoded chunks kept for re-reads.
+    """
+
+    def __init__(self, vlen, chunklen: int, store=None, nchunks: int = 0, nleft: int = 0,
+                 nbytes: int = 0, cbytes: int = 0, cache_budget: int = 8 * _MB):
+        self.vlen = vlen
+        self.atom = vlen.dtype
+        self.chunklen = chunklen
+        self.store = store
+        self.chunks = VlenMemoryChunks() if store is None else VlenDiskChunks(store, nchunks)
+        self.nleft = nleft
+        self.dict_id = dictionary_id(vlen.dictionary) if vlen.dictionary is not None else 0
+        self._leftover = None if nleft else self._empty(chunklen)
+        # Sizes of the full chunks: known at once unless a stored leftover is
+        # still unread (then meta/sizes' totals include its file).
+        self._stored = (max(int(nbytes), 0), max(int(cbytes), 0))
+        self._full = list(self._stored) if not nleft else None
+        self._left = None               # (rawbytes, encoded bytes) of the leftover as it is
+        self._cache = OrderedDict()
+        self._cache_nbytes = 0
+        self._cache_lock = threading.Lock()
+        self.cache_budget = cache_budget
+
+    def _empty(self, n: int) -> np.ndarray:
+        out = np.empty(n, dtype=self.atom)
+        if self.atom.kind == "O":
+            out.fill(b"" if self.vlen.kind == "bytes" else "")
+        return out
+
+    # ------------------------------------------------------------ shape and sizes
+
+    @property
+    def nchunks(self) -> int:
+        """Full (encoded) chunks."""
+        return len(self.chunks)
+
+    @property
+    def length(self) -> int:
+        """Items held."""
+        return len(self.chunks) * self.chunklen + self.nleft
+
+    @property
+    def chunksize(self) -> int:
+        """Item slots of one full chunk, in bytes (16 per item)."""
+        return self.chunklen * _ITEM_SLOT_BYTES
+
+    @property
+    def remote(self) -> bool:
+        return self.store is not None and self.store.store.remote
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the chunks' payloads, decompressed (the leftover as encoded)."""
+        if self._full is None:
+            return self._stored[0]
+        return self._full[0] + self._leftover_encoded()[0]
+
+    @property
+    def cbytes(self) -> int:
+        """Bytes of the chunk files (the leftover as it would be written)."""
+        if self._full is None:
+            return self._stored[1]
+        return self._full[1] + len(self._leftover_encoded()[1])
+
+    def _leftover_encoded(self):
+        """``(rawbytes, bytes)`` of the leftover encoded as a chunk ((0, b'') when empty)."""
+        if not self.nleft:
+            return 0, b""
+        if self._left is None:
+            data = self.encode(self.leftover[:self.nleft])
+            self._left = (parse_vlen_header(data).rawbytes, data)
+        return self._left
+
+    def _known_sizes(self) -> list:
+        """The sizes of the full chunks, reading the leftover if that is needed."""
+        if self._full is None:
+            self.leftover  # noqa: B018 - reading the leftover file sets them
+        return self._full
+
+    # ------------------------------------------------------------ leftover
+
+    @property
+    def leftover(self) -> np.ndarray:
+        """The leftover buffer, ``chunklen`` items (read from its file on first use).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError
+            When the leftover's chunk file cannot be read.
+        """
+        buffer = self._leftover
+        if buffer is None:
+            buffer = self._empty(self.chunklen)
+            nfull = len(self.chunks)
+            try:
+                data = self.chunks.get(nfull)
+                buffer[:self.nleft] = self._decode(nfull, data, self.nleft)
+            except BcolzStoreError as err:
+                conflict = self._conflict()
+                if conflict is None:
+                    raise
+                raise conflict from err
+            raw = parse_vlen_header(data).rawbytes
+            self._full = [max(self._stored[0] - raw, 0), max(self._stored[1] - len(data), 0)]
+            self._left = (raw, data)
+            self._leftover = buffer
+        return buffer
+
+    @leftover.setter
+    def leftover(self, value: np.ndarray) -> None:
+        self._leftover = value
+        self._left = None
+
+    def _conflict(self):
+        """The ConcurrentWriteError for a writer whose lazily read leftover chunk
+        another writer's commit replaced (reloading the committed state when no
+        write is under way), or None when that is not what happened."""
+        journal = self.store.journal if self.store is not None else None
+        if journal is None or journal.readonly or not journal.committed_elsewhere():
+            return None
+        error = journal.concurrent_error()
+        if journal._depth == 0:
+            journal.roll_back(error)
+        return error
+
+    def copy_for_view(self) -> "VlenEngine":
+        """An engine sharing these chunks, with its own leftover copy and cache."""
+        out = VlenEngine.__new__(VlenEngine)
+        out.__dict__.update(self.__dict__)
+        out._leftover = self.leftover.copy()
+        out._full = list(self._known_sizes())
+        out._cache = OrderedDict()
+        out._cache_nbytes = 0
+        out._cache_lock = threading.Lock()
+        return out
+
+    # ------------------------------------------------------------ encode / decode
+
+    def encode(self, items) -> bytes:
+        """``items`` encoded as one vlen chunk with this carray's level and dictionary.
+
+        Raises
+        ------
+        ValueError
+            When the items take more than a chunk's 2 GiB (use a smaller chunklen).
+        """
+        try:
+            return encode_chunk(items, self.vlen.kind, self.vlen.level, self.vlen.dictionary)
+        except ValueError as err:
+            if "limit of one vlen chunk" in str(err):
+                raise ValueError(f"{err}; this carray's chunklen ({self.chunklen}) is too "
+                                 f"large for such items: copy it with a smaller chunklen") \
+                    from None
+            raise
+
+    def _decode(self, nchunk: int, data, nitems: int, out=None) -> np.ndarray:
+        """Decode chunk ``nchunk`` (its bytes ``data``), which must hold ``nitems``
+        (into ``out`` when given)."""
+        where = self.chunks.path(nchunk)
+        try:
+            check_chunk(data, nitems, self.vlen.kind, self.dict_id, where)
+            return decode_chunk(data, self.vlen.kind, where, self.vlen.dictionary, out)
+        except (FormatError, CodecError):
+            if self.store is not None:
+                self.store.check_reading(failed=True)   # a writer's commit, not damage?
+            raise
+
+    # ------------------------------------------------------------ cache
+
+    def set_cache_budget(self, budget: int) -> None:
+        """Keep at most ``budget`` bytes of decoded chunks (evicting at once)."""
+        self.cache_budget = budget
+        with self._cache_lock:
+            self._evict()
+
+    def _evict(self) -> None:
+        while self._cache_nbytes > self.cache_budget and self._cache:
+            _, (_, size) = self._cache.popitem(last=False)
+            self._cache_nbytes -= size
+
+    def drop_cache(self, nchunk=None) -> None:
+        """Forget cached chunk ``nchunk`` (all of them when None)."""
+        with self._cache_lock:
+            if nchunk is None:
+                self._cache.clear()
+                self._cache_nbytes = 0
+            elif nchunk in self._cache:
+                self._cache_nbytes -= self._cache.pop(nchunk)[1]
+
+    def free_cachemem(self) -> None:
+        """Release cached decoded chunks."""
+        self.drop_cache()
+
+    def cached(self, nchunk: int):
+        """Decoded chunk ``nchunk`` from the cache, or None."""
+        with self._cache_lock:
+            found = self._cache.get(nchunk)
+            if found is not None:
+                self._cache.move_to_end(nchunk)
+                return found[0]
+            return None
+
+    def _remember(self, nchunk: int, items: np.ndarray, rawbytes: int) -> None:
+        size = nbytes_estimate(len(items), rawbytes)
+        if size > self.cache_budget:
+            return
+        items.flags.writeable = False
+        with self._cache_lock:
+            if nchunk not in self._cache:
+                self._cache[nchunk] = (items, size)
+                self._cache_nbytes += size
+            self._evict()
+
+    # ------------------------------------------------------------ reading
+
+    def chunk_array(self, nchunk: int) -> np.ndarray:
+        """Decoded items of chunk ``nchunk`` (full chunk or leftover); read-only."""
+        if nchunk == len(self.chunks):
+            return self.leftover[:self.nleft]
+        found = self.cached(nchunk)
+        if found is not None:
+            return found
+        data = self.chunks.get(nchunk)
+        items = self._decode(nchunk, data, self.chunklen)
+        self._remember(nchunk, items, parse_vlen_header(data).rawbytes)
+        return items
+
+    def _fetched(self, nchunks: list):
+        """Yield ``(nchunk, bytes)`` of full chunks, fetched together from a
+        remote store (a bounded number at a time), one by one otherwise."""
+        if not self.remote or len(nchunks) < 2:
+            for n in nchunks:
+                yield n, self.chunks.get(n)
+            return
+        for first in range(0, len(nchunks), _FETCH_BATCH):
+            got = self.chunks.get_many(nchunks[first:first + _FETCH_BATCH])
+            for n in nchunks[first:first + _FETCH_BATCH]:
+                yield n, got.pop(n)
+
+    def read_range(self, start: int, stop: int) -> np.ndarray:
+        """Items ``start:stop`` (0 <= start <= stop <= length) as a new array.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads.
+        """
+        n = stop - start
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        if n == 0:
+            return self._empty(0)
+        first, last = start // cl, (stop - 1) // cl
+        if self.store is not None and n * _ITEM_SLOT_BYTES > CHECK_BEFORE_ALLOCATING:
+            self.check_chunk_files(first, min(last + 1, nfull))
+        whole = [c for c in range(first, min(last + 1, nfull))
+                 if c * cl >= start and (c + 1) * cl <= stop and c not in self._cache]
+        if len(whole) == 1 and n == cl:        # exactly one chunk: its items are the result
+            return self._decode(whole[0], self.chunks.get(whole[0]), cl)
+        out = np.empty(n, dtype=self.atom)
+        self._decode_whole(whole, start, out)
+        done = set(whole)
+        for c in range(first, last + 1):
+            if c in done:
+                continue
+            lo, hi = max(start, c * cl), min(stop, (c + 1) * cl)
+            out[lo - start:hi - start] = self.chunk_array(c)[lo - c * cl:hi - c * cl]
+        return out
+
+    def _decode_whole(self, whole: list, start: int, out: np.ndarray) -> None:
+        """Decode the full chunks ``whole`` straight into their slices of ``out``
+        (which starts at item ``start``), on a few threads when there are
+        several: zstd and most of numpy's work release the GIL."""
+        cl = self.chunklen
+
+        def decode(c, data=None):
+            if data is None:
+                data = self.chunks.get(c)
+            self._decode(c, data, cl, out[c * cl - start:(c + 1) * cl - start])
+
+        pool = _decode_pool() if len(whole) > 1 else None
+        if pool is None:
+            for c, data in self._fetched(whole):
+                decode(c, data)
+        elif self.remote:                      # fetched together, decoded in parallel
+            for first in range(0, len(whole), _FETCH_BATCH):
+                got = self.chunks.get_many(whole[first:first + _FETCH_BATCH])
+                list(pool.map(decode, got, got.values()))
+        else:                                  # each thread reads its own chunk files
+            list(pool.map(decode, whole))
+
+    def check_chunk_files(self, first: int, stop: int) -> None:
+        """Before a large allocation: every chunk file ``first:stop`` exists, and
+        the first and last hold ``chunklen`` items each.
+
+        Raises
+        ------
+        ChunkNotFoundError
+            Naming the first missing chunk file.
+        FormatError
+            Naming a chunk file that holds another number of items.
+        """
+        for nchunk in range(first, stop):
+            if not self.chunks.exists(nchunk):
+                raise ChunkNotFoundError(
+                    f"{self.chunks.path(nchunk)}: chunk file missing; meta/sizes promises "
+                    f"{self.length} items in {self.nchunks + (1 if self.nleft else 0)} "
+                    f"chunk files")
+        for nchunk in {first, stop - 1} if stop > first else ():
+            check_chunk(self.chunks.get(nchunk), self.chunklen, self.vlen.kind, self.dict_id,
+                        self.chunks.path(nchunk))
+
+    def chunk_arrays(self, nchunks: list):
+        """Yield ``(nchunk, decoded items)`` for each of ``nchunks`` (the leftover
+        included), fetching the chunk files of a remote store together."""
+        nfull = len(self.chunks)
+        fetch = [n for n in nchunks if n < nfull and n not in self._cache] if self.remote else []
+        fetched = dict(self._fetched(fetch)) if len(fetch) > 1 else {}
+        for n in nchunks:
+            if n in fetched:
+                yield n, self._decode(n, fetched.pop(n), self.chunklen)
+            else:
+                yield n, self.chunk_array(n)
+
+    def gather(self, idx: np.ndarray) -> np.ndarray:
+        """Items at positions ``idx`` (int64, in range; any order, repeats allowed)."""
+        out = self._empty(idx.size)
+        if idx.size == 0:
+            return out.reshape(idx.shape)
+        flat = idx.ravel()
+        nchunk = flat // self.chunklen
+        order = np.argsort(nchunk, kind="stable")
+        sorted_chunks = nchunk[order]
+        bounds = np.flatnonzero(np.diff(sorted_chunks)) + 1
+        starts = np.concatenate(([0], bounds))
+        stops = np.concatenate((bounds, [len(order)]))
+        groups = {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
+        for c, data in self.chunk_arrays(list(groups)):
+            sel = groups[c]
+            out[sel] = data[flat[sel] - c * self.chunklen]
+        return out.reshape(idx.shape)
+
+    def iter_chunks(self):
+        """Yield the decoded chunks in order (the leftover last)."""
+        nfull = len(self.chunks)
+        for first in range(0, nfull, _FETCH_BATCH):
+            batch = list(range(first, min(first + _FETCH_BATCH, nfull)))
+            yield from (items for _, items in self.chunk_arrays(batch))
+        if self.nleft:
+            yield self.leftover[:self.nleft]
+
+    # ------------------------------------------------------------ writing
+
+    def _add_sizes(self, data: bytes, sign: int = 1) -> None:
+        sizes = self._known_sizes()
+        sizes[0] += sign * parse_vlen_header(data).rawbytes
+        sizes[1] += sign * len(data)
+
+    def push_chunk(self, items: np.ndarray) -> None:
+        """Encode ``items`` (``chunklen`` of them) as the next full chunk."""
+        data = self.encode(items)
+        self._add_sizes(data)
+        self.chunks.push(data)
+
+    def append(self, arr: np.ndarray) -> None:
+        """Append items (already of the carray's dtype, see ``as_items``)."""
+        cl = self.chunklen
+        n = len(arr)
+        if n == 0:
+            return
+        self._known_sizes()
+        pos = 0
+        if self.nleft:
+            leftover = self.leftover
+            take = min(cl - self.nleft, n)
+            leftover[self.nleft:self.nleft + take] = arr[:take]
+            self.nleft += take
+            pos = take
+            if self.nleft == cl:
+                self.push_chunk(leftover)
+                self.nleft = 0
+        while n - pos >= cl:
+            self.push_chunk(arr[pos:pos + cl])
+            pos += cl
+        rest = n - pos
+        if rest:
+            self.leftover[:rest] = arr[pos:]
+            self.nleft = rest
+        self._left = None
+
+    def replace_chunk(self, nchunk: int, items: np.ndarray) -> None:
+        """Store new items for full chunk ``nchunk``."""
+        old = self.chunks.get(nchunk)
+        data = self.encode(items)
+        self._add_sizes(old, -1)
+        self._add_sizes(data)
+        self.chunks.write(nchunk, data)
+        self.drop_cache(nchunk)
+
+    def _writable_chunk(self, nchunk: int) -> np.ndarray:
+        return np.array(self.chunk_array(nchunk), dtype=self.atom, copy=True)
+
+    def set_slice(self, start: int, stop: int, step: int, vals: np.ndarray) -> None:
+        """Write ``vals`` at positions ``range(start, stop, step)`` (step > 0)."""
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        n = len(vals)
+        self._known_sizes()
+        first = start // cl
+        last = (start + (n - 1) * step) // cl
+        done = 0
+        for nchunk in range(first, last + 1):
+            base = nchunk * cl
+            lo = max(start, base)
+            if (lo - start) % step:
+                lo += step - (lo - start) % step
+            hi = min(stop, base + cl)
+            if lo >= hi:
+                continue
+            count = len(range(lo, hi, step))
+            part = vals[done:done + count]
+            done += count
+            if nchunk == nfull:
+                self.leftover[lo - base:hi - base:step] = part
+                self._left = None
+                continue
+            if step == 1 and lo == base and hi == base + cl:
+                items = part
+            else:
+                items = self._writable_chunk(nchunk)
+                items[lo - base:hi - base:step] = part
+            self.replace_chunk(nchunk, items)
+
+    def set_positions(self, idx: np.ndarray, vals: np.ndarray) -> None:
+        """Write ``vals[i]`` at position ``idx[i]`` (int64, in range)."""
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        self._known_sizes()
+        nchunk = idx // cl
+        order = np.argsort(nchunk, kind="stable")
+        bounds = np.flatnonzero(np.diff(nchunk[order])) + 1
+        for sel in np.split(order, bounds):
+            if not sel.size:
+                continue
+            c = int(nchunk[sel[0]])
+            local = idx[sel] - c * cl
+            if c == nfull:
+                self.leftover[local] = vals[sel]
+                self._left = None
+            else:
+                items = self._writable_chunk(c)
+                items[local] = vals[sel]
+                self.replace_chunk(c, items)
+
+    def trim_to(self, newlen: int) -> None:
+        """Keep the first ``newlen`` items (``newlen <= length``)."""
+        nfull, nleft = divmod(newlen, self.chunklen)
+        if newlen == 0:                 # nothing kept: no chunk needs reading
+            while len(self.chunks):
+                self._drop_unread()
+            self._full = [0, 0]
+            self._leftover = self._empty(self.chunklen)
+            self.nleft = 0
+            self._left = None
+            self.drop_cache()
+            return
+        self._known_sizes()
+        if nfull == len(self.chunks):
+            self.nleft = nleft
+            self._left = None
+            return
+        carry = np.array(self.chunk_array(nfull)[:nleft], dtype=self.atom) if nleft else None
+        while len(self.chunks) > nfull:
+            self._add_sizes(self.chunks.drop_last(), -1)
+        self.drop_cache()
+        if nleft:
+            self.leftover[:nleft] = carry
+        self.nleft = nleft
+        self._left = None
+
+    def _drop_unread(self) -> None:
+        """Remove the last full chunk without reading it (sizes are reset by the caller)."""
+        if isinstance(self.chunks, VlenMemoryChunks):
+            self.chunks.pop()
+            return
+        nchunk = self.chunks.nchunks - 1
+        self.chunks.delete(nchunk)
+        self.chunks.delete(nchunk + 1)
+        self.chunks.nchunks -= 1
+
+    def stage_leftover(self) -> None:
+        """Stage the leftover as chunk file ``nchunks`` (or the removal of that
+        file when there is no leftover); stored carrays only."""
+        nfull = len(self.chunks)
+        if self.nleft:
+            self.chunks.write(nfull, self._leftover_encoded()[1])
+        else:
+            self.chunks.delete(nfull)
+
+    def stored_key(self, nchunk: int) -> str:
+        """Store key of chunk file ``nchunk``."""
+        return vlen_chunk_key(nchunk)

@@ -1,0 +1,202 @@
+"""pandas columns that bcolz has no column kind for, kept exactly: text and bytes
+of any length (vlen columns) and, where asked, categoricals.
+
+``fromdataframe(df, strings='vlen')`` stores:
+
+=============================== ====================================== ==================
+pandas column                   stored as                              ``todataframe``
+=============================== ====================================== ==================
+``object`` of str (None/NaN)    vlen 'str' column, missing -> None     ``object``, same
+``object`` of bytes             vlen 'bytes' column                    ``object``, same
+``str`` / ``string`` (any       vlen 'str' column                      the same dtype
+storage, NaN or NA)
+``category`` of str or bytes    categorical column: codes + categories ``category``, same
+                                (format/category_meta.py)              categories/order
+=============================== ====================================== ==================
+
+Each such column gets the attribute ``bcolz_store.pandas`` (JSON) recording
+the pandas dtype (and its storage and missing-value marker), which
+``todataframe`` uses to give the column back as it was; columns without it
+come back as ``object`` (str or bytes, None for missing).  With the default
+``strings='fixed'`` nothing here is used: bcolz's fixed-width conversion is
+kept.
+
+pandas is imported by the callers (:mod:`.pandas`); nothing here imports it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..category_type import category
+from ..vlen_type import vlen
+
+__all__ = ["PANDAS_ATTR", "frame_columns", "restore_columns", "vlen_values"]
+
+PANDAS_ATTR = "bcolz_store.pandas"
+_STRINGS = ("fixed", "vlen")
+
+
+def _is_missing(value) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def _object_kind(values: np.ndarray):
+    """'str' or 'bytes' when every present item is one, else None; and the
+    missing-value marker found first ('None' or 'nan'; None when none is missing)."""
+    types, marker = set(), None
+    for v in values.tolist():
+        if _is_missing(v):
+            if marker is None:
+                marker = "None" if v is None else "nan"
+            continue
+        types.add(type(v))
+        if len(types) > 1:
+            break
+    if types <= {str} or (types and all(issubclass(t, str) for t in types)):
+        return "str", marker
+    if types and all(issubclass(t, bytes) for t in types):
+        return "bytes", marker
+    return None, marker
+
+
+def _categorical(series):
+    """``(items, category type)`` of a category column of str or bytes, else None."""
+    if type(series.dtype).__name__ != "CategoricalDtype":
+        return None
+    cats = list(series.cat.categories)
+    if not (all(isinstance(c, str) for c in cats) or all(isinstance(c, bytes) for c in cats)) \
+            or not cats:
+        return None
+    codes = series.cat.codes.to_numpy()
+    table = np.empty(len(cats) + 1, dtype=object)
+    table[:-1] = cats
+    table[-1] = None
+    return table[np.where(codes < 0, len(cats), codes)], category(cats, series.cat.ordered)
+
+
+def vlen_values(series):
+    """``(items, kind, record)`` of a pandas string or object-of-str/bytes column,
+    or None for any other column.
+
+    ``items`` is an object array with None for every missing value; ``record``
+    the JSON stored in the column's ``bcolz_store.pandas`` attribute.
+    """
+    dtype = series.dtype
+    name = type(dtype).__name__
+    found = _categorical(series)
+    if found is not None:
+        return found[0], found[1].kind, {"dtype": "category"}
+    if name == "StringDtype":
+        na = "NA" if type(dtype.na_value).__name__ == "NAType" else "nan"
+        record = {"dtype": "string", "storage": dtype.storage, "na_value": na}
+        kind = "str"
+    elif dtype == np.dtype(object):
+        values = series.to_numpy(dtype=object)
+        kind, marker = _object_kind(values)
+        if kind is None:
+            return None
+        record = {"dtype": "object", "na_value": marker or "None"}
+    else:
+        return None
+    items = series.to_numpy(dtype=object, copy=True)
+    missing = np.fromiter(map(_is_missing, items.tolist()), dtype=bool, count=len(items))
+    items[missing] = None
+    return items, kind, record
+
+
+def _spec(strings, name):
+    """The vlen type asked for column ``name``, 'fixed', or None (the default)."""
+    if isinstance(strings, dict):
+        return strings.get(name, "fixed")
+    return strings
+
+
+def frame_columns(df, names, strings, fixed):
+    """The columns of a new ctable from ``df``: values, per-column dtypes and attrs.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    names : list of str
+    strings : {'fixed', 'vlen'}, vlen, or dict
+        What becomes of str/bytes columns: 'fixed' (bcolz's fixed width),
+        'vlen', a :class:`~bcolz_store.vlen` (its level, dictionary and
+        nullable, the kind from the data), or a dict of column -> one of
+        those (unnamed columns 'fixed').
+    vlen_type : type
+        The :class:`~bcolz_store.vlen` class.
+
+    Returns
+    -------
+    (list, dict, dict)
+        The column values; ``{name: dtype}`` for vlen columns;
+        ``{name: {attr: value}}`` to set on them.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``strings`` value.
+    """
+    columns, dtypes, attrs = [], {}, {}
+    for name in names:
+        spec = _spec(strings, name)
+        if not (isinstance(spec, vlen) or spec in _STRINGS):
+            raise ValueError(f"strings must be 'fixed', 'vlen', a vlen type or a dict of them "
+                             f"(column {name!r}: {spec!r})")
+        found = _categorical(df[name]) if spec != "fixed" else None
+        if found is not None:           # codes + categories
+            dtypes[name] = found[1]
+            columns.append(found[0])
+            continue
+        found = vlen_values(df[name]) if spec != "fixed" else None
+        if found is None:
+            columns.append(fixed(df[name]))
+            continue
+        items, kind, record = found
+        given = spec if isinstance(spec, vlen) else vlen()
+        nullable = True if given.nullable is None else given.nullable
+        dtypes[name] = vlen(kind, given.level, given.dictionary, nullable, given.dict_size)
+        columns.append(items)
+        attrs[name] = {PANDAS_ATTR: record}
+    return columns, dtypes, attrs
+
+
+def _pandas_strings(pd, items: np.ndarray, record: dict):
+    dtype = pd.StringDtype(record.get("storage", "python"),
+                           na_value=pd.NA if record.get("na_value") == "NA" else np.nan)
+    return pd.array(items, dtype=dtype)
+
+
+def restore_columns(table, data: dict, pd) -> dict:
+    """``data`` (column name -> values read) with vlen columns as pandas had them.
+
+    A column recorded by :func:`frame_columns` gets its pandas dtype back; any
+    other vlen column becomes an ``object`` column (None for missing items).
+    """
+    out = dict(data)
+    for key, values in data.items():
+        col = table.cols[key]
+        if getattr(col, "category", None) is not None:
+            cat = col.category
+            out[key] = pd.Categorical.from_codes(col.codes[:], categories=cat.categories,
+                                                 ordered=cat.ordered)
+            continue
+        if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):
+            continue
+        record = col.attrs[PANDAS_ATTR] if PANDAS_ATTR in col.attrs else {}
+        record = record if isinstance(record, dict) else {}
+        items = values.astype(object)
+        if record.get("dtype") == "string" and col.vlen.kind == "str":
+            out[key] = _pandas_strings(pd, items, record)
+            continue
+        if record.get("na_value") == "nan":
+            items[np.equal(items, None)] = np.nan
+        out[key] = pd.Series(items, dtype=object, copy=False)
+    return out

@@ -1,0 +1,127 @@
+"""String conditions for expressions over columns of variable-length items.
+
+Columns of ``str``/``bytes`` items of any length (vlen carrays) are
+evaluated by the ``'python'`` engine, block by block, on numpy arrays:
+``StringDType`` arrays for str on numpy 2, object arrays otherwise.  Equality
+and ordering (``name == 'AAPL'``, ``name != ''``, ``name < 'M'``) are numpy's
+own vectorised comparisons; these functions add what has no operator::
+
+    startswith(name, 'A')      endswith(name, '.com')     contains(name, 'ab')
+    isnull(name)               notnull(name)              isin(name, ['a', 'b'])
+
+A missing item (None) matches no comparison and no function but
+``isnull``: before evaluation the block's missing items become NaN-like
+nulls (``StringDType(na_object=np.nan)``), whose comparisons are all false.
+(Left as ``na_object=None``, numpy would find a missing item equal to ``''``.)
+
+Source: numpy's ``numpy.strings`` functions and ``StringDType`` null
+semantics (numpy 2 documentation, "StringDType: missing data").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
+
+_NAN_STRING = np.dtypes.StringDType(na_object=np.nan) if hasattr(np.dtypes, "StringDType") \
+    else None
+
+
+def is_vlen_operand(value) -> bool:
+    """True for a vlen carray, or a numpy ``StringDType`` array."""
+    if getattr(value, "vlen", None) is not None:
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind == "T"
+
+
+def as_operand(block: np.ndarray) -> np.ndarray:
+    """A block of a vlen column as the expression sees it: missing items as
+    NaN-like nulls (StringDType), or None (object arrays)."""
+    if block.dtype.kind == "T" and hasattr(block.dtype, "na_object"):
+        return block.astype(_NAN_STRING)
+    return block
+
+
+def _missing(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "T":
+        if not hasattr(x.dtype, "na_object"):
+            return np.zeros(x.shape, dtype=bool)
+        return np.isnan(x.astype(_NAN_STRING))
+    return np.fromiter((v is None for v in x.ravel().tolist()), dtype=bool,
+                       count=x.size).reshape(x.shape)
+
+
+def _each(x: np.ndarray, test) -> np.ndarray:
+    """``test(item)`` for every present item of an object array (False for None)."""
+    return np.fromiter((v is not None and test(v) for v in x.ravel().tolist()), dtype=bool,
+                       count=x.size).reshape(x.shape)
+
+
+def _filled(x: np.ndarray):
+    """``(x with missing items as '', mask of the missing ones)`` for StringDType."""
+    missing = _missing(x)
+    if not missing.any():
+        return x, missing
+    plain = x.astype(_NAN_STRING)
+    plain[missing] = ""
+    return plain.astype(np.dtypes.StringDType()), missing
+
+
+def startswith(x, prefix):
+    """Whether each item starts with ``prefix`` (False for a missing item)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "T":
+        filled, missing = _filled(x)
+        return np.strings.startswith(filled, prefix) & ~missing
+    return _each(x, lambda v: v.startswith(prefix))
+
+
+def endswith(x, suffix):
+    """Whether each item ends with ``suffix`` (False for a missing item)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "T":
+        filled, missing = _filled(x)
+        return np.strings.endswith(filled, suffix) & ~missing
+    return _each(x, lambda v: v.endswith(suffix))
+
+
+def contains(x, sub):
+    """Whether each item contains ``sub`` (False for a missing item)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "T":
+        filled, missing = _filled(x)
+        return (np.strings.find(filled, sub) >= 0) & ~missing
+    if x.dtype.kind in "SU":
+        return np.char.find(x, sub) >= 0
+    return _each(x, lambda v: sub in v)
+
+
+def isnull(x):
+    """Whether each item is missing (None)."""
+    x = np.asarray(x)
+    if x.dtype.kind in "TO":
+        return _missing(x)
+    return np.zeros(x.shape, dtype=bool)
+
+
+def notnull(x):
+    """Whether each item is present."""
+    return ~isnull(x)
+
+
+def isin(x, values):
+    """Whether each item is one of ``values`` (False for a missing item)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "T":
+        filled, missing = _filled(x)
+        wanted = np.asarray(list(values), dtype=np.dtypes.StringDType())
+        return np.isin(filled, wanted) & ~missing
+    wanted = set(values)
+    return _each(x, wanted.__contains__)
+
+
+STRING_FUNCTIONS = {
+    "startswith": startswith, "endswith": endswith, "contains": contains,
+    "isnull": isnull, "notnull": notnull, "isin": isin,
+}
