@@ -296,8 +296,16 @@ class CarrayOps:
         if dtype.kind in "SUV":
             raise TypeError("cannot perform reduce with flexible type")
         result = np.zeros((), dtype=dtype)[()]
-        for block in self._iter_chunks():
-            result += block.sum(dtype=dtype)
+        reduce_chunks = getattr(self._engine, "reduce_chunks", None)
+        if reduce_chunks is None:          # pickled objects: one chunk after another
+            for block in self._iter_chunks():
+                result += block.sum(dtype=dtype)
+            return result
+        # Each chunk is summed where it is decoded (on the thread pool); the
+        # partial sums are added in chunk order, so the result is the same for
+        # every number of threads.
+        for partial in reduce_chunks(lambda block: block.sum(dtype=dtype)):
+            result += partial
         return result
 
     # ------------------------------------------------------------ protocols

@@ -18,6 +18,7 @@ from collections import ChainMap
 import numpy as np
 
 from .carray import carray
+from . import threads
 from .chunks import codec
 from .ctable import ctable
 from ._version import __version__
@@ -390,24 +391,32 @@ def _walk_store(store: Store, classname, mode):
 # ----------------------------------------------------------------- threads
 
 def set_nthreads(nthreads):
-    """Set the threads Blosc (and numexpr, when installed) use; return the previous Blosc value.
+    """Set the threads that encode and decode chunks (and numexpr's, when installed).
+
+    Full reads, slices and gathers over several chunks, ``sum``, ``eval``
+    and queries, ``todataframe``, ``copy`` and writes of many chunks decode
+    or encode their chunks on a pool of ``nthreads`` threads, each running
+    Blosc on whole chunks straight into the output (Blosc's own threads stay
+    at 1, see :func:`blosc_set_nthreads`).  The default is the number of
+    cores (:func:`detect_number_of_cores`).  Results and the bytes written
+    are the same for every number of threads.
 
     Parameters
     ----------
     nthreads : int
-        A positive number of threads.
+        A positive number of threads; 1 does all the work in the calling thread.
 
     Returns
     -------
     int
-        The previous number of Blosc threads.
+        The previous number of threads.
 
     Raises
     ------
     ValueError
         If ``nthreads`` is not a positive integer.
     """
-    previous = codec.blosc_set_nthreads(nthreads)
+    previous = threads.set_nthreads(nthreads)
     if _installed("numexpr"):
         import numexpr
         numexpr.set_num_threads(int(nthreads))
@@ -416,7 +425,7 @@ def set_nthreads(nthreads):
 
 def detect_number_of_cores() -> int:
     """Return the number of cores this process may run on (at least 1)."""
-    return max(int(codec.cpu_count()), 1)
+    return threads.cpu_count()
 
 
 def _installed(module: str) -> bool:
