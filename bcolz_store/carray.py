@@ -220,7 +220,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             stage_storage(self._store, self._meta)
         self._engine = new_engine(self._meta, self._store, defaults.cache_budget, new=True)
         if isinstance(array, carray):
-            for block in array.iterblocks_(self._meta.chunklen):
+            for block in array._copy_blocks():
                 self._engine.append(self._to_ndarray(block, atom.base))
         else:
             self._engine.append(array_)

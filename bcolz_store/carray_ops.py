@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import threads
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
 __all__ = ["CarrayOps"]
@@ -39,6 +40,11 @@ class CarrayOps:
         if self._dtype.kind == "O":
             self._check_pickle()
         return self._engine.iter_chunks()
+
+    def _copy_blocks(self):
+        """Consecutive blocks of as many chunks as the thread pool works on at
+        once, so that a copy decodes them, and encodes its own, in parallel."""
+        return self.iterblocks_(self._chunklen * threads.window())
 
     def iterblocks_(self, blen=None, start=0, stop=None):
         """Yield consecutive ndarray blocks of ``blen`` atoms."""
@@ -186,7 +192,7 @@ class CarrayOps:
                 self._check_pickle()
             out._engine.append(self._engine.read_range(0, self.len))
         else:
-            for block in self.iterblocks_():
+            for block in self._copy_blocks():
                 out._engine.append(block)
         if out.mode != "r":
             out.flush()

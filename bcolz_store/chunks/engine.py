@@ -272,9 +272,11 @@ class ChunkEngine:
         if not self.remote or len(tasks) < 2:
             def read(group):
                 for nchunk, dest in group:
-                    chunks.read_into(nchunk, dest)
+                    chunks.read_into(nchunk, dest, check=False)
             for _ in threads.map_ordered(read, self._groups(tasks)):
                 pass
+            if tasks:
+                chunks.check_reading()
             return
         dests = dict(tasks)
         for batch, got in self._remote_batches([n for n, _dest in tasks], skip_cached=False):
@@ -366,7 +368,7 @@ class ChunkEngine:
             try:
                 buffer.flags.writeable = True
                 if got is None:
-                    chunks.read_into(n, buffer)
+                    chunks.read_into(n, buffer, check=False)
                 else:
                     chunks.decode_into(n, got.pop(n), buffer)
                 buffer.flags.writeable = False
@@ -380,6 +382,8 @@ class ChunkEngine:
         if not self.remote or len(nchunks) < 2:
             for results in threads.map_ordered(run, self._groups(list(nchunks))):
                 yield from results
+            if nchunks:
+                chunks.check_reading()
             return
         for batch, got in self._remote_batches(list(nchunks)):
             for results in threads.map_ordered(lambda group, got=got: run(group, got),
