@@ -24,8 +24,8 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetCha
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
-from .toplevel import (detect_number_of_cores, eval, iterblocks, open, print_versions,
-                       set_nthreads, walk)
+from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
+                       print_versions, set_nthreads, walk)
 
 
 filters = {NOSHUFFLE: "noshuffle", SHUFFLE: "shuffle", BITSHUFFLE: "bitshuffle"}
@@ -47,7 +47,7 @@ __all__ = sorted([
     "VerifyReport", "WriteFailedError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "chunk", "cparams", "ctable", "dask_here", "defaults",
-    "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",
+    "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "from_dask", "fromiter",
     "get_printoptions", "iterblocks", "numexpr_here", "ones", "open", "pandas_here",
     "print_versions", "set_nthreads", "set_printoptions", "tables_here", "verify", "walk",
     "zeros",

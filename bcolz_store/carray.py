@@ -22,6 +22,7 @@ import contextlib
 import numpy as np
 
 from . import attrs as _attrs
+from . import handles as _handles
 from .carray_edit import CarrayEdits
 from .carray_ops import CarrayOps
 from .carray_read import CarrayReads
@@ -533,9 +534,11 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             raise ReadOnlyError(f"cannot modify data because mode is '{self._mode}'")
 
     def __reduce__(self):
-        if self._rootdir:
-            return (_rebuild_carray, (None, self._rootdir))
-        return (_rebuild_carray, (self[:], None))
+        # Stored: its rootdir, reopened in mode 'r'; in memory: its chunks.
+        return _handles.reduce_carray(self)
+
+    def __dask_tokenize__(self):
+        return _handles.dask_token(self)
 
     def purge(self):
         """Remove the stored data of this carray (no-op in memory).
@@ -588,7 +591,7 @@ def _atom_of(dtype: np.dtype, array: np.ndarray) -> np.dtype:
     return atom
 
 
-def _rebuild_carray(array, rootdir):
+def _rebuild_carray(array, rootdir):     # pickles of earlier versions
     if rootdir:
         return carray(rootdir=rootdir)
     return carray(array)

@@ -27,8 +27,8 @@ import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor, wait
 
-__all__ = ["cpu_count", "get_nthreads", "in_worker", "map_ordered", "set_nthreads",
-           "window"]
+__all__ = ["chunks_per_block", "cpu_count", "get_nthreads", "in_worker", "map_ordered",
+           "set_nthreads", "window"]
 
 
 def cpu_count() -> int:
@@ -120,6 +120,14 @@ def window(nthreads: int | None = None) -> int:
     """Tasks in flight at once: twice the threads, so that a thread finishing
     a task finds the next one waiting (and memory stays bounded)."""
     return 2 * (get_nthreads() if nthreads is None else nthreads)
+
+
+def chunks_per_block() -> int:
+    """Chunks that a scan over consecutive blocks (a copy, a query's rows)
+    should read at a time: one with one thread, else a window of them, so that
+    each block is decoded in parallel."""
+    size = get_nthreads()
+    return 1 if size == 1 else window(size)
 
 
 def map_ordered(fn, items, nthreads: int | None = None, limit: int | None = None):

@@ -31,6 +31,7 @@ from .storage.urls import open_store
 __all__ = [
     "detect_number_of_cores",
     "eval",
+    "from_dask",
     "iterblocks",
     "open",
     "print_versions",
@@ -386,6 +387,78 @@ def _walk_store(store: Store, classname, mode):
             continue
         child = store.child(prefix)
         yield (ctable if kind == "ctable" else carray)(rootdir=child, mode=mode)
+
+
+# ----------------------------------------------------------------- dask
+
+def from_dask(x, rootdir, *, cparams=None, chunklen=None, expectedlen=None, mode="a",
+              storage_options=None):
+    """Write a dask array as a carray, or a dask DataFrame as a ctable, in parallel.
+
+    dask's workers (threads, processes, or the machines of a
+    ``dask.distributed`` cluster) compress the whole chunks inside their
+    blocks or partitions and write them into the writer's folder of the
+    dataset's journal themselves; the caller joins the chunks cut by block
+    boundaries and commits once, so every chunk file becomes visible at the
+    same moment.  Killed before that commit, the previous state at
+    ``rootdir`` stays as it was.  The files are those ``carray(x.compute(),
+    ...)`` or ``ctable.fromdataframe(x.compute(), ...)`` with the same
+    parameters write, byte for byte (see
+    :mod:`bcolz_store.interop.dask_write`).
+
+    Parameters
+    ----------
+    x : dask.array.Array or dask.dataframe.DataFrame
+        An array of known block lengths (rows along the first dimension, any
+        dtype but object), or a DataFrame whose columns are numeric
+        (bool, int, float, complex, datetime64, timedelta64) or hold only str
+        or only bytes (stored as ``U<n>``/``S<n>``, n the longest value; the
+        partitions are computed twice for those and for the partitions'
+        lengths).  The index is not stored.
+    rootdir : str, os.PathLike or Store
+        A folder, or a URL (``s3://...``) that every worker can reach.
+    cparams : cparams or dict, optional
+        Default ``bcolz_store.defaults.cparams``.
+    chunklen : int, optional
+        Rows per chunk (default: chosen from ``expectedlen`` as bcolz does,
+        per column).
+    expectedlen : int, optional
+        Default: the number of rows.
+    mode : {'a', 'w'}, default 'a'
+        'a' creates and refuses an existing dataset; 'w' replaces it.
+    storage_options : dict, optional
+        fsspec options for a URL ``rootdir`` (handed to the workers too).
+
+    Returns
+    -------
+    carray or ctable
+        The new dataset, opened in mode 'a'.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is neither a dask array nor a dask DataFrame.
+    ValueError
+        A bad ``mode``, unknown block lengths, an object array, columns of
+        unsupported values or of labels that are not distinct identifiers.
+    DatasetExistsError
+        ``rootdir`` holds something and ``mode`` is 'a'.
+    IntegrityError
+        The workers did not write every chunk where this process commits
+        (nothing is committed).
+    ImportError
+        When dask is not installed (extra ``bcolz_store[dask]``).
+
+    Examples
+    --------
+    >>> import dask.array as da, bcolz_store as bcolz
+    >>> c = bcolz.from_dask(da.arange(10, chunks=4), "/tmp/arange.bcolz", mode="w")  # doctest: +SKIP
+    >>> c[:].tolist()  # doctest: +SKIP
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    from .interop.dask_write import from_dask as write
+    return write(x, rootdir, carray, ctable, cparams=cparams, chunklen=chunklen,
+                 expectedlen=expectedlen, mode=mode, storage_options=storage_options)
 
 
 # ----------------------------------------------------------------- threads

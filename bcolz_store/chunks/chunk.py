@@ -19,7 +19,7 @@ from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chu
 from . import codec
 from .cparams import quantize
 
-__all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_key"]
+__all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_file_parts", "chunk_key"]
 
 
 
@@ -33,6 +33,12 @@ def _check_size(path: str, nbytes: int, expected: int) -> None:
 def chunk_key(nchunk: int) -> str:
     """Store key of chunk number ``nchunk``: ``data/__N.blp``."""
     return f"data/__{nchunk}.blp"
+
+
+def chunk_file_parts(chunk_: "chunk") -> list:
+    """The parts of the chunk file of ``chunk_``: the bloscpack header, then the
+    Blosc buffer (source: bcolz format v1.0, seeds/001; FORMAT-NOTES.md)."""
+    return [pack_bloscpack_header(1), chunk_.getdata()]
 
 
 class chunk:
@@ -370,7 +376,7 @@ class DiskChunks:
 
     def write(self, nchunk: int, chunk_: chunk) -> None:
         """Write ``chunk_`` as file ``nchunk`` (bloscpack header + Blosc bytes)."""
-        self.store.set(chunk_key(nchunk), [pack_bloscpack_header(1), chunk_.getdata()])
+        self.store.set(chunk_key(nchunk), chunk_file_parts(chunk_))
         if self._cached[0] == nchunk:
             self._cached = (-1, None)
 

@@ -471,6 +471,14 @@ class ChunkEngine:
             self.leftover[:rest] = arr[pos:]
             self.nleft = rest
 
+    def adopt_chunks(self, nchunks: int, cbytes: int) -> None:
+        """Count ``nchunks`` full chunk files in all, of which those not
+        written through this engine (staged by others: dask's workers) hold
+        ``cbytes`` compressed Blosc bytes; stored carrays only."""
+        self.chunks.nchunks = nchunks
+        self.cbytes += cbytes
+        self.drop_cache()
+
     def replace_chunk(self, nchunk: int, data: np.ndarray) -> None:
         """Store new contents for full chunk ``nchunk``."""
         old = self.chunks[nchunk]

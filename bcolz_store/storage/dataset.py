@@ -357,6 +357,20 @@ class DatasetStore:
         self._check_writable()
         self.journal.stage(self.prefix + key, data)
 
+    def stage_written(self, key: str, blob: str, digest: str) -> None:
+        """Stage ``blob``, a file others wrote into a name the journal reserved
+        (:meth:`~.journal.Journal.reserve_blobs`), as the new content of ``key``.
+
+        Raises
+        ------
+        ReadOnlyError
+            If the store is read-only.
+        ValueError
+            When ``blob`` is not a reserved name.
+        """
+        self._check_writable()
+        self.journal.stage_written(self.prefix + key, blob, digest)
+
     def delete(self, key: str) -> None:
         """Stage the removal of file ``key``.
 

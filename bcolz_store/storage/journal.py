@@ -57,8 +57,9 @@ from .base import Store
 from .checksums import dump_checksums, md5_hex, read_limit
 from .committed import CommittedState, read_consistently
 from .io import pool
-from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, check_manifest, commit_order,
-                      record_bytes, record_key, staged_md5, write_blob, write_error)
+from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, blob_key, check_manifest,
+                      commit_order, record_bytes, record_key, staged_md5, write_blob,
+                      write_error)
 
 __all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "read_consistently", "record_key"]
 
@@ -236,7 +237,7 @@ class Journal(CommittedState):
     def _next_blob(self, key: str) -> str:
         self._ensure_dir(key)
         self._counter += 1
-        return f"{self._blob_prefix}{self._counter:06d}.blob"
+        return blob_key(self._blob_prefix, self._counter)
 
     def scratch_prefix(self, name: str) -> str:
         """A folder key inside this writer's blob folder, for files that a later
@@ -311,6 +312,48 @@ class Journal(CommittedState):
         self._staged_sums[key] = digest
         if data is not None:
             self._staged_meta[key] = data
+
+    def reserve_blobs(self, count: int) -> tuple:
+        """Reserve ``count`` blob names in this writer's folder for files that
+        others write (dask's workers, in other processes or machines); return
+        ``(folder, first)``: blob ``i`` is :func:`~.records.blob_key`
+        ``(folder, first + i)``.  :meth:`stage_written` stages them.
+
+        Raises
+        ------
+        ReadOnlyError
+            In mode 'r'.
+        OSError
+            When the folder cannot be made, naming it.
+        """
+        self._check_writable()
+        self._ensure_dir()
+        first = self._counter + 1
+        self._counter += int(count)
+        return self._blob_prefix, first
+
+    def stage_written(self, key: str, blob: str, digest: str) -> None:
+        """Make ``blob``, written (and, where the store needs it, synced) by
+        someone else into a name :meth:`reserve_blobs` gave, with md5
+        ``digest``, the new content of ``key``; nothing is moved or copied.
+
+        Raises
+        ------
+        ValueError
+            When ``blob`` is not a name reserved in this writer's folder.
+        ReadOnlyError
+            In mode 'r'.
+        """
+        self._check_writable()
+        commit_key_limit(key, self.root)
+        name = blob[len(self._blob_prefix):] if blob.startswith(self._blob_prefix) else ""
+        if not (name.endswith(".blob") and name[:-5].isdigit()
+                and 0 < int(name[:-5]) <= self._counter):
+            raise ValueError(f"{blob!r} is not a blob name reserved in this writer's folder "
+                             f"{self._blob_prefix!r}")
+        self._unstage(key)
+        self._staged[key] = blob
+        self._staged_sums[key] = digest
 
     def _limit_inflight(self, limit: int) -> None:
         """Wait for background writes until at most ``limit`` bytes are pending."""

@@ -26,7 +26,7 @@ from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, commi
 from .base import Store
 from .io import pool
 
-__all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "RECORD_NAME",
+__all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "blob_key", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "RECORD_NAME",
            "UNSET", "check_manifest", "commit_order", "record_bytes", "record_key",
            "staged_md5", "write_blob", "write_error"]
 
@@ -39,6 +39,11 @@ UNSET = object()          # "not loaded yet", where None is a value
 # On remote stores, contents up to this size travel inside the commit record
 # (written by one request at the commit) instead of as blobs of their own.
 INLINE_MAX_BYTES = 1 << 16
+
+
+def blob_key(folder: str, number: int) -> str:
+    """Key of blob ``number`` in a writer's ``folder`` (``<journal>/<writer>/``)."""
+    return f"{folder}{number:06d}.blob"
 
 
 def record_key(generation: int) -> str:
