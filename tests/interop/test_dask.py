@@ -351,3 +351,14 @@ def test_round_trips_on_a_distributed_cluster(tmp_path, where, cluster, request)
         assert_array_equal(again[name][:], col)
     reopened = bcolz.open(f"{root}/t2.bcolz", mode="r", storage_options=options)
     assert reopened.names == t.names and len(reopened) == 40_000
+
+
+def test_the_scaling_guide_runs_as_written(tmp_path, monkeypatch):
+    import doctest
+    import tempfile
+    from pathlib import Path
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    guide = Path(__file__).resolve().parents[2] / "docs" / "scaling.md"
+    result = doctest.testfile(str(guide), module_relative=False,
+                              optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.attempted > 20 and result.failed == 0
