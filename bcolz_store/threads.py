@@ -90,17 +90,15 @@ def _mark_worker() -> None:
 
 
 def _executor(size: int) -> ThreadPoolExecutor:
-    """The pool, with ``size`` threads (a pool of another size is replaced; its
-    running tasks finish on their own threads)."""
+    """The pool, with ``size`` threads.  A pool of another size is replaced,
+    not shut down: work still submitting to it finishes there, and its
+    threads end once nothing refers to it."""
     global _pool, _pool_size
     with _lock:
         if _pool is None or _pool_size != size:
-            old = _pool
             _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bcolz_store-chunks",
                                        initializer=_mark_worker)
             _pool_size = size
-            if old is not None:
-                old.shutdown(wait=False)
         return _pool
 
 

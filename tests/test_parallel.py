@@ -243,6 +243,35 @@ def test_bytes_match_the_real_bcolz_with_many_threads(tmp_path, nthreads_restore
     assert bcolz_files(tmp_path / "ot") == bcolz_files(tmp_path / "rt")
 
 
+def test_changing_the_number_of_threads_while_others_read(tmp_path, nthreads_restored):
+    data = _walk(2_000_000)
+    bcolz.carray(data, chunklen=131_072, rootdir=str(tmp_path / "c"))   # a task per chunk
+    c = bcolz.open(str(tmp_path / "c"), mode="r")
+    bcolz.set_nthreads(2)
+    failures, done = [], threading.Event()
+
+    def reader():
+        try:
+            while not done.is_set():
+                if not np.array_equal(c[:], data) or c.sum() != c.sum():
+                    failures.append("wrong result")
+        except Exception as err:    # a pool replaced under a running read
+            failures.append(repr(err))
+
+    workers = [threading.Thread(target=reader) for _ in range(2)]
+    for w in workers:
+        w.start()
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        for n in (3, 1, 4, 2):
+            bcolz.set_nthreads(n)
+            time.sleep(0.001)
+    done.set()
+    for w in workers:
+        w.join(30)
+    assert failures == []
+
+
 # ------------------------------------------------------------------ failures
 
 def test_a_damaged_chunk_in_a_parallel_read_names_that_chunk(tmp_path, nthreads_restored):

@@ -7,7 +7,7 @@ wait for fsync, so that a slow disk never holds up checksumming.  There are
 as many ``"cpu"`` threads as :func:`bcolz_store.set_nthreads` asks for (at
 least 2), and at least 4 ``"io"`` threads.  The pools are made on first use
 (importing the package starts no thread), remade when the number of threads
-changes (running work finishes on the old threads), and a forked child makes
+changes (work already given to the old threads finishes there), and a forked child makes
 its own (it inherits none of the parent's threads).
 """
 
@@ -31,11 +31,11 @@ def pool(kind: str) -> ThreadPoolExecutor:
     with _pools_lock:
         found = _pools.get(kind)
         if found is None or found[0] != workers:
+            # The old pool is dropped, not shut down: what was submitted to
+            # it finishes, and its threads end once nothing refers to it.
             made = ThreadPoolExecutor(max_workers=workers,
                                       thread_name_prefix=f"bcolz_store-{kind}")
             _pools[kind] = (workers, made)
-            if found is not None:
-                found[1].shutdown(wait=False)
             return made
         return found[1]
 
