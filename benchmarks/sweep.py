@@ -115,16 +115,17 @@ class _Bcolz(_Lib):
                                                  cname=codec.cname)).flush()
 
     def query(self, t):
+        """(wall seconds, CPU seconds, ids) of the faster of whereblocks and fetchwhere."""
         best = None
         for how in ("whereblocks", "fetchwhere"):
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             if how == "whereblocks":
                 ids = np.concatenate([b["id"] for b in t.whereblocks(QUERY, outcols=["id"])])
             else:
                 ids = t.fetchwhere(QUERY, outcols=["id"], out_flavor="numpy")["id"]
-            spent = time.perf_counter() - t0
-            if best is None or spent < best[0]:
-                best = (spent, ids)
+            spent = (time.perf_counter() - t0, time.process_time() - c0)
+            if best is None or spent[0] < best[0]:
+                best = (*spent, ids)
         return best
 
 
@@ -162,9 +163,9 @@ class _Blosc2(_Lib):
         return {n: self.mod.open(os.path.join(path, n + ".b2nd"), mode="r") for n in names}
 
     def query(self, t):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         ids = t["id"][(t["x"] > 0.5) & (t["k"] < 100)].compute()[:]
-        return time.perf_counter() - t0, ids
+        return time.perf_counter() - t0, time.process_time() - c0, ids
 
 
 class _Zarr(_Lib):
@@ -246,16 +247,19 @@ def load_sweep_libraries(wanted) -> dict:
 # ------------------------------------------------------------------ measuring
 
 def _median_time(fn, repeats: int, setup=None):
-    times, out = [], None
+    """Median wall seconds of ``fn()``, the wall and CPU seconds (all threads
+    of the process) of every repeat, and the last output."""
+    times, cpus, out = [], [], None
     for _ in range(repeats):
         if setup is not None:
             setup()
         out = None
         gc.collect()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), times, out
+        cpus.append(time.process_time() - c0)
+    return statistics.median(times), (times, cpus), out
 
 
 def _floor(data, codec, workdir, log):
@@ -302,6 +306,7 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
     rows = []
     checked = set()
     for nt in thread_counts:
+        _settle()
         log(f"[threads {nt}]")
         for lib in libs.values():
             lib.threads(nt)
@@ -325,12 +330,13 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
                 continue
             t = lib.open_table(paths[(name, "table")], names) if name == "blosc2" else \
                 lib.open(paths[(name, "table")])
-            times = []
+            times, cpus = [], []
             for _ in range(repeats):
-                spent, ids = lib.query(t)
+                spent, cpu, ids = lib.query(t)
                 times.append(spent)
+                cpus.append(cpu)
             assert np.array_equal(np.asarray(ids), expected_ids), f"{name}: query differs"
-            rows.append(_row("query", nt, name, statistics.median(times), times,
+            rows.append(_row("query", nt, name, statistics.median(times), (times, cpus),
                              sum(c.nbytes for c in cols[:3])))
         for name, lib in libs.items():      # write_f8
             variants = [("", True)] + ([(" (no fsync)", False)] if name == "bcolz_store" else [])
@@ -343,7 +349,7 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
         for row in rows:
             if row["threads"] == nt:
                 log(f"  {row['workload']:<9} {row['lib']:<26} {row['gbps']:7.2f} GB/s  "
-                    f"{row['median'] * 1e3:9.1f} ms")
+                    f"{row['median'] * 1e3:9.1f} ms  {row['busy']:4.2f} cores busy")
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cores": cores,
               "threads": list(thread_counts), "size_bytes": n * 8, "nrows": nrows,
               "repeats": repeats, "libraries": {k: v.version for k, v in libs.items()},
@@ -361,9 +367,21 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
     return result
 
 
+def _settle() -> None:
+    """Write back dirty pages (the writes just measured or prepared), so that
+    the kernel's writeback does not compete with the reads that follow."""
+    if hasattr(os, "sync"):
+        os.sync()
+    time.sleep(0.5)
+
+
 def _row(workload, threads, lib, median, times, nbytes):
+    """One result; ``busy`` is CPU seconds over wall seconds (all threads of
+    the process): how many cores the library kept busy."""
+    walls, cpus = times
     return {"workload": workload, "threads": threads, "lib": lib, "median": median,
-            "times": times, "gbps": nbytes / median / 1e9}
+            "times": walls, "cpu": cpus, "busy": sum(cpus) / max(sum(walls), 1e-9),
+            "gbps": nbytes / median / 1e9}
 
 
 def _machine() -> dict:
@@ -445,7 +463,8 @@ def markdown(result) -> str:
                                               for r in result["rows"])]
         if not present:
             continue
-        head = ["threads"] + present + (["floor"] if workload == "write_f8" else [])
+        head = ["threads"] + present + (["floor"] if workload == "write_f8" else []) + \
+            ["cores busy (bcolz_store)"]
         lines += [f"**{workload}** (GB/s; median time in brackets)", "",
                   "| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         for nt in result["threads"]:
@@ -456,6 +475,8 @@ def markdown(result) -> str:
                              f"{row['gbps']:.2f} ({_ms(row['median'])})")
             if workload == "write_f8":
                 cells.append(f"{floor_gbps(result, nt):.2f}")
+            ours = _get(result, workload, "bcolz_store", nt)
+            cells.append("–" if ours is None or "busy" not in ours else f"{ours['busy']:.2f}")
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     lines += ["| target | threads | value | status |", "|---|---|---|---|"]
