@@ -246,22 +246,6 @@ def load_sweep_libraries(wanted) -> dict:
 
 # ------------------------------------------------------------------ measuring
 
-def _median_time(fn, repeats: int, setup=None):
-    """Median wall seconds of ``fn()``, the wall and CPU seconds (all threads
-    of the process) of every repeat, and the last output."""
-    times, cpus, out = [], [], None
-    for _ in range(repeats):
-        if setup is not None:
-            setup()
-        out = None
-        gc.collect()
-        c0, t0 = time.process_time(), time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(times), (times, cpus), out
-
-
 def _floor(data, codec, workdir, log):
     """CPU seconds of compressing, md5-summing and writing every chunk file."""
     from .floor import pieces
@@ -303,53 +287,67 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
             path = os.path.join(workdir, f"{name}-table")
             lib.write_table(cols, names, path, codec)
             paths[(name, "table")] = path
-    rows = []
-    checked = set()
-    for nt in thread_counts:
+    samples = {}                  # (workload, threads, lib) -> ([wall...], [cpu...])
+    expected_sum = int(i8.sum())
+
+    def sample(workload, nt, lib_name, wall, cpu):
+        walls, cpus = samples.setdefault((workload, nt, lib_name), ([], []))
+        walls.append(wall)
+        cpus.append(cpu)
+
+    def timed(fn):
+        gc.collect()
+        c0, t0 = time.process_time(), time.perf_counter()
+        out = fn()
+        return time.perf_counter() - t0, time.process_time() - c0, out
+
+    # Repeats go round every thread count and every library, so that a burst of
+    # load from elsewhere hits all of them alike; the medians are compared.
+    for rep in range(repeats):
         _settle()
-        log(f"[threads {nt}]")
-        for lib in libs.values():
-            lib.threads(nt)
-        for name, lib in libs.items():      # read_f8
-            a = lib.open(paths[(name, "f8")])
-            median, times, out = _median_time(lambda: lib.read(a), repeats)
-            if (name, "read") not in checked:
-                assert np.array_equal(out, f8), f"{name}: read differs"
-                checked.add((name, "read"))
-            out = a = None
-            rows.append(_row("read_f8", nt, name, median, times, n * 8))
-        for name, lib in libs.items():      # sum_i8
-            if (name, "i8") not in paths:
-                continue
-            a = lib.open(paths[(name, "i8")])
-            median, times, out = _median_time(lambda: a.sum(), repeats)
-            assert int(out) == int(i8.sum()), f"{name}: sum {out} differs"
-            rows.append(_row("sum_i8", nt, name, median, times, n * 8))
-        for name, lib in libs.items():      # query
-            if (name, "table") not in paths:
-                continue
-            t = lib.open_table(paths[(name, "table")], names) if name == "blosc2" else \
-                lib.open(paths[(name, "table")])
-            times, cpus = [], []
-            for _ in range(repeats):
-                spent, cpu, ids = lib.query(t)
-                times.append(spent)
-                cpus.append(cpu)
-            assert np.array_equal(np.asarray(ids), expected_ids), f"{name}: query differs"
-            rows.append(_row("query", nt, name, statistics.median(times), (times, cpus),
-                             sum(c.nbytes for c in cols[:3])))
-        for name, lib in libs.items():      # write_f8
-            variants = [("", True)] + ([(" (no fsync)", False)] if name == "bcolz_store" else [])
-            for suffix, fsync in variants:
-                path = os.path.join(workdir, f"w-{name}")
-                median, times, _ = _median_time(lambda: lib.write(f8, path, codec, fsync),
-                                                repeats, setup=lambda: remove(path))
-                rows.append(_row("write_f8", nt, name + suffix, median, times, n * 8))
-                remove(path)
-        for row in rows:
-            if row["threads"] == nt:
-                log(f"  {row['workload']:<9} {row['lib']:<26} {row['gbps']:7.2f} GB/s  "
-                    f"{row['median'] * 1e3:9.1f} ms  {row['busy']:4.2f} cores busy")
+        log(f"[repeat {rep + 1} of {repeats}: reads, sums, queries]")
+        for nt in thread_counts:
+            for name, lib in libs.items():
+                lib.threads(nt)
+                a = lib.open(paths[(name, "f8")])
+                wall, cpu, out = timed(lambda: lib.read(a))
+                if rep == 0 and nt == thread_counts[0]:
+                    assert np.array_equal(out, f8), f"{name}: read differs"
+                out = a = None
+                sample("read_f8", nt, name, wall, cpu)
+                if (name, "i8") in paths:
+                    a = lib.open(paths[(name, "i8")])
+                    wall, cpu, out = timed(lambda: a.sum())
+                    assert int(out) == expected_sum, f"{name}: sum {out} differs"
+                    sample("sum_i8", nt, name, wall, cpu)
+                if (name, "table") in paths:
+                    t = lib.open_table(paths[(name, "table")], names) if name == "blosc2" \
+                        else lib.open(paths[(name, "table")])
+                    wall, cpu, ids = lib.query(t)
+                    assert np.array_equal(np.asarray(ids), expected_ids), \
+                        f"{name}: query differs"
+                    sample("query", nt, name, wall, cpu)
+        log(f"[repeat {rep + 1} of {repeats}: writes]")
+        for nt in thread_counts:
+            for name, lib in libs.items():
+                lib.threads(nt)
+                variants = [("", True)] + \
+                    ([(" (no fsync)", False)] if name == "bcolz_store" else [])
+                for suffix, fsync in variants:
+                    path = os.path.join(workdir, f"w-{name}")
+                    remove(path)
+                    wall, cpu, _ = timed(lambda: lib.write(f8, path, codec, fsync))
+                    sample("write_f8", nt, name + suffix, wall, cpu)
+                    remove(path)
+    nbytes = {"read_f8": n * 8, "sum_i8": n * 8, "write_f8": n * 8,
+              "query": sum(c.nbytes for c in cols[:3])}
+    rows = [_row(workload, nt, lib_name, statistics.median(walls), (walls, cpus),
+                 nbytes[workload])
+            for (workload, nt, lib_name), (walls, cpus) in samples.items()]
+    for row in rows:
+        log(f"  {row['workload']:<9} {row['threads']:>3} {row['lib']:<26} "
+            f"{row['gbps']:7.2f} GB/s  {row['median'] * 1e3:9.1f} ms  "
+            f"{row['busy']:4.2f} cores busy")
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cores": cores,
               "threads": list(thread_counts), "size_bytes": n * 8, "nrows": nrows,
               "repeats": repeats, "libraries": {k: v.version for k, v in libs.items()},
