@@ -60,6 +60,13 @@ def is_dask_dataframe(obj) -> bool:
         hasattr(obj, "columns") and hasattr(obj, "npartitions")
 
 
+def _commit_pending(obj) -> None:
+    """Flush a stored carray or ctable open for writing: other processes read
+    its committed state, which must hold every row the dask collection has."""
+    if getattr(obj, "_store", None) is not None and obj.mode != "r":
+        obj.flush()
+
+
 def _rows_per_block(blen, chunklen: int, rowbytes: int, target: int, what: str) -> int:
     """``blen``, or whole chunks making about ``target`` bytes.
 
@@ -91,6 +98,8 @@ def carray_to_dask(c, blen=None):
     -------
     dask.array.Array
         Of ``c.shape`` and ``c.dtype``; its blocks start at chunk boundaries.
+        A stored carray open for writing is flushed first (tasks in other
+        processes read the committed state).
 
     Raises
     ------
@@ -101,6 +110,7 @@ def carray_to_dask(c, blen=None):
     """
     da = import_dask("dask.array")
     from dask.base import tokenize
+    _commit_pending(c)
     rowbytes = c.dtype.itemsize * math.prod(c.shape[1:])
     blen = _rows_per_block(blen, c.chunklen, rowbytes, BLOCK_BYTES, "block")
     length = len(c)
@@ -135,6 +145,7 @@ def ctable_to_dask(table, blen=None, columns=None):
     -------
     dask.dataframe.DataFrame
         Indexed by row number (its divisions are the partitions' first rows).
+        A stored table open for writing is flushed first.
 
     Raises
     ------
@@ -148,6 +159,7 @@ def ctable_to_dask(table, blen=None, columns=None):
     """
     dd = import_dask("dask.dataframe")
     import pandas as pd
+    _commit_pending(table)
     names = list(table.names if columns is None else columns)
     for name in names:
         if name not in table.cols:

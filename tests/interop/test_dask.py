@@ -62,6 +62,17 @@ def test_carray_to_dask_has_blocks_of_whole_chunks(tmp_path):
         c.to_dask(blen=5_000)
 
 
+def test_to_dask_commits_pending_appends_first(tmp_path):
+    root = str(tmp_path / "c")
+    c = bcolz.carray(np.arange(10_000.0), chunklen=1_000, rootdir=root)
+    c.append(np.arange(555.0))                 # in the leftover, not committed
+    x = c.to_dask(blen=3_000)
+    assert len(bcolz.open(root, mode="r")) == 10_555
+    assert x.shape == (10_555,)
+    assert float(x.sum().compute(scheduler="processes", num_workers=2)) == \
+        float(np.arange(10_000.0).sum() + np.arange(555.0).sum())
+
+
 def test_multidimensional_carray_to_dask(tmp_path):
     data = np.arange(30_000 * 3, dtype=np.int32).reshape(30_000, 3)
     c = bcolz.carray(data, chunklen=1_000, rootdir=str(tmp_path / "c"))
