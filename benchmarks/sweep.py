@@ -32,6 +32,12 @@ and query right after an untimed one (files in the page cache):
   divided by ``min(n, cores)`` -- the least time a write that keeps
   checksums can take without fsync.
 
+Two controls show what the machine gives, whatever the libraries do:
+``control_md5`` hashes 256 MiB on ``n`` threads (hashlib releases the GIL),
+``control_decode`` has python-blosc decode 1 GiB of the array's chunks on
+``n`` threads into buffers that stay in the CPU's cache (no file, no page
+fault): the ceiling of a reader that decodes whole chunks in parallel.
+
 Targets: reads at least tensorstore's throughput at every thread count, 6
 GB/s at 16 threads (on 16 cores), and on 2 cores the 2-thread read at most
 0.6 times the 1-thread read; ``sum_i8`` and ``query`` at most blosc2's
@@ -296,6 +302,7 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
             path = os.path.join(workdir, f"{name}-table")
             lib.write_table(cols, names, path, codec)
             paths[(name, "table")] = path
+    control_bytes = _prepare_control(f8, codec)
     samples = {}                  # (workload, threads, lib) -> ([wall...], [cpu...])
     expected_sum = int(i8.sum())
 
@@ -316,6 +323,10 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
         _settle()
         log(f"[repeat {rep + 1} of {repeats}: reads, sums, queries]")
         for nt in thread_counts:
+            wall, cpu, _ = timed(lambda: _control(nt))
+            sample("control_md5", nt, "hashlib", wall, cpu)
+            wall, cpu, _ = timed(lambda: _control_decode(nt, f8, codec))
+            sample("control_decode", nt, "python-blosc", wall, cpu)
             for name, lib in libs.items():
                 lib.threads(nt)
                 # Each timed run follows an untimed one: the files are in the page
@@ -356,7 +367,8 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
                     sample("write_f8", nt, name + suffix, wall, cpu)
                     remove(path)
     nbytes = {"read_f8": n * 8, "sum_i8": n * 8, "write_f8": n * 8,
-              "query": sum(c.nbytes for c in cols[:3])}
+              "query": sum(c.nbytes for c in cols[:3]), "control_md5": CONTROL_BYTES,
+              "control_decode": control_bytes}
     rows = [_row(workload, nt, lib_name, statistics.median(walls), (walls, cpus),
                  nbytes[workload])
             for (workload, nt, lib_name), (walls, cpus) in samples.items()]
@@ -379,6 +391,59 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
     if png:
         log(f"plot written to {png}")
     return result
+
+
+CONTROL_BYTES = 1 << 28
+_CONTROL_BUFFER = []
+
+
+def _control(nthreads: int) -> None:
+    """md5 of 256 MiB in 16 parts on ``nthreads`` threads (hashlib releases the
+    GIL): how much parallel work the machine gives this process right now,
+    whatever the libraries do."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+    if not _CONTROL_BUFFER:
+        _CONTROL_BUFFER.append(os.urandom(CONTROL_BYTES // 16))
+    part = _CONTROL_BUFFER[0]
+    with ThreadPoolExecutor(nthreads) as pool:
+        list(pool.map(lambda _i: hashlib.md5(part).digest(), range(16)))
+
+
+_CONTROL_CHUNKS = []
+
+
+def _prepare_control(data: np.ndarray, codec: Codec) -> int:
+    """Compress the chunks :func:`_control_decode` decodes; the bytes it decodes."""
+    import blosc
+    per = CHUNKLEN
+    count = max(min(CONTROL_BYTES // (per * 8), len(data) // per), 1)
+    _CONTROL_CHUNKS[:] = [blosc.compress_ptr(data[i * per:].__array_interface__["data"][0],
+                                             min(per, len(data)), 8, codec.clevel,
+                                             codec.shuffle, codec.cname)
+                          for i in range(count)]
+    return count * 4 * min(per, len(data)) * 8
+
+
+def _control_decode(nthreads: int, data: np.ndarray, codec: Codec) -> None:
+    """Blosc (python-blosc, one thread of its own) decoding 256 chunks of 1 MiB
+    of the array, 4 times, on ``nthreads`` threads, each into a buffer of its
+    own that stays in the CPU's cache: the most a reader decoding whole chunks
+    in parallel can get from this machine, with no file, no page fault and
+    nothing of bcolz_store."""
+    import blosc
+    from concurrent.futures import ThreadPoolExecutor
+    per = CHUNKLEN
+    buffers = [np.empty(min(per, len(data))) for _ in range(nthreads)]
+    work = list(range(len(_CONTROL_CHUNKS))) * 4
+
+    def decode(span):
+        out = buffers[span[0]].__array_interface__["data"][0]
+        for i in span[1]:
+            blosc.decompress_ptr(_CONTROL_CHUNKS[i], out)
+    spans = [(t, work[t::nthreads]) for t in range(nthreads)]
+    with ThreadPoolExecutor(nthreads) as pool:
+        list(pool.map(decode, spans))
 
 
 def _settle() -> None:
@@ -472,7 +537,8 @@ def markdown(result) -> str:
         if row["lib"] not in libs:
             libs.append(row["lib"])
     lines = []
-    for workload in ("read_f8", "sum_i8", "query", "write_f8"):
+    for workload in ("read_f8", "sum_i8", "query", "write_f8", "control_md5",
+                     "control_decode"):
         present = [lib for lib in libs if any(r["workload"] == workload and r["lib"] == lib
                                               for r in result["rows"])]
         if not present:
