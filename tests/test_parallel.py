@@ -322,7 +322,7 @@ def test_a_full_read_holds_the_output_and_a_window_of_chunks(tmp_path, nthreads_
 
 def test_a_write_holds_a_bounded_number_of_compressed_chunks(tmp_path, monkeypatch,
                                                              nthreads_restored):
-    from bcolz_store.chunks.engine import TASK_BYTES
+    from bcolz_store.chunks.engine import WRITE_TASK_BYTES as TASK_BYTES
     from bcolz_store.storage import journal
     monkeypatch.setattr(journal, "MAX_INFLIGHT_BYTES", 1 << 20)
     bcolz.set_nthreads(4)

@@ -28,16 +28,21 @@ from .. import threads
 from ..errors import BcolzStoreError, ChunkNotFoundError
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 
-__all__ = ["CHECK_BEFORE_ALLOCATING", "ChunkEngine", "FETCH_BATCH_BYTES", "TASK_BYTES"]
+__all__ = ["CHECK_BEFORE_ALLOCATING", "ChunkEngine", "FETCH_BATCH_BYTES", "TASK_BYTES",
+           "WRITE_TASK_BYTES"]
 
 _MB = 1024 * 1024
 # Reads that allocate more than this check first that their chunk files exist.
 CHECK_BEFORE_ALLOCATING = 256 * _MB
 # Compressed bytes of chunk files fetched together from a remote store.
 FETCH_BATCH_BYTES = 64 * _MB
-# Uncompressed bytes of chunks one task of the thread pool handles at least
-# (small chunks are grouped, so that a task's work outweighs handing it over).
-TASK_BYTES = _MB
+# Uncompressed bytes of chunks one task of the thread pool handles at least:
+# small chunks are grouped, so that a task's work outweighs handing it over
+# (each handover wakes the waiting thread, which needs the GIL).  Reads hold
+# one chunk file per running task whatever the group; writes hold the
+# compressed chunks of a window of tasks, so their groups are smaller.
+TASK_BYTES = 4 * _MB
+WRITE_TASK_BYTES = _MB
 
 
 class ChunkEngine:
@@ -235,8 +240,11 @@ class ChunkEngine:
 
     def _groups(self, items: list) -> list:
         """``items`` (one per chunk) split into the lists one pool task handles:
-        enough chunks for :data:`TASK_BYTES` of decoded data."""
-        per = max(TASK_BYTES // max(self.chunksize, 1), 1)
+        enough chunks for :data:`TASK_BYTES` of decoded data, but no more than
+        leave every thread two tasks."""
+        per = min(TASK_BYTES // max(self.chunksize, 1),
+                  len(items) // (2 * threads.get_nthreads()))
+        per = max(per, 1)
         if per == 1:
             return [[item] for item in items]
         return [items[i:i + per] for i in range(0, len(items), per)]
@@ -437,7 +445,7 @@ class ChunkEngine:
         one after another.
         """
         cl = self.chunklen
-        per = max(TASK_BYTES // max(self.chunksize, 1), 1)
+        per = max(WRITE_TASK_BYTES // max(self.chunksize, 1), 1)
         starts = list(starts)
         groups = [starts[i:i + per] for i in range(0, len(starts), per)]
 
