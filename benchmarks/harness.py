@@ -395,6 +395,9 @@ def parse_args(argv=None):
     p.add_argument("--size", default="1.6G",
                    help="with --threads: bytes of the float64 array (default 1.6G: 200 "
                    "million values); e.g. 200M for a quick run")
+    p.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
+                   help="with --threads: before each phase, wait up to this long for the "
+                   "machine's CPUs to be idle (a machine shared with other work)")
     p.add_argument("--profile", metavar="KEYS",
                    help="profile bcolz_store on these workloads ('misses': those missing their "
                    "target in OUT/latest.json) instead of benchmarking")
@@ -438,7 +441,7 @@ def _sweep(args) -> int:
         if args.libs == ",".join(LIBRARY_NAMES):      # not chosen: every library
             wanted.add("tensorstore")
         run_sweep(counts, parse_size(args.size), args.repeats or 3, wanted, workdir, args.out,
-                  args.nrows or LIBS_DEFAULT_ROWS)
+                  args.nrows or LIBS_DEFAULT_ROWS, wait_idle=args.wait_idle)
     finally:
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -272,7 +272,7 @@ def _floor(data, codec, workdir, log):
 
 
 def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outdir: str,
-              nrows: int, codec: Codec = Codec(), log=print) -> dict:
+              nrows: int, codec: Codec = Codec(), wait_idle: float = 0.0, log=print) -> dict:
     """Measure every workload at every thread count; write sweep.json (and the plot)."""
     libs = load_sweep_libraries(wanted)
     cores = os.cpu_count() or 1
@@ -319,8 +319,9 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
 
     # Repeats go round every thread count and every library, so that a burst of
     # load from elsewhere hits all of them alike; the medians are compared.
+    idles = []
     for rep in range(repeats):
-        _settle()
+        idles.append(_settle(wait_idle, log))
         log(f"[repeat {rep + 1} of {repeats}: reads, sums, queries]")
         for nt in thread_counts:
             wall, cpu, _ = timed(lambda: _control(nt))
@@ -354,6 +355,7 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
                     assert np.array_equal(np.asarray(ids), expected_ids), \
                         f"{name}: query differs"
                     sample("query", nt, name, wall, cpu)
+        idles.append(_settle(wait_idle, log))
         log(f"[repeat {rep + 1} of {repeats}: writes]")
         for nt in thread_counts:
             for name, lib in libs.items():
@@ -379,7 +381,8 @@ def run_sweep(thread_counts, size: int, repeats: int, wanted, workdir: str, outd
     result = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "cores": cores,
               "threads": list(thread_counts), "size_bytes": n * 8, "nrows": nrows,
               "repeats": repeats, "libraries": {k: v.version for k, v in libs.items()},
-              "floor": floor, "rows": rows, "machine": _machine()}
+              "floor": floor, "rows": rows, "machine": _machine(),
+              "idle_before_phases": idles}
     result["targets"] = targets(result)
     os.makedirs(outdir, exist_ok=True)
     with open(os.path.join(outdir, "sweep.json"), "w") as fh:
@@ -446,12 +449,41 @@ def _control_decode(nthreads: int, data: np.ndarray, codec: Codec) -> None:
         list(pool.map(decode, spans))
 
 
-def _settle() -> None:
+def _settle(wait_idle: float = 0.0, log=print):
     """Write back dirty pages (the writes just measured or prepared), so that
-    the kernel's writeback does not compete with the reads that follow."""
+    the kernel's writeback does not compete with what follows; with
+    ``wait_idle`` seconds, also wait (at most that long) until the machine's
+    CPUs are 90% idle over 2 s.  Returns the idle share last seen (None when
+    not measured)."""
     if hasattr(os, "sync"):
         os.sync()
     time.sleep(0.5)
+    if wait_idle <= 0:
+        return None
+    deadline = time.monotonic() + wait_idle
+    idle = None
+    while True:
+        idle = _idle_share(2.0)
+        if idle is None or idle >= 0.9 or time.monotonic() > deadline:
+            break
+    if idle is not None and idle < 0.9:
+        log(f"  the machine stayed busy (CPUs {idle:.0%} idle); measuring anyway")
+    return idle
+
+
+def _idle_share(seconds: float):
+    """Share of CPU time idle over ``seconds`` (/proc/stat), or None."""
+    def sample():
+        with open("/proc/stat") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields)
+    try:
+        idle0, total0 = sample()
+        time.sleep(seconds)
+        idle1, total1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    return (idle1 - idle0) / max(total1 - total0, 1)
 
 
 def _row(workload, threads, lib, median, times, nbytes):
