@@ -374,17 +374,23 @@ class DiskChunks:
         for i in range(self.nchunks):
             yield self[i]
 
-    def write(self, nchunk: int, chunk_: chunk) -> None:
-        """Write ``chunk_`` as file ``nchunk`` (bloscpack header + Blosc bytes)."""
-        self.store.set(chunk_key(nchunk), chunk_file_parts(chunk_))
+    def digest(self, chunk_: chunk) -> str:
+        """The checksum of ``chunk_``'s file, as the store records it (computed
+        ahead by the thread that compressed it; see :meth:`write`)."""
+        return self.store.digest(chunk_file_parts(chunk_))
+
+    def write(self, nchunk: int, chunk_: chunk, digest: str | None = None) -> None:
+        """Write ``chunk_`` as file ``nchunk`` (bloscpack header + Blosc bytes);
+        ``digest`` is its :meth:`digest` when already computed."""
+        self.store.set(chunk_key(nchunk), chunk_file_parts(chunk_), digest)
         if self._cached[0] == nchunk:
             self._cached = (-1, None)
 
     def __setitem__(self, nchunk: int, chunk_: chunk) -> None:
         self.write(nchunk, chunk_)
 
-    def append(self, chunk_: chunk) -> None:
-        self.write(self.nchunks, chunk_)
+    def append(self, chunk_: chunk, digest: str | None = None) -> None:
+        self.write(self.nchunks, chunk_, digest)
         self.nchunks += 1
 
     def pop(self) -> chunk:

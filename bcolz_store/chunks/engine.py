@@ -448,12 +448,20 @@ class ChunkEngine:
         per = max(WRITE_TASK_BYTES // max(self.chunksize, 1), 1)
         starts = list(starts)
         groups = [starts[i:i + per] for i in range(0, len(starts), per)]
+        # On the pool, the thread that compresses a chunk also takes the md5 of
+        # its file while it is in the CPU's cache, so the background threads
+        # only write (with one thread, they take the md5 beside the caller).
+        checksum = self.store is not None and threads.get_nthreads() > 1 and len(groups) > 1
 
         def encode(group):
-            return [self.new_chunk(arr[s:s + cl]) for s in group]
+            made = [self.new_chunk(arr[s:s + cl]) for s in group]
+            return [(new, self.chunks.digest(new) if checksum else None) for new in made]
         for made in threads.map_ordered(encode, groups):
-            for new in made:
-                self.chunks.append(new)
+            for new, digest in made:
+                if digest is None:
+                    self.chunks.append(new)
+                else:
+                    self.chunks.append(new, digest)
                 self.cbytes += new.cbytes
 
     def append(self, arr: np.ndarray) -> None:

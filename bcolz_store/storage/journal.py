@@ -246,7 +246,7 @@ class Journal(CommittedState):
         self._scratch_used = True
         return f"{self._blob_prefix}{name}/"
 
-    def stage(self, key: str, data) -> None:
+    def stage(self, key: str, data, digest: str | None = None) -> None:
         """Record new content for ``key``; visible to this writer, committed later.
 
         Parameters
@@ -256,6 +256,9 @@ class Journal(CommittedState):
         data : bytes-like, or a list of them (written one after the other)
             Large contents are written on a background thread; an error there
             (a full disk) is raised by :meth:`commit`.
+        digest : str, optional
+            The md5 hex of ``data``, when the caller computed it already (the
+            chunk pool does, where the compressed chunk is still in the cache).
 
         Raises
         ------
@@ -271,18 +274,19 @@ class Journal(CommittedState):
             content = b"".join(parts)        # carried by the commit record
             self._unstage(key)
             self._staged[key] = content
-            self._staged_sums[key] = md5_hex(content)
+            self._staged_sums[key] = digest or md5_hex(content)
             if is_metadata_key(key):
                 self._staged_meta[key] = content
             return
         blob = self._next_blob(key)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
-            digest = pool("cpu").submit(write_blob, self.store, blob, parts, self._sync, key)
+            digest = pool("cpu").submit(write_blob, self.store, blob, parts, self._sync, key,
+                                        digest)
             self._inflight.append((digest, size))
             self._inflight_bytes += size
         else:  # small: written now, synced with the others at commit
-            digest = write_blob(self.store, blob, parts, False, key)
+            digest = write_blob(self.store, blob, parts, False, key, digest)
             self._unsynced.add(blob)
         self._unstage(key)
         self._staged[key] = blob
