@@ -337,7 +337,10 @@ class ChunkEngine:
         def scatter(c, data):      # each chunk fills its own positions of out
             sel = groups[c]
             flat_out[sel] = data[flat[sel] - c * self.chunklen]
-        for _ in self.map_chunks(scatter, list(groups), cache=True):
+        # Through the cache when the chunks fit in it (repeated small gathers
+        # find them there); a gather over more chunks would only churn it.
+        cache = len(groups) * self.chunksize <= self.cache_budget
+        for _ in self.map_chunks(scatter, list(groups), cache=cache):
             pass
         return out
 
