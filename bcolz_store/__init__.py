@@ -29,8 +29,8 @@ from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
 from .category_type import category
 from .vlen_type import train_dictionary, vlen
-from .toplevel import (detect_number_of_cores, eval, iterblocks, open, print_versions,
-                       set_nthreads, walk)
+from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
+                       print_versions, set_nthreads, walk)
 
 
 filters = {NOSHUFFLE: "noshuffle", SHUFFLE: "shuffle", BITSHUFFLE: "bitshuffle"}
@@ -52,7 +52,7 @@ __all__ = sorted([
     "VerifyReport", "WriteFailedError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "category", "chunk", "cparams", "ctable", "dask_here", "defaults",
-    "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "fromiter",
+    "defaults_ctx", "detect_number_of_cores", "eval", "fill", "filters", "from_dask", "fromiter",
     "get_printoptions", "iterblocks", "numexpr_here", "ones", "open", "pandas_here",
     "print_versions", "set_nthreads", "set_printoptions", "tables_here", "train_dictionary",
     "verify", "vlen", "walk", "zeros",

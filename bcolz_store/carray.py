@@ -22,6 +22,7 @@ import contextlib
 import numpy as np
 
 from . import attrs as _attrs
+from . import handles as _handles
 from .carray_edit import CarrayEdits
 from .carray_meta import new_fixed_meta
 from .category_type import CodesView, category, category_of, category_request, new_category_meta
@@ -216,7 +217,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             stage_storage(self._store, self._meta)
         self._engine = new_engine(self._meta, self._store, defaults.cache_budget, new=True)
         if isinstance(array, carray):
-            for block in array.iterblocks_(self._meta.chunklen):
+            for block in array._copy_blocks():
                 self._engine.append(self._to_ndarray(block, self._meta.atom.base))
         else:
             self._engine.append(array_)
@@ -577,9 +578,11 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             raise ReadOnlyError(f"cannot modify data because mode is '{self._mode}'")
 
     def __reduce__(self):
-        if self._rootdir:
-            return (_rebuild_carray, (None, self._rootdir))
-        return (_rebuild_carray, (self[:], None))
+        # Stored: its rootdir, reopened in mode 'r'; in memory: its chunks.
+        return _handles.reduce_carray(self)
+
+    def __dask_tokenize__(self):
+        return _handles.dask_token(self)
 
     def purge(self):
         """Remove the stored data of this carray (no-op in memory).
@@ -606,7 +609,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
                 self._store.store.remove_root()
 
 
-def _rebuild_carray(array, rootdir):
+def _rebuild_carray(array, rootdir):     # pickles of earlier versions
     if rootdir:
         return carray(rootdir=rootdir)
     return carray(array)

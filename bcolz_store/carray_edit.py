@@ -117,7 +117,7 @@ class CarrayEdits:
     def _append_prepared(self, prepared):
         """Append what :meth:`_prepare_append` returned."""
         if isinstance(prepared, CarrayReads):
-            for block in prepared.iterblocks_(self._meta.chunklen):
+            for block in prepared._copy_blocks():
                 self._engine.append(self._to_ndarray(block, self._meta.atom.base))
         else:
             self._engine.append(prepared)

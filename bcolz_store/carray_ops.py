@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import threads
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
 __all__ = ["CarrayOps"]
@@ -39,6 +40,11 @@ class CarrayOps:
         if self._pickled:
             self._check_pickle()
         return self._engine.iter_chunks()
+
+    def _copy_blocks(self):
+        """Consecutive blocks of as many chunks as the thread pool works on at
+        once, so that a copy decodes them, and encodes its own, in parallel."""
+        return self.iterblocks_(self._chunklen * threads.chunks_per_block())
 
     def iterblocks_(self, blen=None, start=0, stop=None):
         """Yield consecutive ndarray blocks of ``blen`` atoms."""
@@ -188,7 +194,7 @@ class CarrayOps:
                 self._check_pickle()
             out._engine.append(self._engine.read_range(0, self.len))
         else:
-            for block in self.iterblocks_():
+            for block in self._copy_blocks():
                 out._engine.append(block)
         if out.mode != "r":
             out.flush()
@@ -300,9 +306,59 @@ class CarrayOps:
         if dtype.kind in "SUVT" or self._meta.vlen is not None:
             raise TypeError("cannot perform reduce with flexible type")
         result = np.zeros((), dtype=dtype)[()]
-        for block in self._iter_chunks():
-            result += block.sum(dtype=dtype)
+        reduce_chunks = getattr(self._engine, "reduce_chunks", None)
+        if reduce_chunks is None:          # pickled objects: one chunk after another
+            for block in self._iter_chunks():
+                result += block.sum(dtype=dtype)
+            return result
+        # Each chunk is summed where it is decoded (on the thread pool); the
+        # partial sums are added in chunk order, so the result is the same for
+        # every number of threads.
+        for partial in reduce_chunks(lambda block: block.sum(dtype=dtype)):
+            result += partial
         return result
+
+    # ------------------------------------------------------------ dask
+
+    @property
+    def shards(self) -> tuple:
+        """``(chunklen, *atom shape)``: the block of rows compressed and written
+        as one piece (a chunk).
+
+        dask's ``from_array`` takes its automatic block shape from an array's
+        ``shards`` when there is one (zarr 3 names so the smallest region
+        safe to write), so ``dask.array.from_array(c)`` makes blocks of whole
+        chunks; bcolz's ``chunks`` attribute, the list of chunk objects, stays
+        as bcolz has it.
+        """
+        return (self._chunklen,) + self._dtype.shape
+
+    def to_dask(self, blen=None):
+        """This carray as a dask array, read block by block.
+
+        Blocks are whole chunks of rows; each task reads its rows from this
+        carray (a stored carray travels to other processes as its rootdir and
+        is read there in mode 'r').  See
+        :func:`bcolz_store.interop.dask.carray_to_dask`.
+
+        Parameters
+        ----------
+        blen : int, optional
+            Rows per block, a multiple of ``chunklen`` (default: about 32 MiB).
+
+        Returns
+        -------
+        dask.array.Array
+
+        Raises
+        ------
+        ImportError
+            When dask is not installed (extra ``bcolz_store[dask]``).
+        ValueError
+            A ``blen`` that is not a positive multiple of ``chunklen``.
+        """
+        from .interop.dask import carray_to_dask
+        return carray_to_dask(self, blen=blen)
 
     # ------------------------------------------------------------ protocols
 

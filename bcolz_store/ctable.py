@@ -28,6 +28,7 @@ import os
 import numpy as np
 
 from . import attrs as _attrs
+from . import handles as _handles
 from .carray import carray
 from .chunks.cparams import cparams as cparams_cls
 from .columns import column_sources, cols
@@ -491,10 +492,11 @@ class ctable(CtableEdits, CtableOps):
         self.close()
 
     def __reduce__(self):
-        if self.rootdir:
-            return (_reopen, (self.rootdir, "r" if self.mode == "r" else "a"))
-        return (_rebuild, ([self.cols[n] for n in self.names], list(self.names),
-                           self._cparams.to_dict()))
+        # Stored: its rootdir, reopened in mode 'r'; in memory: its columns.
+        return _handles.reduce_ctable(self)
+
+    def __dask_tokenize__(self):
+        return _handles.dask_token(self)
 
 
 def _same_root(a, b) -> bool:
@@ -504,9 +506,12 @@ def _same_root(a, b) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _reopen(rootdir, mode):
+def _reopen(rootdir, mode):               # pickles of earlier versions
     return ctable(rootdir=rootdir, mode=mode)
 
 
 def _rebuild(columns, names, cparams):
     return ctable(columns, names, cparams=cparams)
+
+
+_handles.TABLE_CLASS[:] = [ctable]

@@ -332,6 +332,39 @@ class CtableOps:
         """
         return tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
+    def to_dask(self, blen=None, columns=None):
+        """This table as a dask DataFrame, read partition by partition.
+
+        Partitions are whole chunks of rows; each task reads its rows from
+        this table (a stored table travels to other processes as its rootdir
+        and is read there in mode 'r').  See
+        :func:`bcolz_store.interop.dask.ctable_to_dask`.
+
+        Parameters
+        ----------
+        blen : int, optional
+            Rows per partition, a multiple of the largest chunklen (default:
+            about 64 MiB of rows).
+        columns : sequence of str, optional
+            The columns to take (default all).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+            Indexed by row number.
+
+        Raises
+        ------
+        ImportError
+            When dask or pandas is not installed (extra ``bcolz_store[dask]``).
+        KeyError
+            An unknown column.
+        ValueError
+            A column of multidimensional items, or a bad ``blen``.
+        """
+        from .interop.dask import ctable_to_dask
+        return ctable_to_dask(self, blen=blen, columns=columns)
+
     @classmethod
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):
         """A ctable from a PyTables Table node.

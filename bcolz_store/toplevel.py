@@ -18,6 +18,7 @@ from collections import ChainMap
 import numpy as np
 
 from .carray import carray
+from . import threads
 from .chunks import codec
 from .ctable import ctable
 from ._version import __version__
@@ -30,6 +31,7 @@ from .storage.urls import open_store
 __all__ = [
     "detect_number_of_cores",
     "eval",
+    "from_dask",
     "iterblocks",
     "open",
     "print_versions",
@@ -387,27 +389,107 @@ def _walk_store(store: Store, classname, mode):
         yield (ctable if kind == "ctable" else carray)(rootdir=child, mode=mode)
 
 
+# ----------------------------------------------------------------- dask
+
+def from_dask(x, rootdir, *, cparams=None, chunklen=None, expectedlen=None, mode="a",
+              storage_options=None):
+    """Write a dask array as a carray, or a dask DataFrame as a ctable, in parallel.
+
+    dask's workers (threads, processes, or the machines of a
+    ``dask.distributed`` cluster) compress the whole chunks inside their
+    blocks or partitions and write them into the writer's folder of the
+    dataset's journal themselves; the caller joins the chunks cut by block
+    boundaries and commits once, so every chunk file becomes visible at the
+    same moment.  Killed before that commit, the previous state at
+    ``rootdir`` stays as it was.  The files are those ``carray(x.compute(),
+    ...)`` or ``ctable.fromdataframe(x.compute(), ...)`` with the same
+    parameters write, byte for byte (see
+    :mod:`bcolz_store.interop.dask_write`).
+
+    Parameters
+    ----------
+    x : dask.array.Array or dask.dataframe.DataFrame
+        An array of known block lengths (rows along the first dimension, any
+        dtype but object), or a DataFrame whose columns are numeric
+        (bool, int, float, complex, datetime64, timedelta64) or hold only str
+        or only bytes (stored as ``U<n>``/``S<n>``, n the longest value; the
+        partitions are computed twice for those and for the partitions'
+        lengths).  The index is not stored.
+    rootdir : str, os.PathLike or Store
+        A folder, or a URL (``s3://...``) that every worker can reach.
+    cparams : cparams or dict, optional
+        Default ``bcolz_store.defaults.cparams``.
+    chunklen : int, optional
+        Rows per chunk (default: chosen from ``expectedlen`` as bcolz does,
+        per column).
+    expectedlen : int, optional
+        Default: the number of rows.
+    mode : {'a', 'w'}, default 'a'
+        'a' creates and refuses an existing dataset; 'w' replaces it.
+    storage_options : dict, optional
+        fsspec options for a URL ``rootdir`` (handed to the workers too).
+
+    Returns
+    -------
+    carray or ctable
+        The new dataset, opened in mode 'a'.
+
+    Raises
+    ------
+    TypeError
+        ``x`` is neither a dask array nor a dask DataFrame.
+    ValueError
+        A bad ``mode``, unknown block lengths, an object array, columns of
+        unsupported values or of labels that are not distinct identifiers.
+    DatasetExistsError
+        ``rootdir`` holds something and ``mode`` is 'a'.
+    IntegrityError
+        The workers did not write every chunk where this process commits
+        (nothing is committed).
+    ImportError
+        When dask is not installed (extra ``bcolz_store[dask]``).
+
+    Examples
+    --------
+    >>> import dask.array as da, bcolz_store as bcolz
+    >>> c = bcolz.from_dask(da.arange(10, chunks=4), "/tmp/arange.bcolz", mode="w")  # doctest: +SKIP
+    >>> c[:].tolist()  # doctest: +SKIP
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    from .interop.dask_write import from_dask as write
+    return write(x, rootdir, carray, ctable, cparams=cparams, chunklen=chunklen,
+                 expectedlen=expectedlen, mode=mode, storage_options=storage_options)
+
+
 # ----------------------------------------------------------------- threads
 
 def set_nthreads(nthreads):
-    """Set the threads Blosc (and numexpr, when installed) use; return the previous Blosc value.
+    """Set the threads that encode and decode chunks (and numexpr's, when installed).
+
+    Full reads, slices and gathers over several chunks, ``sum``, ``eval``
+    and queries, ``todataframe``, ``copy`` and writes of many chunks decode
+    or encode their chunks on a pool of ``nthreads`` threads, each running
+    Blosc on whole chunks straight into the output (Blosc's own threads stay
+    at 1, see :func:`blosc_set_nthreads`).  The default is the number of
+    cores (:func:`detect_number_of_cores`).  Results and the bytes written
+    are the same for every number of threads.
 
     Parameters
     ----------
     nthreads : int
-        A positive number of threads.
+        A positive number of threads; 1 does all the work in the calling thread.
 
     Returns
     -------
     int
-        The previous number of Blosc threads.
+        The previous number of threads.
 
     Raises
     ------
     ValueError
         If ``nthreads`` is not a positive integer.
     """
-    previous = codec.blosc_set_nthreads(nthreads)
+    previous = threads.set_nthreads(nthreads)
     if _installed("numexpr"):
         import numexpr
         numexpr.set_num_threads(int(nthreads))
@@ -416,7 +498,7 @@ def set_nthreads(nthreads):
 
 def detect_number_of_cores() -> int:
     """Return the number of cores this process may run on (at least 1)."""
-    return max(int(codec.cpu_count()), 1)
+    return threads.cpu_count()
 
 
 def _installed(module: str) -> bool:

@@ -388,6 +388,16 @@ def parse_args(argv=None):
     p.add_argument("--floor", action="store_true",
                    help="measure the pieces of a durable write (compression, md5, writing, "
                    "fsync) and the least time they allow; writes OUT/floor.json")
+    p.add_argument("--threads", metavar="N,N,...",
+                   help="the thread sweep instead (see benchmarks/sweep.py): read, sum, query "
+                   "and write at each number of threads, each library given that many through "
+                   "its own setting; writes OUT/sweep.json and OUT/sweep.png")
+    p.add_argument("--size", default="1.6G",
+                   help="with --threads: bytes of the float64 array (default 1.6G: 200 "
+                   "million values); e.g. 200M for a quick run")
+    p.add_argument("--wait-idle", type=float, default=0.0, metavar="SECONDS",
+                   help="with --threads: before each phase, wait up to this long for the "
+                   "machine's CPUs to be idle (a machine shared with other work)")
     p.add_argument("--profile", metavar="KEYS",
                    help="profile bcolz_store on these workloads ('misses': those missing their "
                    "target in OUT/latest.json) instead of benchmarking")
@@ -411,8 +421,37 @@ def make_config(args) -> W.Config:
     return cfg
 
 
+def _sweep(args) -> int:
+    from .sweep import LIBS_DEFAULT_ROWS, markdown, parse_size, run_sweep
+    path = os.path.join(args.out, "sweep.json")
+    if args.markdown:
+        with open(path) as fh:
+            print(markdown(json.load(fh)))
+        return 0
+    try:
+        counts = [int(n) for n in args.threads.split(",")]
+    except ValueError:
+        raise SystemExit(f"--threads needs numbers separated by commas, not {args.threads!r}")
+    if not counts or min(counts) < 1:
+        raise SystemExit("--threads needs positive numbers")
+    workdir = args.workdir or tempfile.mkdtemp(prefix="bcolz-store-sweep-")
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        wanted = set(args.libs.split(","))
+        if args.libs == ",".join(LIBRARY_NAMES):      # not chosen: every library
+            wanted.add("tensorstore")
+        run_sweep(counts, parse_size(args.size), args.repeats or 3, wanted, workdir, args.out,
+                  args.nrows or LIBS_DEFAULT_ROWS, wait_idle=args.wait_idle)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.threads:
+        return _sweep(args)
     if args.markdown:
         with open(os.path.join(args.out, "latest.json")) as fh:
             print(markdown_table(json.load(fh)))

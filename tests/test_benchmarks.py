@@ -146,3 +146,26 @@ def test_floor_measures_each_piece(tmp_path):
         assert f["floor_s"] == pytest.approx(cpu / floor["cores"])
         assert f["floor_fsync_s"] >= f["floor_s"]
         assert {"bcolz_store (fsync on)", "bcolz_store (fsync off)"} <= set(f["whole"])
+
+
+def test_the_thread_sweep_runs_and_judges_its_targets(tmp_path):
+    """``--threads`` measures read, sum, query and write at each thread count for
+    every library installed, checks every answer, and judges the targets it can."""
+    sweep = pytest.importorskip("benchmarks.sweep")
+    out, work = tmp_path / "out", tmp_path / "work"
+    code = harness.main(["--threads", "1,2", "--size", "4M", "--nrows", "30000",
+                         "--repeats", "1", "--out", str(out), "--workdir", str(work)])
+    assert code == 0
+    result = json.loads((out / "sweep.json").read_text())
+    assert result["threads"] == [1, 2] and result["size_bytes"] == 4_000_000
+    seen = {(r["workload"], r["lib"], r["threads"]) for r in result["rows"]}
+    for workload in ("read_f8", "sum_i8", "query", "write_f8"):
+        assert {(workload, "bcolz_store", 1), (workload, "bcolz_store", 2)} <= seen
+    assert ("write_f8", "bcolz_store (no fsync)", 2) in seen
+    assert all(r["gbps"] > 0 and r["busy"] > 0 for r in result["rows"])
+    names = {t[0] for t in result["targets"]}
+    assert "write_f8 (no fsync) >= 0.8 x floor" in names
+    if any(r["lib"] == "blosc2" for r in result["rows"]):
+        assert "query time <= blosc2" in names
+    assert "**read_f8**" in sweep.markdown(result)
+    assert harness.main(["--threads", "1", "--markdown", "--out", str(out)]) == 0

@@ -235,3 +235,35 @@ def test_querying_guide_examples_run():
     result = doctest.testfile(str(guide), module_relative=False,
                               optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 20 and result.failed == 0
+
+
+@pytest.mark.skipif(not bcolz.numexpr_here, reason="needs numexpr")
+@pytest.mark.parametrize("condition", [
+    "(x > 0.5) & (k < 100)", "~(x <= -0.25) | (k == 7)", "(i8 >= 3) ^ (f4 != 0.5)",
+    "(k < x) & (flag == True)", "(i8 < 1000) & (u1 > 200)", "x != x", "(f4 < 1e20) & (k > -3)",
+    "(i8 == 2.5) | (u1 <= 255)"])
+def test_plain_conditions_give_numexprs_answer(condition):
+    """Comparisons joined by &, |, ^, ~ run on numpy under vm='numexpr': the
+    booleans are numexpr's, whatever the operands' dtypes."""
+    import numexpr
+    from bcolz_store.query import eval as query_eval
+    rng = np.random.default_rng(11)
+    n = 20_000
+    x = rng.standard_normal(n)
+    x[::97] = np.nan
+    data = {"x": x, "k": rng.integers(-5, 200, n), "f4": (x * 2).astype(np.float32),
+            "i8": rng.integers(-128, 127, n).astype(np.int8),
+            "u1": rng.integers(0, 256, n).astype(np.uint8), "flag": rng.random(n) > 0.3}
+    tree = query_eval._parse(condition)
+    assert query_eval._is_plain_condition(tree)
+    columns = {name: bcolz.carray(v, chunklen=3_000) for name, v in data.items()}
+    got = bcolz.eval(condition, vm="numexpr", out_flavor="numpy", user_dict=columns, blen=4_000)
+    assert got.dtype == np.bool_
+    assert_array_equal(got, numexpr.evaluate(condition, local_dict=data))
+
+
+def test_what_is_not_a_plain_condition_stays_with_its_engine():
+    from bcolz_store.query import eval as query_eval
+    for expression in ["x + 1 > 2", "0 < x < 1", "(x > 1) and (y > 2)", "sin(x) > 0",
+                       "x > 'a'", "x", "(x > 1) & 2", "(x > 1) & flag"]:
+        assert not query_eval._is_plain_condition(query_eval._parse(expression)), expression

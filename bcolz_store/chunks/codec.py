@@ -9,8 +9,6 @@ identically).  Every buffer is validated with
 
 from __future__ import annotations
 
-import os
-
 import blosc
 import numpy as np
 
@@ -35,6 +33,13 @@ BLOSC_MAX_TYPESIZE = 255
 # so chunk files are written, checksummed and fsynced on other threads while
 # the next chunk compresses, and several threads can read at once.
 blosc.set_releasegil(True)
+# Blosc's own threads: one.  bcolz_store decodes and encodes whole chunks on
+# its own pool (bcolz_store.threads); c-blosc 1.x splits a 1 MiB chunk of
+# 8-byte items into a single block, which its threads cannot share, and its
+# context functions start and join their threads on every call (a 1 MiB
+# chunk of 1-byte items, 8 blocks, decodes about 9 times slower with 2 of
+# them than with 1 on a 2-core machine).  blosc_set_nthreads changes it.
+blosc.set_nthreads(1)
 
 
 def blosc_version() -> tuple:
@@ -49,23 +54,21 @@ def blosc_compressor_list() -> list:
     return list(blosc.compressor_list())
 
 
-_nthreads = None
-
-
 def blosc_set_nthreads(nthreads: int) -> int:
-    """Set the number of Blosc threads and return the previous number.
+    """Set the number of Blosc's own threads (per chunk) and return the previous number.
+
+    bcolz_store keeps them at 1 and decodes several chunks at once instead
+    (:func:`bcolz_store.set_nthreads`); more only pays for chunks of many
+    Blosc blocks read one at a time.  The bytes written do not depend on it.
 
     Raises
     ------
     ValueError
         If ``nthreads`` is not a positive integer.
     """
-    global _nthreads
-    if not isinstance(nthreads, (int, np.integer)) or nthreads < 1:
+    if isinstance(nthreads, bool) or not isinstance(nthreads, (int, np.integer)) or nthreads < 1:
         raise ValueError(f"nthreads must be a positive integer, not {nthreads!r}")
-    previous = blosc.set_nthreads(int(nthreads))
-    _nthreads = int(nthreads)
-    return previous
+    return blosc.set_nthreads(int(nthreads))
 
 
 def typesize_for(dtype: np.dtype) -> int:
@@ -200,11 +203,3 @@ def decompress(cdata, where: str = "chunk") -> bytes:
     out = np.empty(hdr.nbytes, dtype=np.uint8)
     decompress_into(cdata, out, where, hdr)
     return out.tobytes()
-
-
-def cpu_count() -> int:
-    """Number of usable cores."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1

@@ -9,6 +9,9 @@ as the next chunk file (source: bcolz format v1.0, seeds/001; FORMAT-NOTES.md).
 
 Reads decompress straight into their output when a whole chunk is wanted, and
 through a small least-recently-used cache of decompressed chunks otherwise.
+The chunks of one operation are decoded (and, when appending, encoded) on the
+pool of :mod:`bcolz_store.threads`, a few chunks per task, each task into its
+own slice of the output; results never depend on the number of threads.
 Knowing nothing of files, keys or commits, the engine writes only through its
 chunk sequence and asks its store's view (``store``) only to tell whether a
 read is remote (then chunk files are fetched together) or failed.
@@ -21,16 +24,25 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .. import threads
 from ..errors import BcolzStoreError, ChunkNotFoundError
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 
-__all__ = ["CHECK_BEFORE_ALLOCATING", "ChunkEngine", "FETCH_BATCH_BYTES"]
+__all__ = ["CHECK_BEFORE_ALLOCATING", "ChunkEngine", "FETCH_BATCH_BYTES", "TASK_BYTES",
+           "WRITE_TASK_BYTES"]
 
 _MB = 1024 * 1024
 # Reads that allocate more than this check first that their chunk files exist.
 CHECK_BEFORE_ALLOCATING = 256 * _MB
 # Compressed bytes of chunk files fetched together from a remote store.
 FETCH_BATCH_BYTES = 64 * _MB
+# Uncompressed bytes of chunks one task of the thread pool handles at least:
+# small chunks are grouped, so that a task's work outweighs handing it over
+# (each handover wakes the waiting thread, which needs the GIL).  Reads hold
+# one chunk file per running task whatever the group; writes hold the
+# compressed chunks of a window of tasks, so their groups are smaller.
+TASK_BYTES = 4 * _MB
+WRITE_TASK_BYTES = _MB
 
 
 class ChunkEngine:
@@ -226,24 +238,61 @@ class ChunkEngine:
         self.decode_into(whole)
         return out
 
+    def _groups(self, items: list) -> list:
+        """``items`` (one per chunk) split into the lists one pool task handles:
+        enough chunks for :data:`TASK_BYTES` of decoded data, but no more than
+        leave every thread two tasks."""
+        per = min(TASK_BYTES // max(self.chunksize, 1),
+                  len(items) // (2 * threads.get_nthreads()))
+        per = max(per, 1)
+        if per == 1:
+            return [[item] for item in items]
+        return [items[i:i + per] for i in range(0, len(items), per)]
+
+    def _remote_batches(self, nchunks: list, skip_cached: bool = True):
+        """Yield ``(nchunks of a batch, {nchunk: chunk file bytes})``: the chunk
+        files of a remote store fetched concurrently, :data:`FETCH_BATCH_BYTES`
+        of them at a time (the leftover is not fetched, nor, with
+        ``skip_cached``, chunks in the cache)."""
+        chunks = self.chunks
+        nfull = len(chunks)
+        per_batch = max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
+        for first in range(0, len(nchunks), per_batch):
+            batch = nchunks[first:first + per_batch]
+            fetch = [n for n in batch if n < nfull and not (skip_cached and n in self._cache)]
+            yield batch, (chunks.read_files(fetch, chunks.limit()) if fetch else {})
+
     def decode_into(self, tasks: list) -> None:
         """Decompress each full chunk ``nchunk`` of ``tasks`` into its ``dest``.
 
-        On a remote store the chunk files are fetched concurrently, a bounded
-        number at a time (:data:`FETCH_BATCH_BYTES`), so a full read makes few
-        round trips and holds the output plus one batch of chunk files.
+        The chunks are decoded on the thread pool, each straight into its
+        ``dest``.  On a remote store the chunk files are first fetched
+        concurrently, a bounded number at a time (:data:`FETCH_BATCH_BYTES`),
+        so a full read makes few round trips; a read holds the output plus
+        the chunk files being decoded (one batch, remotely).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads, for the first chunk (in order) that fails.
         """
         chunks = self.chunks
-        if len(tasks) < 2 or not self.remote:
-            for nchunk, dest in tasks:
-                chunks.read_into(nchunk, dest)
+        if not self.remote or len(tasks) < 2:
+            def read(group):
+                for nchunk, dest in group:
+                    chunks.read_into(nchunk, dest, check=False)
+            for _ in threads.map_ordered(read, self._groups(tasks)):
+                pass
+            if tasks:
+                chunks.check_reading()
             return
-        per_batch = max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
-        for first in range(0, len(tasks), per_batch):
-            batch = tasks[first:first + per_batch]
-            got = chunks.read_files([n for n, _dest in batch], chunks.limit())
-            for nchunk, dest in batch:
-                chunks.decode_into(nchunk, got.pop(nchunk), dest)
+        dests = dict(tasks)
+        for batch, got in self._remote_batches([n for n, _dest in tasks], skip_cached=False):
+            def decode(group, got=got):
+                for nchunk in group:
+                    chunks.decode_into(nchunk, got.pop(nchunk), dests[nchunk])
+            for _ in threads.map_ordered(decode, self._groups(batch)):
+                pass
 
     def check_chunk_files(self, first: int, stop: int) -> None:
         """Before a large allocation: every chunk file ``first:stop`` exists,
@@ -284,38 +333,73 @@ class ChunkEngine:
         starts = np.concatenate(([0], bounds))
         stops = np.concatenate((bounds, [len(order)]))
         groups = {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
-        for c, data in self.chunk_arrays(list(groups)):
+
+        def scatter(c, data):      # each chunk fills its own positions of out
             sel = groups[c]
             flat_out[sel] = data[flat[sel] - c * self.chunklen]
+        # Through the cache when the chunks fit in it (repeated small gathers
+        # find them there); a gather over more chunks would only churn it.
+        cache = len(groups) * self.chunksize <= self.cache_budget
+        for _ in self.map_chunks(scatter, list(groups), cache=cache):
+            pass
         return out
 
-    def chunk_arrays(self, nchunks: list):
-        """Yield ``(nchunk, decompressed atoms)`` for each of ``nchunks`` (the
-        leftover included), fetching the chunk files of a remote store
-        concurrently, a bounded number at a time; arrays of fetched chunks are
-        valid until the next one is yielded."""
+    def map_chunks(self, fn, nchunks: list, cache: bool = False):
+        """Yield ``fn(nchunk, atoms)`` for each chunk number of ``nchunks``
+        (the leftover's included), in that order, computed on the thread pool.
+
+        ``atoms`` is the chunk's decompressed data, read-only and valid only
+        during the call: chunks not in the cache are decoded into buffers that
+        the tasks reuse, so at most a window of chunks is held at a time.
+        With ``cache`` the chunks are read through the cache (and kept there,
+        as single reads keep them).  On a remote store the chunk files are
+        fetched concurrently, a batch at a time.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads; or what ``fn`` raised.
+        """
         chunks = self.chunks
         nfull = len(chunks)
-        fetch = [n for n in nchunks if n < nfull and n not in self._cache] \
-            if self.remote else []
-        if len(fetch) < 2:
-            for n in nchunks:
-                yield n, self.chunk_array(n)
+        free = []                 # decode buffers no task is using
+
+        def one(n, got):
+            if n >= nfull:
+                return fn(n, self.leftover[:self.nleft])
+            found = self.cached(n)
+            if found is not None:
+                return fn(n, found)
+            if got is None and cache:
+                return fn(n, self.chunk_array(n))
+            try:
+                buffer = free.pop()
+            except IndexError:
+                buffer = np.empty(self.chunklen, dtype=self.atom)
+            try:
+                buffer.flags.writeable = True
+                if got is None:
+                    chunks.read_into(n, buffer, check=False)
+                else:
+                    chunks.decode_into(n, got.pop(n), buffer)
+                buffer.flags.writeable = False
+                return fn(n, buffer)
+            finally:
+                free.append(buffer)
+
+        def run(group, got=None):
+            return [one(n, got if got is not None and n in got else None) for n in group]
+
+        if not self.remote or len(nchunks) < 2:
+            for results in threads.map_ordered(run, self._groups(list(nchunks))):
+                yield from results
+            if nchunks:
+                chunks.check_reading()
             return
-        per_batch = max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
-        wanted = set(fetch)
-        fetched = {}
-        buffer = np.empty(self.chunklen, dtype=self.atom)
-        batches = iter(range(0, len(fetch), per_batch))
-        for n in nchunks:
-            if n in wanted and n not in fetched:
-                first = next(batches)
-                fetched = chunks.read_files(fetch[first:first + per_batch], chunks.limit())
-            if n in fetched:
-                chunks.decode_into(n, fetched.pop(n), buffer)
-                yield n, buffer
-            else:
-                yield n, self.chunk_array(n)
+        for batch, got in self._remote_batches(list(nchunks)):
+            for results in threads.map_ordered(lambda group, got=got: run(group, got),
+                                               self._groups(batch)):
+                yield from results
 
     def iter_chunks(self):
         """Yield the decompressed chunks in order (the leftover last), as
@@ -336,6 +420,12 @@ class ChunkEngine:
         if self.nleft:
             yield self.leftover[:self.nleft]
 
+    def reduce_chunks(self, fn):
+        """Yield ``fn(atoms)`` for every chunk in order (the leftover last),
+        computed on the thread pool (see :meth:`map_chunks`)."""
+        nchunks = list(range(len(self.chunks) + (1 if self.nleft else 0)))
+        return self.map_chunks(lambda _n, atoms: fn(atoms), nchunks)
+
     # ------------------------------------------------------------ writing
 
     def new_chunk(self, data) -> chunk:
@@ -347,6 +437,35 @@ class ChunkEngine:
         new = self.new_chunk(data)
         self.chunks.append(new)
         self.cbytes += new.cbytes
+
+    def push_chunks(self, arr: np.ndarray, starts) -> None:
+        """Compress ``arr[s:s + chunklen]`` for each of ``starts`` as the next
+        full chunks, in order.
+
+        The chunks are compressed on the thread pool (a window of them at a
+        time, so memory stays bounded) and handed to the chunk sequence in
+        order by the calling thread; the bytes are those of compressing them
+        one after another.
+        """
+        cl = self.chunklen
+        per = max(WRITE_TASK_BYTES // max(self.chunksize, 1), 1)
+        starts = list(starts)
+        groups = [starts[i:i + per] for i in range(0, len(starts), per)]
+        # On the pool, the thread that compresses a chunk also takes the md5 of
+        # its file while it is in the CPU's cache, so the background threads
+        # only write (with one thread, they take the md5 beside the caller).
+        checksum = self.store is not None and threads.get_nthreads() > 1 and len(groups) > 1
+
+        def encode(group):
+            made = [self.new_chunk(arr[s:s + cl]) for s in group]
+            return [(new, self.chunks.digest(new) if checksum else None) for new in made]
+        for made in threads.map_ordered(encode, groups):
+            for new, digest in made:
+                if digest is None:
+                    self.chunks.append(new)
+                else:
+                    self.chunks.append(new, digest)
+                self.cbytes += new.cbytes
 
     def append(self, arr: np.ndarray) -> None:
         """Append atoms (already of the atom's dtype and shape)."""
@@ -362,13 +481,22 @@ class ChunkEngine:
             if self.nleft == cl:
                 self.push_chunk(leftover)
                 self.nleft = 0
-        while n - pos >= cl:
-            self.push_chunk(arr[pos:pos + cl])
-            pos += cl
+        nfull = (n - pos) // cl
+        if nfull:
+            self.push_chunks(arr, range(pos, pos + nfull * cl, cl))
+            pos += nfull * cl
         rest = n - pos
         if rest:
             self.leftover[:rest] = arr[pos:]
             self.nleft = rest
+
+    def adopt_chunks(self, nchunks: int, cbytes: int) -> None:
+        """Count ``nchunks`` full chunk files in all, of which those not
+        written through this engine (staged by others: dask's workers) hold
+        ``cbytes`` compressed Blosc bytes; stored carrays only."""
+        self.chunks.nchunks = nchunks
+        self.cbytes += cbytes
+        self.drop_cache()
 
     def replace_chunk(self, nchunk: int, data: np.ndarray) -> None:
         """Store new contents for full chunk ``nchunk``."""

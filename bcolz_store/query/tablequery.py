@@ -24,6 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import threads
 from ..carray import carray
 from ..defaults import defaults
 from ..errors import QueryError
@@ -180,8 +181,10 @@ def _python_values(values):
 
 
 def _scan_blen(table) -> int:
+    """Rows scanned at a time: a chunk of the column of shortest chunks, or as
+    many as the thread pool decodes at once."""
     chunklens = [table.cols[n].chunklen for n in table.names]
-    return max(min(chunklens, default=MIN_SCAN_ROWS), MIN_SCAN_ROWS)
+    return max(min(chunklens, default=MIN_SCAN_ROWS), MIN_SCAN_ROWS) * threads.chunks_per_block()
 
 
 # --------------------------------------------------------------------- iter

@@ -304,6 +304,12 @@ class Store(abc.ABC):
     def close(self) -> None:
         """Release what the store holds open."""
 
+    def portable(self):
+        """``(rootdir, storage_options)`` that open this store's data in another
+        process (a pickled carray carries them), or None when its bytes are
+        in this process only."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r}{', readonly' if self.readonly else ''})"
 

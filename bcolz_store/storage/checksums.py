@@ -26,6 +26,14 @@ def md5_hex(data) -> str:
     return hashlib.md5(data).hexdigest()
 
 
+def md5_parts(parts) -> str:
+    """md5 of the bytes-like ``parts`` one after the other, as lowercase hex."""
+    digest = hashlib.md5()
+    for part in parts:
+        digest.update(part)
+    return digest.hexdigest()
+
+
 def dump_checksums(sums: dict) -> bytes:
     """The checksum file: ``<hex>  <path>`` lines sorted by path (md5sum's text mode)."""
     return "".join(f"{sums[key]}  {key}\n" for key in sorted(sums)).encode("utf-8")

@@ -21,7 +21,7 @@ from ..errors import (DatasetChangedError, DatasetNotFoundError, FormatError, In
                       IntegrityWarning, ReadOnlyError)
 from ..format.layout import check_key, is_metadata_key
 from .base import Store
-from .checksums import md5_hex, read_limit
+from .checksums import md5_hex, md5_parts, read_limit
 from .journal import Journal
 
 __all__ = ["DatasetStore"]
@@ -343,9 +343,15 @@ class DatasetStore:
 
     # ------------------------------------------------------------ writing
 
-    def set(self, key: str, data) -> None:
+    def digest(self, parts) -> str:
+        """The checksum the journal records for content made of ``parts``
+        (md5 hex; a caller may compute it ahead and pass it to :meth:`set`)."""
+        return md5_parts(parts)
+
+    def set(self, key: str, data, digest: str | None = None) -> None:
         """Stage ``data`` (bytes-like, or a list of parts to concatenate) as the
-        new content of ``key`` (visible after :meth:`commit`).
+        new content of ``key`` (visible after :meth:`commit`); ``digest`` is
+        its :meth:`digest` when already computed.
 
         Raises
         ------
@@ -355,7 +361,21 @@ class DatasetStore:
             If the medium refuses the write; nothing committed changes.
         """
         self._check_writable()
-        self.journal.stage(self.prefix + key, data)
+        self.journal.stage(self.prefix + key, data, digest)
+
+    def stage_written(self, key: str, blob: str, digest: str) -> None:
+        """Stage ``blob``, a file others wrote into a name the journal reserved
+        (:meth:`~.journal.Journal.reserve_blobs`), as the new content of ``key``.
+
+        Raises
+        ------
+        ReadOnlyError
+            If the store is read-only.
+        ValueError
+            When ``blob`` is not a reserved name.
+        """
+        self._check_writable()
+        self.journal.stage_written(self.prefix + key, blob, digest)
 
     def delete(self, key: str) -> None:
         """Stage the removal of file ``key``.

@@ -328,6 +328,11 @@ class FsspecStore(Store):
         self._check_writable()
         self.delete_prefix("")
 
+    def portable(self):
+        if self.protocol in _IN_PROCESS_PROTOCOLS:
+            return None
+        return (self.url, dict(self.storage_options) or None)
+
     def child(self, prefix: str) -> "FsspecStore":
         out = FsspecStore.__new__(FsspecStore)
         Store.__init__(out, f"{self.url}/{prefix.rstrip('/')}", self.readonly)

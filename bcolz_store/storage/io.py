@@ -3,9 +3,12 @@
 Blobs of 64 kB and more are written, checksummed and (on local folders)
 fsynced on background threads while the caller compresses the next chunk.
 ``"cpu"`` threads write and checksum (md5 releases the GIL), ``"io"`` threads
-wait for fsync, so that a slow disk never holds up checksumming.  The pools
-are made on first use (importing the package starts no thread), and a forked
-child makes its own (it inherits none of the parent's threads).
+wait for fsync, so that a slow disk never holds up checksumming.  There are
+as many ``"cpu"`` threads as :func:`bcolz_store.set_nthreads` asks for (at
+least 2), and at least 4 ``"io"`` threads.  The pools are made on first use
+(importing the package starts no thread), remade when the number of threads
+changes (work already given to the old threads finishes there), and a forked child makes
+its own (it inherits none of the parent's threads).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+
+from .. import threads
 
 __all__ = ["fsync_all", "fsync_dir", "fsync_file", "pool"]
 
@@ -22,12 +27,17 @@ _pools_lock = threading.Lock()
 
 def pool(kind: str) -> ThreadPoolExecutor:
     """The process's ``"cpu"`` or ``"io"`` thread pool."""
+    workers = max(threads.get_nthreads(), 2 if kind == "cpu" else 4)
     with _pools_lock:
-        if kind not in _pools:
-            workers = max(2, min(4, os.cpu_count() or 1)) if kind == "cpu" else 4
-            _pools[kind] = ThreadPoolExecutor(max_workers=workers,
-                                              thread_name_prefix=f"bcolz_store-{kind}")
-        return _pools[kind]
+        found = _pools.get(kind)
+        if found is None or found[0] != workers:
+            # The old pool is dropped, not shut down: what was submitted to
+            # it finishes, and its threads end once nothing refers to it.
+            made = ThreadPoolExecutor(max_workers=workers,
+                                      thread_name_prefix=f"bcolz_store-{kind}")
+            _pools[kind] = (workers, made)
+            return made
+        return found[1]
 
 
 def _forget_pools_in_child() -> None:

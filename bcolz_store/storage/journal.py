@@ -57,8 +57,9 @@ from .base import Store
 from .checksums import dump_checksums, md5_hex, read_limit
 from .committed import CommittedState, read_consistently
 from .io import pool
-from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, check_manifest, commit_order,
-                      record_bytes, record_key, staged_md5, write_blob, write_error)
+from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, blob_key, check_manifest,
+                      commit_order, record_bytes, record_key, staged_md5, write_blob,
+                      write_error)
 
 __all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "read_consistently", "record_key"]
 
@@ -236,7 +237,7 @@ class Journal(CommittedState):
     def _next_blob(self, key: str) -> str:
         self._ensure_dir(key)
         self._counter += 1
-        return f"{self._blob_prefix}{self._counter:06d}.blob"
+        return blob_key(self._blob_prefix, self._counter)
 
     def scratch_prefix(self, name: str) -> str:
         """A folder key inside this writer's blob folder, for files that a later
@@ -245,7 +246,7 @@ class Journal(CommittedState):
         self._scratch_used = True
         return f"{self._blob_prefix}{name}/"
 
-    def stage(self, key: str, data) -> None:
+    def stage(self, key: str, data, digest: str | None = None) -> None:
         """Record new content for ``key``; visible to this writer, committed later.
 
         Parameters
@@ -255,6 +256,9 @@ class Journal(CommittedState):
         data : bytes-like, or a list of them (written one after the other)
             Large contents are written on a background thread; an error there
             (a full disk) is raised by :meth:`commit`.
+        digest : str, optional
+            The md5 hex of ``data``, when the caller computed it already (the
+            chunk pool does, where the compressed chunk is still in the cache).
 
         Raises
         ------
@@ -270,18 +274,19 @@ class Journal(CommittedState):
             content = b"".join(parts)        # carried by the commit record
             self._unstage(key)
             self._staged[key] = content
-            self._staged_sums[key] = md5_hex(content)
+            self._staged_sums[key] = digest or md5_hex(content)
             if is_metadata_key(key):
                 self._staged_meta[key] = content
             return
         blob = self._next_blob(key)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
-            digest = pool("cpu").submit(write_blob, self.store, blob, parts, self._sync, key)
+            digest = pool("cpu").submit(write_blob, self.store, blob, parts, self._sync, key,
+                                        digest)
             self._inflight.append((digest, size))
             self._inflight_bytes += size
         else:  # small: written now, synced with the others at commit
-            digest = write_blob(self.store, blob, parts, False, key)
+            digest = write_blob(self.store, blob, parts, False, key, digest)
             self._unsynced.add(blob)
         self._unstage(key)
         self._staged[key] = blob
@@ -311,6 +316,48 @@ class Journal(CommittedState):
         self._staged_sums[key] = digest
         if data is not None:
             self._staged_meta[key] = data
+
+    def reserve_blobs(self, count: int) -> tuple:
+        """Reserve ``count`` blob names in this writer's folder for files that
+        others write (dask's workers, in other processes or machines); return
+        ``(folder, first)``: blob ``i`` is :func:`~.records.blob_key`
+        ``(folder, first + i)``.  :meth:`stage_written` stages them.
+
+        Raises
+        ------
+        ReadOnlyError
+            In mode 'r'.
+        OSError
+            When the folder cannot be made, naming it.
+        """
+        self._check_writable()
+        self._ensure_dir()
+        first = self._counter + 1
+        self._counter += int(count)
+        return self._blob_prefix, first
+
+    def stage_written(self, key: str, blob: str, digest: str) -> None:
+        """Make ``blob``, written (and, where the store needs it, synced) by
+        someone else into a name :meth:`reserve_blobs` gave, with md5
+        ``digest``, the new content of ``key``; nothing is moved or copied.
+
+        Raises
+        ------
+        ValueError
+            When ``blob`` is not a name reserved in this writer's folder.
+        ReadOnlyError
+            In mode 'r'.
+        """
+        self._check_writable()
+        commit_key_limit(key, self.root)
+        name = blob[len(self._blob_prefix):] if blob.startswith(self._blob_prefix) else ""
+        if not (name.endswith(".blob") and name[:-5].isdigit()
+                and 0 < int(name[:-5]) <= self._counter):
+            raise ValueError(f"{blob!r} is not a blob name reserved in this writer's folder "
+                             f"{self._blob_prefix!r}")
+        self._unstage(key)
+        self._staged[key] = blob
+        self._staged_sums[key] = digest
 
     def _limit_inflight(self, limit: int) -> None:
         """Wait for background writes until at most ``limit`` bytes are pending."""

@@ -416,6 +416,9 @@ class LocalStore(Store):
             os.unlink(self.root)
         self.forget_folders()
 
+    def portable(self):
+        return (self.url, None)
+
     def child(self, prefix: str) -> "LocalStore":
         """The folder ``prefix`` as a store of its own."""
         out = LocalStore(self.path(prefix.rstrip("/")), self.readonly)

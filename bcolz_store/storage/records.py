@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 from concurrent.futures import Future
@@ -24,9 +23,10 @@ from concurrent.futures import Future
 from ..errors import FormatError
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, commit_key_limit
 from .base import Store
+from .checksums import md5_parts
 from .io import pool
 
-__all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "RECORD_NAME",
+__all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "blob_key", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "RECORD_NAME",
            "UNSET", "check_manifest", "commit_order", "record_bytes", "record_key",
            "staged_md5", "write_blob", "write_error"]
 
@@ -41,6 +41,11 @@ UNSET = object()          # "not loaded yet", where None is a value
 INLINE_MAX_BYTES = 1 << 16
 
 
+def blob_key(folder: str, number: int) -> str:
+    """Key of blob ``number`` in a writer's ``folder`` (``<journal>/<writer>/``)."""
+    return f"{folder}{number:06d}.blob"
+
+
 def record_key(generation: int) -> str:
     """Key of the commit record of ``generation``."""
     return f"{JOURNAL_PREFIX}commit-{generation:012d}.json"
@@ -53,9 +58,10 @@ def write_error(err: OSError, key: str, path: str, root: str = "") -> OSError:
     return type(err)(err.errno, f"{err.strerror or err} ({what})", path)
 
 
-def write_blob(store: Store, blob: str, parts: list, sync: bool, key: str):
-    """Write ``parts`` as the new object ``blob``; return its md5 hex, or with
-    ``sync`` the pair (md5 hex, Future of the fsync started on an io thread).
+def write_blob(store: Store, blob: str, parts: list, sync: bool, key: str, digest=None):
+    """Write ``parts`` as the new object ``blob``; return its md5 hex (``digest``
+    when the caller computed it already), or with ``sync`` the pair (md5 hex,
+    Future of the fsync started on an io thread).
 
     Raises
     ------
@@ -63,16 +69,15 @@ def write_blob(store: Store, blob: str, parts: list, sync: bool, key: str):
         When the medium refuses the write; the message names ``key`` (the
         bcolz file being written) and where its blob goes.
     """
-    digest = hashlib.md5()
-    for part in parts:
-        digest.update(part)
+    if digest is None:
+        digest = md5_parts(parts)
     try:
         store.put(blob, parts)
     except OSError as err:
         raise write_error(err, key, store.path(blob), store.url) from err
     if sync:
-        return digest.hexdigest(), pool("io").submit(store.sync, [blob])
-    return digest.hexdigest()
+        return digest, pool("io").submit(store.sync, [blob])
+    return digest
 
 
 def staged_md5(digest):

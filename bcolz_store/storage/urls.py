@@ -17,7 +17,7 @@ import re
 
 from .base import Store
 
-__all__ = ["describe_rootdir", "is_url", "open_store"]
+__all__ = ["describe_rootdir", "is_url", "open_store", "portable_rootdir"]
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -73,3 +73,21 @@ def open_store(rootdir, readonly: bool = False, storage_options=None) -> Store:
         return ZipStore(text)
     from .local import LocalStore
     return LocalStore(text, readonly)
+
+
+def portable_rootdir(rootdir, storage_options=None):
+    """``(rootdir, storage_options)`` that open ``rootdir`` in another process,
+    or None when it is a store whose bytes are in this process only.
+
+    Parameters
+    ----------
+    rootdir : str, os.PathLike or Store
+    storage_options : dict, optional
+        Those given with a URL.
+    """
+    if isinstance(rootdir, Store):
+        return rootdir.portable()
+    text = os.fspath(rootdir)
+    if text.startswith("memory://"):
+        return None
+    return (text, storage_options)

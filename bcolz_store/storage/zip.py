@@ -126,5 +126,8 @@ class ZipStore(Store):
     def delete(self, key):
         self._check_writable()
 
+    def portable(self):
+        return (self.url, None)
+
     def close(self):
         self._zip.close()
