@@ -274,6 +274,36 @@ def test_changing_the_number_of_threads_while_others_read(tmp_path, nthreads_res
 
 # ------------------------------------------------------------------ failures
 
+@pytest.mark.parametrize("where", ["memory", "disk"])
+def test_vlen_reads_are_the_same_for_every_number_of_threads(tmp_path, where, nthreads_restored):
+    rng = np.random.default_rng(8)
+    items = [None if k == 0 else "é" * int(k) for k in rng.integers(0, 40, 30_001)]
+    rootdir = str(tmp_path / "v") if where == "disk" else None
+    c = bcolz.carray(items, dtype=bcolz.vlen("str"), chunklen=1_000, rootdir=rootdir)
+    if rootdir:
+        c = bcolz.open(rootdir, mode="r")
+    expected = np.array(items, dtype=object)
+    for n in THREADS:
+        bcolz.set_nthreads(n)
+        c.free_cachemem()
+        got = c[:]
+        assert list(got) == items
+        assert list(c[2_500:27_345]) == items[2_500:27_345]
+        assert list(c[::9]) == list(expected[::9])
+
+
+def test_a_damaged_vlen_chunk_in_a_parallel_read_names_that_chunk(tmp_path, nthreads_restored):
+    items = [f"item {i}" for i in range(20_000)]
+    bcolz.carray(items, dtype=bcolz.vlen("str"), chunklen=1_000, rootdir=str(tmp_path / "v"))
+    path = tmp_path / "v" / "data" / "__12.vlen"
+    path.write_bytes(path.read_bytes()[:-5])         # truncated
+    bcolz.set_nthreads(4)
+    c = bcolz.open(str(tmp_path / "v"), mode="r")
+    with pytest.raises((CodecError, FormatError), match="__12.vlen"):
+        c[:]
+    assert list(c[:12_000]) == items[:12_000]       # the pool still works
+
+
 def test_a_damaged_chunk_in_a_parallel_read_names_that_chunk(tmp_path, nthreads_restored):
     data = _walk(40_000)
     bcolz.carray(data, chunklen=1_000, rootdir=str(tmp_path / "c"))

@@ -10,7 +10,7 @@ until ``stage_leftover`` writes them as chunk file number ``nchunks``.
 Reads decode whole chunks (there is nothing smaller to decode), through a
 small least-recently-used cache of decoded chunks for partial reads; whole
 chunks a read covers are decoded straight into its result, several at a time
-on a few threads (started on the first such read).  Every chunk is
+on the pool of :mod:`bcolz_store.threads` (``set_nthreads``).  Every chunk is
 checked against the metadata (its item count, kind and dictionary) before
 it is decompressed.
 
@@ -21,13 +21,12 @@ would be written as.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .. import threads
 from ..errors import BcolzStoreError, ChunkNotFoundError, CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
 from .vlen import decode_chunk, dictionary_id, encode_chunk
@@ -41,25 +40,6 @@ _MB = 1024 * 1024
 CHECK_BEFORE_ALLOCATING = 256 * _MB
 _ITEM_SLOT_BYTES = 16           # what an item costs in a StringDType/object array
 _FETCH_BATCH = 32               # chunk files fetched together from a remote store
-DECODE_THREADS = 4              # at most this many threads decode the chunks of a read
-
-
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def _decode_pool():
-    """The threads that decode the chunks of large reads (made on first use;
-    None on a single core)."""
-    global _POOL
-    workers = min(os.cpu_count() or 1, DECODE_THREADS)
-    if workers < 2:
-        return None
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=workers,
-                                       thread_name_prefix="bcolz_store-vlen")
-        return _POOL
 
 
 class VlenEngine:
@@ -361,16 +341,17 @@ class VlenEngine:
                 data = self.chunks.get(c)
             self._decode(c, data, cl, out[c * cl - start:(c + 1) * cl - start])
 
-        pool = _decode_pool() if len(whole) > 1 else None
-        if pool is None:
+        if len(whole) < 2 or threads.get_nthreads() < 2 or threads.in_worker():
             for c, data in self._fetched(whole):
                 decode(c, data)
         elif self.remote:                      # fetched together, decoded in parallel
             for first in range(0, len(whole), _FETCH_BATCH):
                 got = self.chunks.get_many(whole[first:first + _FETCH_BATCH])
-                list(pool.map(decode, got, got.values()))
+                for _ in threads.map_ordered(lambda item: decode(*item), list(got.items())):
+                    pass
         else:                                  # each thread reads its own chunk files
-            list(pool.map(decode, whole))
+            for _ in threads.map_ordered(decode, whole):
+                pass
 
     def check_chunk_files(self, first: int, stop: int) -> None:
         """Before a large allocation: every chunk file ``first:stop`` exists, and

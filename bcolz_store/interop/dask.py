@@ -24,6 +24,8 @@ import numbers
 
 import numpy as np
 
+from .pandas_columns import restore_columns
+
 __all__ = ["DASK_EXTRA", "carray_to_dask", "ctable_to_dask", "import_dask", "is_dask_array",
            "is_dask_dataframe"]
 
@@ -122,11 +124,16 @@ def carray_to_dask(c, blen=None):
 
 
 def _frame_part(bounds, table, names):
-    """Rows ``bounds = (start, stop)`` of ``table`` as a pandas DataFrame."""
+    """Rows ``bounds = (start, stop)`` of ``table`` as a pandas DataFrame, its
+    columns of the dtypes ``todataframe`` gives (vlen and categorical columns
+    as pandas had them)."""
     import pandas as pd
     start, stop = bounds
     data = {name: table.cols[name][start:stop] for name in names}
-    return pd.DataFrame(data, index=pd.RangeIndex(start, stop), columns=names)
+    data = restore_columns(table, data, pd, slice(start, stop))
+    frame = pd.DataFrame(data, columns=names)       # (restored Series count from 0)
+    frame.index = pd.RangeIndex(start, stop)
+    return frame
 
 
 def ctable_to_dask(table, blen=None, columns=None):
@@ -158,7 +165,6 @@ def ctable_to_dask(table, blen=None, columns=None):
         or a bad ``blen``.
     """
     dd = import_dask("dask.dataframe")
-    import pandas as pd
     _commit_pending(table)
     names = list(table.names if columns is None else columns)
     for name in names:
@@ -172,8 +178,7 @@ def ctable_to_dask(table, blen=None, columns=None):
     blen = _rows_per_block(blen, chunklen, rowbytes, PARTITION_BYTES, "partition")
     length = len(table)
     bounds = [(start, min(start + blen, length)) for start in range(0, length, blen)] or [(0, 0)]
-    meta = pd.DataFrame({n: np.empty(0, dtype=table.cols[n].dtype) for n in names},
-                        index=pd.RangeIndex(0, 0), columns=names)
+    meta = _frame_part((0, 0), table, names)
     divisions = tuple(b[0] for b in bounds) + (max(length - 1, 0),) if length else (None, None)
     return dd.from_map(_frame_part, bounds, table=table, names=names, meta=meta,
                        divisions=divisions, label="bcolz-ctable", enforce_metadata=False)

@@ -174,18 +174,20 @@ def _pandas_strings(pd, items: np.ndarray, record: dict):
     return pd.array(items, dtype=dtype)
 
 
-def restore_columns(table, data: dict, pd) -> dict:
-    """``data`` (column name -> values read) with vlen columns as pandas had them.
+def restore_columns(table, data: dict, pd, rows: slice = slice(None)) -> dict:
+    """``data`` (column name -> values read, rows ``rows`` of each) with vlen
+    and categorical columns as pandas had them.
 
     A column recorded by :func:`frame_columns` gets its pandas dtype back; any
-    other vlen column becomes an ``object`` column (None for missing items).
+    other vlen column becomes an ``object`` column (None for missing items); a
+    categorical column becomes a ``pandas.Categorical`` of its codes ``rows``.
     """
     out = dict(data)
     for key, values in data.items():
         col = table.cols[key]
         if getattr(col, "category", None) is not None:
             cat = col.category
-            out[key] = pd.Categorical.from_codes(col.codes[:], categories=cat.categories,
+            out[key] = pd.Categorical.from_codes(col.codes[rows], categories=cat.categories,
                                                  ordered=cat.ordered)
             continue
         if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):

@@ -122,6 +122,29 @@ def test_ctable_to_dask_partitions_and_groupby(tmp_path):
         t.to_dask(blen=10)
 
 
+def test_ctable_to_dask_keeps_text_and_categorical_columns_as_todataframe(tmp_path):
+    n = 9_000
+    frame = pd.DataFrame({
+        "s": pd.Series([None if i % 11 == 0 else "w" * (i % 5) for i in range(n)],
+                       dtype=object),
+        "c": pd.Categorical([["lo", "mid", "hi"][i % 3] for i in range(n)],
+                            categories=["lo", "mid", "hi"], ordered=True),
+        "v": np.arange(n, dtype="i4")})
+    t = bcolz.ctable.fromdataframe(frame, rootdir=str(tmp_path / "t"), strings="vlen",
+                                   chunklen=1000)
+    with dask.config.set({"dataframe.convert-string": False}):   # dask's own conversion off
+        part = t.to_dask(blen=2000)
+        got = part.compute(scheduler="threads")
+    assert part.npartitions == 5
+    assert part.dtypes["c"] == frame["c"].dtype         # the categories, ordered, from meta
+    expected = t.todataframe()
+    assert got.dtypes.to_dict() == expected.dtypes.to_dict()
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(got, frame)
+    assert (part[part["c"] > "lo"].v.count().compute(scheduler="threads")
+            == (frame["c"] > "lo").sum())
+
+
 def test_a_dataframe_column_holds_scalars(tmp_path):
     t = bcolz.ctable([np.zeros((10, 2)), np.arange(10)], names=["v", "i"])
     with pytest.raises(ValueError, match="'v' holds items of shape"):
