@@ -47,7 +47,7 @@ class vlen:
 
     Parameters
     ----------
-    kind : {'str', 'bytes'}, default 'str'
+    kind : {'str', 'bytes'} (or the type ``str`` or ``bytes``), default 'str'
         'str' stores text as UTF-8 (reads give ``StringDType`` arrays on
         numpy 2, object arrays of str on numpy 1.x); 'bytes' stores bytes as
         they are (reads give object arrays of bytes).
@@ -88,6 +88,7 @@ class vlen:
 
     def __init__(self, kind="str", level=VLEN_DEFAULT_LEVEL, dictionary=False, nullable=None,
                  dict_size=VLEN_DEFAULT_DICT_SIZE):
+        kind = {str: "str", bytes: "bytes"}.get(kind, kind) if isinstance(kind, type) else kind
         if kind not in ("str", "bytes"):
             raise ValueError(f"vlen kind must be 'str' or 'bytes', not {kind!r}")
         if not is_int(level) or isinstance(level, bool) or not 1 <= level <= 22:

@@ -298,3 +298,20 @@ def test_hostile_metadata_and_chunks_are_format_errors(tmp_path):
     os.remove(root / "data" / "__2.vlen")
     with pytest.raises(ChunkNotFoundError):
         bcolz_store.open(str(root))[:]
+
+
+def test_the_kind_may_be_given_as_a_type_and_bad_parameters_are_named():
+    assert repr(bcolz_store.vlen(str)) == repr(bcolz_store.vlen("str"))
+    assert bcolz_store.vlen(bytes).kind == "bytes"
+    c = bcolz_store.carray([b"a", b"", None], dtype=bcolz_store.vlen(bytes))
+    assert list(c[:]) == [b"a", b"", None]
+    with pytest.raises(ValueError, match="'str' or 'bytes'"):
+        bcolz_store.vlen(int)
+    with pytest.raises(ValueError, match="'str' or 'bytes'"):
+        bcolz_store.vlen("unicode")
+    with pytest.raises(ValueError, match="1..22"):
+        bcolz_store.vlen(level=23)
+    with pytest.raises(ValueError, match="dict_size"):
+        bcolz_store.vlen(dict_size=10)
+    with pytest.raises(TypeError, match="dictionary"):
+        bcolz_store.vlen(dictionary="yes")
