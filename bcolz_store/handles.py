@@ -11,8 +11,11 @@ processes or machines (dask's schedulers) read the same data.
   table's journal is what tells its readers about commits).
 * An in-memory carray pickles its compressed chunks as they are (with its
   dtype, cparams, chunklen, expectedlen, dflt, leftover and attrs), so the
-  copy holds the same chunks, byte for byte; an in-memory ctable pickles its
-  columns.
+  copy holds the same chunks, byte for byte; an in-memory vlen or categorical
+  carray pickles its items and its type (``vlen`` with its level, dictionary
+  and nullability; ``category`` with its categories and order), and its
+  cparams, chunklen, expectedlen, dflt and attrs; an in-memory ctable pickles
+  its columns.
 
 A carray or ctable whose store keeps its bytes in this process only (a
 :class:`~bcolz_store.storage.memory.MemoryStore`) cannot be pickled.
@@ -28,12 +31,14 @@ import uuid
 
 import numpy as np
 
+from .category_type import category_of
 from .chunks.chunk import chunk
 from .chunks.cparams import cparams as cparams_cls
 from .storage.urls import portable_rootdir
+from .vlen_type import vlen_of
 
 __all__ = ["dask_token", "open_carray", "open_column", "open_table", "reduce_carray",
-           "reduce_ctable", "rebuild_carray", "rebuild_ctable"]
+           "reduce_ctable", "rebuild_carray", "rebuild_ctable", "rebuild_items"]
 
 
 def _portable(root_arg, storage_options, what: str):
@@ -71,6 +76,10 @@ def reduce_carray(c):
                               c._consolidated))
     engine = c._engine
     meta = c._meta
+    request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None))
+    if request is not None:             # vlen or categorical: its items and its type
+        return (rebuild_items, (cls, c[:], request, meta.cparams.to_dict(), meta.chunklen,
+                                meta.expectedlen, meta.dflt, dict(c.attrs)))
     if meta.atom.kind == "O":
         data = (None, engine.read_range(0, engine.length))
     else:
@@ -100,6 +109,16 @@ def rebuild_carray(cls, atom, cparams, chunklen, expectedlen, dflt, data, attrs)
                 engine.chunks.append(made)
                 engine.cbytes += made.cbytes
         engine.append(rest)
+    for key, value in attrs.items():
+        out.attrs[key] = value
+    return out
+
+
+def rebuild_items(cls, items, request, cparams, chunklen, expectedlen, dflt, attrs):
+    """An in-memory vlen or categorical carray of ``items`` (its type ``request``)."""
+    kwargs = {} if getattr(request, "categories", None) is not None else {"dflt": dflt}
+    out = cls(items, dtype=request, cparams=cparams_cls(**cparams), chunklen=chunklen,
+              expectedlen=expectedlen, **kwargs)
     for key, value in attrs.items():
         out.attrs[key] = value
     return out

@@ -185,6 +185,29 @@ def test_an_in_memory_carray_pickles_its_chunks(tmp_path):
     assert list(objs) == [{"a": 1}, None, "x"]
 
 
+def test_in_memory_vlen_and_categorical_carrays_pickle_with_their_type():
+    items = [None if i % 13 == 0 else f"item {i % 97}" for i in range(20_000)]
+    v = bcolz.carray(items, dtype=bcolz.vlen("str", level=9, dictionary=True),
+                     chunklen=4_000, dflt="?")
+    v.attrs["unit"] = "name"
+    back = pickle.loads(pickle.dumps(v))
+    assert list(back[:]) == items
+    assert repr(back.vlen) == repr(v.vlen) and back.chunklen == 4_000
+    assert back.attrs["unit"] == "name"
+    back.resize(20_002)
+    assert list(back[-2:]) == ["?", "?"]              # the dflt came along
+    c = bcolz.carray(["lo", "hi", None, "lo"] * 500,
+                     dtype=bcolz.category(["lo", "mid", "hi"], ordered=True))
+    cb = pickle.loads(pickle.dumps(c))
+    assert list(cb[:4]) == ["lo", "hi", None, "lo"]
+    assert_array_equal(cb.codes[:], c.codes[:])
+    assert cb.category.categories == ["lo", "mid", "hi"] and cb.category.ordered
+    t = bcolz.ctable([c, np.arange(2_000)], names=["c", "n"])
+    tb = pickle.loads(pickle.dumps(t))
+    assert_array_equal(tb["c"].codes[:], c.codes[:])
+    assert list(tb["n"][:3]) == [0, 1, 2]
+
+
 def test_a_carray_in_a_memory_store_cannot_be_pickled():
     from bcolz_store.storage.memory import MemoryStore
     c = bcolz.carray(np.arange(10), rootdir=MemoryStore())
