@@ -259,7 +259,7 @@ class DiskChunks:
             As :meth:`read`.
         """
         try:
-            return self.store.get(chunk_key(nchunk), limit)
+            return self.store.get_chunk(chunk_key(nchunk), limit)
         except DatasetNotFoundError as err:
             self.store.check_reading(failed=True)
             raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err

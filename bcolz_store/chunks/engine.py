@@ -277,14 +277,17 @@ class ChunkEngine:
             As the chunk reads, for the first chunk (in order) that fails.
         """
         chunks = self.chunks
-        if not self.remote or len(tasks) < 2:
+        if len(tasks) < 2:
+            for nchunk, dest in tasks:
+                chunks.read_into(nchunk, dest)
+            return
+        if not self.remote:
             def read(group):
                 for nchunk, dest in group:
                     chunks.read_into(nchunk, dest, check=False)
             for _ in threads.map_ordered(read, self._groups(tasks)):
                 pass
-            if tasks:
-                chunks.check_reading()
+            chunks.check_reading()
             return
         dests = dict(tasks)
         for batch, got in self._remote_batches([n for n, _dest in tasks], skip_cached=False):

@@ -242,6 +242,11 @@ class CommittedState:
                 return True, blob
         return False, None
 
+    def reads_through(self) -> bool:
+        """True when every file is read at its bcolz name: nothing is staged
+        and no committed record waits to be applied."""
+        return not self._staged and not self._overlay
+
     def in_overlay(self, key: str) -> bool:
         """True when ``key`` is read from a committed but unapplied commit record."""
         return key in self._overlay and key not in self._staged

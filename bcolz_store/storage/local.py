@@ -26,9 +26,6 @@ from .io import fsync_all, fsync_dir, fsync_file
 
 __all__ = ["LocalStore"]
 
-# Checked paths a LocalStore remembers (about 200 bytes each) before starting afresh.
-_PATHS_KEPT = 1 << 16
-
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
                | getattr(os, "O_BINARY", 0))
@@ -53,7 +50,8 @@ class LocalStore(Store):
         # folder -> its real path when it stays inside the root, else None;
         # None -> the root's real path.
         self._resolved = {}
-        self._paths = {}       # key -> its checked absolute path (at most _PATHS_KEPT)
+        # folder key -> (its absolute path and a separator, whether it stays inside the root)
+        self._folders = {}
 
     # ------------------------------------------------------------ naming
 
@@ -65,18 +63,40 @@ class LocalStore(Store):
         FormatError
             If ``key`` is absolute or contains ``..``.
         """
-        found = self._paths.get(key)
-        if found is None:
-            check_key(key, self.root)
-            found = os.path.join(self.root, *key.split("/"))
-            if len(self._paths) >= _PATHS_KEPT:
-                self._paths.clear()
-            self._paths[key] = found
-        return found
+        return self._file_path(key)[0]
+
+    def _file_path(self, key: str) -> tuple:
+        """(absolute path of ``key``, whether its folder stays inside the root).
+
+        Each folder is checked and resolved once (a dataset has a handful);
+        a file's own name is then checked with a few string tests, so the
+        first read of each of a million chunk files costs no more than the
+        next.
+
+        Raises
+        ------
+        FormatError
+            As :meth:`path`.
+        """
+        if not isinstance(key, str) or key.startswith("/"):
+            check_key(key, self.root)            # raises, naming the key
+        folder, _, name = key.rpartition("/")
+        entry = self._folders.get(folder)
+        if entry is None:
+            if folder:
+                check_key(folder, self.root)
+                where = os.path.join(self.root, *folder.split("/"))
+            else:
+                where = self.root
+            entry = self._folders[folder] = (where + os.sep, self._resolve(where) is not None)
+        if name in ("", ".", "..") or "\0" in name or "\\" in name:
+            check_key(key, self.root)            # raises, naming the key
+        return entry[0] + name, entry[1]
 
     def forget_folders(self) -> None:
         """Resolve folders anew (the root moved, or a folder was replaced)."""
         self._resolved = {}
+        self._folders = {}
 
     def _resolve(self, folder: str):
         """Real path of ``folder`` if it stays inside the root, else None (memoized)."""
@@ -121,8 +141,8 @@ class LocalStore(Store):
         and one ``fstat``: the file's folder was checked once to stay inside
         the root.  A symlinked file is read only when it stays inside.
         """
-        path = self.path(key)
-        if self._resolve(os.path.dirname(path)) is None:
+        path, inside = self._file_path(key)
+        if not inside:
             self.check_inside(path)          # raises, naming where it leads
         try:
             fd = os.open(path, _READ_FLAGS)
@@ -147,7 +167,12 @@ class LocalStore(Store):
     def exists(self, key: str) -> bool:
         """True when anything is at ``key`` (a file, or a FIFO, link... that
         :meth:`get` then refuses with a message saying what it is)."""
-        return os.path.lexists(self.path(key))
+        path = self.path(key)           # FormatError for a hostile key
+        try:
+            os.lstat(path)              # os.path.lexists, one call less on the read path
+        except OSError:
+            return False
+        return True
 
     def size(self, key: str):
         """Size of the regular file ``key`` (not followed if a symlink), None if absent.
