@@ -53,11 +53,15 @@ class Store(abc.ABC):
         loss (local folders); elsewhere a completed write is durable.
     remote : bool
         Each call is a network round trip: callers batch and cache.
+    on_disk : bool
+        Each key is the file :meth:`path` names on a local file system, so a
+        caller may ``lstat`` that path instead of calling :meth:`exists`.
     """
 
     atomic_move = False
     durable = False
     remote = False
+    on_disk = False
 
     def __init__(self, url: str, readonly: bool = False):
         self.url = url

@@ -43,6 +43,7 @@ class LocalStore(Store):
 
     atomic_move = True
     durable = True
+    on_disk = True
 
     def __init__(self, root, readonly: bool = False):
         super().__init__(os.fspath(root), readonly)
@@ -160,7 +161,13 @@ class LocalStore(Store):
             if st.st_size > limit:
                 raise FormatError(f"{path}: holds {st.st_size} bytes, more than the {limit} "
                                   f"such a file may hold")
-            return read_fd(fd, st.st_size, path)   # a snapshot of what fstat saw
+            try:
+                data = os.read(fd, st.st_size)     # a snapshot of what fstat saw
+            except OSError as err:
+                raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
+            if 0 < len(data) < st.st_size:           # a short read: read on
+                data += read_fd(fd, st.st_size - len(data), path)
+            return data
         finally:
             os.close(fd)
 
