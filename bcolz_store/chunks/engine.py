@@ -180,6 +180,8 @@ class ChunkEngine:
 
     def cached(self, nchunk: int):
         """Chunk ``nchunk`` from the cache, or None."""
+        if nchunk not in self._cache:       # (a dict lookup is atomic: no lock for a miss)
+            return None
         with self._cache_lock:
             found = self._cache.get(nchunk)
             if found is not None:
