@@ -57,7 +57,7 @@ import time
 
 import numpy as np
 
-from .libraries import Codec, remove
+from .libraries import BcolzLike, Blosc2Lib, Codec, ZarrLib, remove
 
 SWEEP_LIBS = ("bcolz_store", "bcolz", "blosc2", "zarr", "tensorstore")
 LIBS_DEFAULT_ROWS = 5_000_000     # rows of the query's table
@@ -93,41 +93,27 @@ class _Lib:
         raise NotImplementedError
 
 
-class _Bcolz(_Lib):
-    def __init__(self, name, mod):
-        super().__init__(mod)
-        self.name = name
+# The sweep's adapters are the harness's (libraries.py: cparams, writing,
+# opening) with what the sweep adds: giving a library n threads its own way,
+# reading whole, the query, and a write with fsync on or off.
 
+class _Bcolz(BcolzLike):
     def threads(self, n):
         self.mod.set_nthreads(n)
 
     def write(self, data, path, codec, fsync=True):
-        remove(path)
-        journal = None
-        if self.name == "bcolz_store":
-            from bcolz_store.storage.journal import Journal as journal
-            before, journal.fsync_default = journal.fsync_default, fsync
+        if self.name != "bcolz_store":
+            super().write(data, path, CHUNKLEN, codec)
+            return
+        from bcolz_store.storage.journal import Journal
+        before, Journal.fsync_default = Journal.fsync_default, fsync
         try:
-            c = self.mod.carray(data, rootdir=path, mode="w", chunklen=CHUNKLEN,
-                                cparams=self.mod.cparams(clevel=codec.clevel,
-                                                         shuffle=codec.shuffle,
-                                                         cname=codec.cname))
-            c.flush()
+            super().write(data, path, CHUNKLEN, codec)
         finally:
-            if journal is not None:
-                journal.fsync_default = before
-
-    def open(self, path):
-        return self.mod.open(path, mode="r")
+            Journal.fsync_default = before
 
     def read(self, a):
         return a[:]
-
-    def write_table(self, cols, names, path, codec):
-        remove(path)
-        self.mod.ctable(columns=cols, names=names, rootdir=path, mode="w",
-                        cparams=self.mod.cparams(clevel=codec.clevel, shuffle=codec.shuffle,
-                                                 cname=codec.cname)).flush()
 
     def query(self, t):
         """(wall seconds, CPU seconds, ids) of the faster of whereblocks and fetchwhere."""
@@ -144,25 +130,12 @@ class _Bcolz(_Lib):
         return best
 
 
-class _Blosc2(_Lib):
-    name = "blosc2"
-
+class _Blosc2(Blosc2Lib):
     def threads(self, n):
         self.mod.set_nthreads(n)
 
-    def _cparams(self, codec):
-        b2 = self.mod
-        filters = {0: b2.Filter.NOFILTER, 1: b2.Filter.SHUFFLE, 2: b2.Filter.BITSHUFFLE}
-        return b2.CParams(codec=getattr(b2.Codec, codec.cname.upper()), clevel=codec.clevel,
-                          filters=[filters[codec.shuffle]], filters_meta=[0])
-
     def write(self, data, path, codec, fsync=True):
-        remove(path)
-        self.mod.asarray(data, urlpath=path, mode="w", chunks=(CHUNKLEN,),
-                         cparams=self._cparams(codec))
-
-    def open(self, path):
-        return self.mod.open(path, mode="r")
+        super().write(data, path, CHUNKLEN, codec)
 
     def read(self, a):
         return a[:]
@@ -172,7 +145,7 @@ class _Blosc2(_Lib):
         os.makedirs(path)
         for name, col in zip(names, cols):
             self.mod.asarray(col, urlpath=os.path.join(path, name + ".b2nd"), mode="w",
-                             chunks=(CHUNKLEN,), cparams=self._cparams(codec))
+                             chunks=(CHUNKLEN,), cparams=self.cparams(codec))
 
     def open_table(self, path, names):
         return {n: self.mod.open(os.path.join(path, n + ".b2nd"), mode="r") for n in names}
@@ -183,26 +156,14 @@ class _Blosc2(_Lib):
         return time.perf_counter() - t0, time.process_time() - c0, ids
 
 
-class _Zarr(_Lib):
-    name = "zarr"
-
+class _Zarr(ZarrLib):
     def threads(self, n):
         self.mod.config.set({"async.concurrency": n, "threading.max_workers": n})
         from numcodecs import blosc
         blosc.set_nthreads(1)
 
     def write(self, data, path, codec, fsync=True):
-        from zarr.codecs import BloscCodec
-        remove(path)
-        shuffle = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}[codec.shuffle]
-        z = self.mod.create_array(store=path, shape=data.shape, chunks=(CHUNKLEN,),
-                                  dtype=data.dtype, overwrite=True,
-                                  compressors=BloscCodec(cname=codec.cname, clevel=codec.clevel,
-                                                         shuffle=shuffle))
-        z[:] = data
-
-    def open(self, path):
-        return self.mod.open_array(path, mode="r")
+        super().write(data, path, CHUNKLEN, codec)
 
     def read(self, a):
         return a[:]
