@@ -19,21 +19,17 @@ read is remote (then chunk files are fetched together) or failed.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 
 from .. import threads
-from ..errors import BcolzStoreError, ChunkNotFoundError
+from ..errors import ChunkNotFoundError
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
+from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 
 __all__ = ["CHECK_BEFORE_ALLOCATING", "ChunkEngine", "FETCH_BATCH_BYTES", "TASK_BYTES",
            "WRITE_TASK_BYTES"]
 
 _MB = 1024 * 1024
-# Reads that allocate more than this check first that their chunk files exist.
-CHECK_BEFORE_ALLOCATING = 256 * _MB
 # Compressed bytes of chunk files fetched together from a remote store.
 FETCH_BATCH_BYTES = 64 * _MB
 # Uncompressed bytes of chunks one task of the thread pool handles at least:
@@ -45,7 +41,7 @@ TASK_BYTES = 4 * _MB
 WRITE_TASK_BYTES = _MB
 
 
-class ChunkEngine:
+class ChunkEngine(EngineBase):
     """The chunks, leftover and cache of one carray of fixed-size atoms.
 
     Parameters
@@ -79,10 +75,7 @@ class ChunkEngine:
         self.nleft = nleft
         self.cbytes = self.chunksize if cbytes is None else cbytes
         self._leftover = None if nleft else np.zeros(chunklen, dtype=atom)
-        self._cache = OrderedDict()
-        self._cache_nbytes = 0
-        self._cache_lock = threading.Lock()   # several threads may read one carray
-        self.cache_budget = cache_budget
+        self._init_cache(cache_budget)
 
     # ------------------------------------------------------------ shape
 
@@ -90,20 +83,6 @@ class ChunkEngine:
     def chunksize(self) -> int:
         """Bytes of one full chunk, uncompressed."""
         return self.chunklen * self.atom.itemsize
-
-    @property
-    def nchunks(self) -> int:
-        """Full (compressed) chunks."""
-        return len(self.chunks)
-
-    @property
-    def length(self) -> int:
-        """Atoms held."""
-        return len(self.chunks) * self.chunklen + self.nleft
-
-    @property
-    def remote(self) -> bool:
-        return self.store is not None and self.store.store.remote
 
     @property
     def leftover(self) -> np.ndarray:
@@ -118,75 +97,14 @@ class ChunkEngine:
         if buffer is None:
             buffer = np.zeros(self.chunklen, dtype=self.atom)
             if self.nleft:
-                try:
-                    self.chunks.read_into(len(self.chunks), buffer[:self.nleft])
-                except BcolzStoreError as err:
-                    conflict = self._conflict()
-                    if conflict is None:
-                        raise
-                    raise conflict from err
+                self._read_leftover(
+                    lambda: self.chunks.read_into(len(self.chunks), buffer[:self.nleft]))
             self._leftover = buffer
         return buffer
-
-    def _conflict(self):
-        """The ConcurrentWriteError for a writer whose lazily read leftover chunk
-        another writer's commit replaced (reloading the committed state when no
-        write is under way), or None when that is not what happened."""
-        journal = self.store.journal if self.store is not None else None
-        if journal is None or journal.readonly or not journal.committed_elsewhere():
-            return None
-        error = journal.concurrent_error()
-        if journal._depth == 0:           # not inside a write operation: reload here
-            journal.roll_back(error)
-        return error
 
     @leftover.setter
     def leftover(self, value: np.ndarray) -> None:
         self._leftover = value
-
-    def copy_for_view(self) -> "ChunkEngine":
-        """An engine sharing these chunks, with its own leftover copy and cache."""
-        out = ChunkEngine.__new__(ChunkEngine)
-        out.__dict__.update(self.__dict__)
-        out._leftover = self.leftover.copy()
-        out._cache = OrderedDict()
-        out._cache_nbytes = 0
-        out._cache_lock = threading.Lock()
-        return out
-
-    # ------------------------------------------------------------ cache
-
-    def set_cache_budget(self, budget: int) -> None:
-        """Keep at most ``budget`` bytes of decompressed chunks (evicting at once)."""
-        self.cache_budget = budget
-        with self._cache_lock:
-            while self._cache_nbytes > budget:
-                _, old = self._cache.popitem(last=False)
-                self._cache_nbytes -= old.nbytes
-
-    def drop_cache(self, nchunk=None) -> None:
-        """Forget cached chunk ``nchunk`` (all of them when None)."""
-        with self._cache_lock:
-            if nchunk is None:
-                self._cache.clear()
-                self._cache_nbytes = 0
-            elif nchunk in self._cache:
-                self._cache_nbytes -= self._cache.pop(nchunk).nbytes
-
-    def free_cachemem(self) -> None:
-        """Release cached decompressed chunks."""
-        self.drop_cache()
-        self.chunks.free_cachemem()
-
-    def cached(self, nchunk: int):
-        """Chunk ``nchunk`` from the cache, or None."""
-        if nchunk not in self._cache:       # (a dict lookup is atomic: no lock for a miss)
-            return None
-        with self._cache_lock:
-            found = self._cache.get(nchunk)
-            if found is not None:
-                self._cache.move_to_end(nchunk)
-            return found
 
     # ------------------------------------------------------------ reading
 
@@ -199,15 +117,7 @@ class ChunkEngine:
             return found
         data = np.empty(self.chunklen, dtype=self.atom)
         self.chunks.read_into(nchunk, data)
-        data.flags.writeable = False
-        if data.nbytes <= self.cache_budget:
-            with self._cache_lock:
-                if nchunk not in self._cache:
-                    self._cache[nchunk] = data
-                    self._cache_nbytes += data.nbytes
-                while self._cache_nbytes > self.cache_budget:
-                    _, old = self._cache.popitem(last=False)
-                    self._cache_nbytes -= old.nbytes
+        self._remember(nchunk, data, data.nbytes)
         return data
 
     def read_range(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -472,29 +382,6 @@ class ChunkEngine:
                     self.chunks.append(new, digest)
                 self.cbytes += new.cbytes
 
-    def append(self, arr: np.ndarray) -> None:
-        """Append atoms (already of the atom's dtype and shape)."""
-        cl = self.chunklen
-        n = len(arr)
-        pos = 0
-        if self.nleft:
-            leftover = self.leftover
-            take = min(cl - self.nleft, n)
-            leftover[self.nleft:self.nleft + take] = arr[:take]
-            self.nleft += take
-            pos = take
-            if self.nleft == cl:
-                self.push_chunk(leftover)
-                self.nleft = 0
-        nfull = (n - pos) // cl
-        if nfull:
-            self.push_chunks(arr, range(pos, pos + nfull * cl, cl))
-            pos += nfull * cl
-        rest = n - pos
-        if rest:
-            self.leftover[:rest] = arr[pos:]
-            self.nleft = rest
-
     def adopt_chunks(self, nchunks: int, cbytes: int) -> None:
         """Count ``nchunks`` full chunk files in all, of which those not
         written through this engine (staged by others: dask's workers) hold
@@ -503,6 +390,9 @@ class ChunkEngine:
         self.cbytes += cbytes
         self.drop_cache()
 
+    def _writable_chunk(self, nchunk: int) -> np.ndarray:
+        return self.chunk_array(nchunk).copy()
+
     def replace_chunk(self, nchunk: int, data: np.ndarray) -> None:
         """Store new contents for full chunk ``nchunk``."""
         old = self.chunks[nchunk]
@@ -510,54 +400,6 @@ class ChunkEngine:
         self.chunks[nchunk] = new
         self.cbytes += new.cbytes - old.cbytes
         self.drop_cache(nchunk)
-
-    def set_slice(self, start: int, stop: int, step: int, vals: np.ndarray) -> None:
-        """Write ``vals`` at positions ``range(start, stop, step)`` (step > 0)."""
-        cl = self.chunklen
-        nfull = len(self.chunks)
-        n = len(vals)
-        first = start // cl
-        last = (start + (n - 1) * step) // cl
-        done = 0
-        for nchunk in range(first, last + 1):
-            base = nchunk * cl
-            lo = max(start, base)
-            if (lo - start) % step:
-                lo += step - (lo - start) % step
-            hi = min(stop, base + cl)
-            if lo >= hi:
-                continue
-            count = len(range(lo, hi, step))
-            part = vals[done:done + count]
-            done += count
-            if nchunk == nfull:
-                self.leftover[lo - base:hi - base:step] = part
-                continue
-            if step == 1 and lo == base and hi == base + cl:
-                data = part
-            else:
-                data = self.chunk_array(nchunk).copy()
-                data[lo - base:hi - base:step] = part
-            self.replace_chunk(nchunk, data)
-
-    def set_positions(self, idx: np.ndarray, vals: np.ndarray) -> None:
-        """Write ``vals[i]`` at position ``idx[i]`` (int64, in range)."""
-        cl = self.chunklen
-        nfull = len(self.chunks)
-        nchunk = idx // cl
-        order = np.argsort(nchunk, kind="stable")
-        bounds = np.flatnonzero(np.diff(nchunk[order])) + 1
-        for sel in np.split(order, bounds):
-            if not sel.size:
-                continue
-            c = int(nchunk[sel[0]])
-            local = idx[sel] - c * cl
-            if c == nfull:
-                self.leftover[local] = vals[sel]
-            else:
-                data = self.chunk_array(c).copy()
-                data[local] = vals[sel]
-                self.replace_chunk(c, data)
 
     def trim_to(self, newlen: int) -> None:
         """Keep the first ``newlen`` atoms (``newlen <= length``)."""

@@ -21,14 +21,12 @@ would be written as.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import numpy as np
 
 from .. import threads
-from ..errors import BcolzStoreError, ChunkNotFoundError, CodecError, FormatError
+from ..errors import ChunkNotFoundError, CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
+from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
 from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk, vlen_chunk_key
 from .vlen_items import nbytes_estimate
@@ -36,13 +34,11 @@ from .vlen_items import nbytes_estimate
 __all__ = ["VlenEngine"]
 
 _MB = 1024 * 1024
-# Reads that allocate more than this check first that their chunk files exist.
-CHECK_BEFORE_ALLOCATING = 256 * _MB
 _ITEM_SLOT_BYTES = 16           # what an item costs in a StringDType/object array
 _FETCH_BATCH = 32               # chunk files fetched together from a remote store
 
 
-class VlenEngine:
+class VlenEngine(EngineBase):
     """The chunks, leftover and cache of one vlen carray.
 
     Parameters
@@ -79,10 +75,7 @@ class VlenEngine:
         self._stored = (max(int(nbytes), 0), max(int(cbytes), 0))
         self._full = list(self._stored) if not nleft else None
         self._left = None               # (rawbytes, encoded bytes) of the leftover as it is
-        self._cache = OrderedDict()
-        self._cache_nbytes = 0
-        self._cache_lock = threading.Lock()
-        self.cache_budget = cache_budget
+        self._init_cache(cache_budget)
 
     def _empty(self, n: int) -> np.ndarray:
         out = np.empty(n, dtype=self.atom)
@@ -93,23 +86,9 @@ class VlenEngine:
     # ------------------------------------------------------------ shape and sizes
 
     @property
-    def nchunks(self) -> int:
-        """Full (encoded) chunks."""
-        return len(self.chunks)
-
-    @property
-    def length(self) -> int:
-        """Items held."""
-        return len(self.chunks) * self.chunklen + self.nleft
-
-    @property
     def chunksize(self) -> int:
         """Item slots of one full chunk, in bytes (16 per item)."""
         return self.chunklen * _ITEM_SLOT_BYTES
-
-    @property
-    def remote(self) -> bool:
-        return self.store is not None and self.store.store.remote
 
     @property
     def nbytes(self) -> int:
@@ -155,14 +134,12 @@ class VlenEngine:
         if buffer is None:
             buffer = self._empty(self.chunklen)
             nfull = len(self.chunks)
-            try:
+
+            def read():
                 data = self.chunks.get(nfull)
                 buffer[:self.nleft] = self._decode(nfull, data, self.nleft)
-            except BcolzStoreError as err:
-                conflict = self._conflict()
-                if conflict is None:
-                    raise
-                raise conflict from err
+                return data
+            data = self._read_leftover(read)
             raw = parse_vlen_header(data).rawbytes
             self._full = [max(self._stored[0] - raw, 0), max(self._stored[1] - len(data), 0)]
             self._left = (raw, data)
@@ -174,27 +151,10 @@ class VlenEngine:
         self._leftover = value
         self._left = None
 
-    def _conflict(self):
-        """The ConcurrentWriteError for a writer whose lazily read leftover chunk
-        another writer's commit replaced (reloading the committed state when no
-        write is under way), or None when that is not what happened."""
-        journal = self.store.journal if self.store is not None else None
-        if journal is None or journal.readonly or not journal.committed_elsewhere():
-            return None
-        error = journal.concurrent_error()
-        if journal._depth == 0:
-            journal.roll_back(error)
-        return error
-
     def copy_for_view(self) -> "VlenEngine":
         """An engine sharing these chunks, with its own leftover copy and cache."""
-        out = VlenEngine.__new__(VlenEngine)
-        out.__dict__.update(self.__dict__)
-        out._leftover = self.leftover.copy()
+        out = super().copy_for_view()
         out._full = list(self._known_sizes())
-        out._cache = OrderedDict()
-        out._cache_nbytes = 0
-        out._cache_lock = threading.Lock()
         return out
 
     # ------------------------------------------------------------ encode / decode
@@ -228,52 +188,6 @@ class VlenEngine:
                 self.store.check_reading(failed=True)   # a writer's commit, not damage?
             raise
 
-    # ------------------------------------------------------------ cache
-
-    def set_cache_budget(self, budget: int) -> None:
-        """Keep at most ``budget`` bytes of decoded chunks (evicting at once)."""
-        self.cache_budget = budget
-        with self._cache_lock:
-            self._evict()
-
-    def _evict(self) -> None:
-        while self._cache_nbytes > self.cache_budget and self._cache:
-            _, (_, size) = self._cache.popitem(last=False)
-            self._cache_nbytes -= size
-
-    def drop_cache(self, nchunk=None) -> None:
-        """Forget cached chunk ``nchunk`` (all of them when None)."""
-        with self._cache_lock:
-            if nchunk is None:
-                self._cache.clear()
-                self._cache_nbytes = 0
-            elif nchunk in self._cache:
-                self._cache_nbytes -= self._cache.pop(nchunk)[1]
-
-    def free_cachemem(self) -> None:
-        """Release cached decoded chunks."""
-        self.drop_cache()
-
-    def cached(self, nchunk: int):
-        """Decoded chunk ``nchunk`` from the cache, or None."""
-        with self._cache_lock:
-            found = self._cache.get(nchunk)
-            if found is not None:
-                self._cache.move_to_end(nchunk)
-                return found[0]
-            return None
-
-    def _remember(self, nchunk: int, items: np.ndarray, rawbytes: int) -> None:
-        size = nbytes_estimate(len(items), rawbytes)
-        if size > self.cache_budget:
-            return
-        items.flags.writeable = False
-        with self._cache_lock:
-            if nchunk not in self._cache:
-                self._cache[nchunk] = (items, size)
-                self._cache_nbytes += size
-            self._evict()
-
     # ------------------------------------------------------------ reading
 
     def chunk_array(self, nchunk: int) -> np.ndarray:
@@ -285,7 +199,8 @@ class VlenEngine:
             return found
         data = self.chunks.get(nchunk)
         items = self._decode(nchunk, data, self.chunklen)
-        self._remember(nchunk, items, parse_vlen_header(data).rawbytes)
+        raw = parse_vlen_header(data).rawbytes
+        self._remember(nchunk, items, nbytes_estimate(len(items), raw))
         return items
 
     def _fetched(self, nchunks: list):
@@ -426,30 +341,15 @@ class VlenEngine:
         self._add_sizes(data)
         self.chunks.push(data)
 
-    def append(self, arr: np.ndarray) -> None:
-        """Append items (already of the carray's dtype, see ``as_items``)."""
-        cl = self.chunklen
-        n = len(arr)
-        if n == 0:
-            return
+    def push_chunks(self, arr: np.ndarray, starts) -> None:
+        """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks."""
+        for s in starts:
+            self.push_chunk(arr[s:s + self.chunklen])
+
+    def _prepare_edit(self) -> None:
         self._known_sizes()
-        pos = 0
-        if self.nleft:
-            leftover = self.leftover
-            take = min(cl - self.nleft, n)
-            leftover[self.nleft:self.nleft + take] = arr[:take]
-            self.nleft += take
-            pos = take
-            if self.nleft == cl:
-                self.push_chunk(leftover)
-                self.nleft = 0
-        while n - pos >= cl:
-            self.push_chunk(arr[pos:pos + cl])
-            pos += cl
-        rest = n - pos
-        if rest:
-            self.leftover[:rest] = arr[pos:]
-            self.nleft = rest
+
+    def _leftover_edited(self) -> None:
         self._left = None
 
     def replace_chunk(self, nchunk: int, items: np.ndarray) -> None:
@@ -463,58 +363,6 @@ class VlenEngine:
 
     def _writable_chunk(self, nchunk: int) -> np.ndarray:
         return np.array(self.chunk_array(nchunk), dtype=self.atom, copy=True)
-
-    def set_slice(self, start: int, stop: int, step: int, vals: np.ndarray) -> None:
-        """Write ``vals`` at positions ``range(start, stop, step)`` (step > 0)."""
-        cl = self.chunklen
-        nfull = len(self.chunks)
-        n = len(vals)
-        self._known_sizes()
-        first = start // cl
-        last = (start + (n - 1) * step) // cl
-        done = 0
-        for nchunk in range(first, last + 1):
-            base = nchunk * cl
-            lo = max(start, base)
-            if (lo - start) % step:
-                lo += step - (lo - start) % step
-            hi = min(stop, base + cl)
-            if lo >= hi:
-                continue
-            count = len(range(lo, hi, step))
-            part = vals[done:done + count]
-            done += count
-            if nchunk == nfull:
-                self.leftover[lo - base:hi - base:step] = part
-                self._left = None
-                continue
-            if step == 1 and lo == base and hi == base + cl:
-                items = part
-            else:
-                items = self._writable_chunk(nchunk)
-                items[lo - base:hi - base:step] = part
-            self.replace_chunk(nchunk, items)
-
-    def set_positions(self, idx: np.ndarray, vals: np.ndarray) -> None:
-        """Write ``vals[i]`` at position ``idx[i]`` (int64, in range)."""
-        cl = self.chunklen
-        nfull = len(self.chunks)
-        self._known_sizes()
-        nchunk = idx // cl
-        order = np.argsort(nchunk, kind="stable")
-        bounds = np.flatnonzero(np.diff(nchunk[order])) + 1
-        for sel in np.split(order, bounds):
-            if not sel.size:
-                continue
-            c = int(nchunk[sel[0]])
-            local = idx[sel] - c * cl
-            if c == nfull:
-                self.leftover[local] = vals[sel]
-                self._left = None
-            else:
-                items = self._writable_chunk(c)
-                items[local] = vals[sel]
-                self.replace_chunk(c, items)
 
     def trim_to(self, newlen: int) -> None:
         """Keep the first ``newlen`` items (``newlen <= length``)."""

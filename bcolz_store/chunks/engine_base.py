@@ -1,0 +1,237 @@
+"""What the chunk engines of fixed-size atoms (:class:`~.engine.ChunkEngine`)
+and of variable-length items (:class:`~.vlen_engine.VlenEngine`) share.
+
+Both hold ``length // chunklen`` full chunks in ``chunks`` and the last
+``length % chunklen`` items, the *leftover*, decoded in a buffer of
+``chunklen`` (read from its chunk file on first use); both keep a small
+least-recently-used cache of decoded chunks that several threads may use at
+once.  This class gives them that cache, the leftover's bookkeeping on
+appends, and the writes to positions and slices, which go chunk by chunk:
+a chunk a write covers whole is replaced by the new items, any other is
+decoded, changed and encoded again.
+
+A subclass sets ``chunks``, ``chunklen``, ``store``, ``nleft``, ``_leftover``
+and ``atom``, calls :meth:`_init_cache`, and provides ``leftover``,
+``chunk_array``, ``push_chunk``, ``push_chunks``, ``replace_chunk`` and
+:meth:`_writable_chunk`; :meth:`_prepare_edit` and :meth:`_leftover_edited`
+let it keep derived state (the vlen engine's sizes) in step.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import BcolzStoreError
+
+__all__ = ["CHECK_BEFORE_ALLOCATING", "EngineBase"]
+
+# Reads that allocate more than this check first that their chunk files exist.
+CHECK_BEFORE_ALLOCATING = 256 * 1024 * 1024
+
+
+class EngineBase:
+    """The cache, the leftover's bookkeeping and the positional writes of a
+    chunk engine (see the module's description)."""
+
+    # ------------------------------------------------------------ shape
+
+    @property
+    def nchunks(self) -> int:
+        """Full (encoded) chunks."""
+        return len(self.chunks)
+
+    @property
+    def length(self) -> int:
+        """Items held."""
+        return len(self.chunks) * self.chunklen + self.nleft
+
+    @property
+    def remote(self) -> bool:
+        return self.store is not None and self.store.store.remote
+
+    # ------------------------------------------------------------ leftover
+
+    def _read_leftover(self, read):
+        """``read()`` (which reads the leftover's chunk file), a failure told as
+        the ConcurrentWriteError it is when another writer's commit replaced
+        that file (see :meth:`_conflict`)."""
+        try:
+            return read()
+        except BcolzStoreError as err:
+            conflict = self._conflict()
+            if conflict is None:
+                raise
+            raise conflict from err
+
+    def _conflict(self):
+        """The ConcurrentWriteError for a writer whose lazily read leftover chunk
+        another writer's commit replaced (reloading the committed state when no
+        write is under way), or None when that is not what happened."""
+        journal = self.store.journal if self.store is not None else None
+        if journal is None or journal.readonly or not journal.committed_elsewhere():
+            return None
+        error = journal.concurrent_error()
+        if journal._depth == 0:           # not inside a write operation: reload here
+            journal.roll_back(error)
+        return error
+
+    def copy_for_view(self):
+        """An engine sharing these chunks, with its own leftover copy and cache."""
+        out = type(self).__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out._leftover = self.leftover.copy()
+        out._init_cache(self.cache_budget)
+        return out
+
+    # ------------------------------------------------------------ cache
+
+    def _init_cache(self, budget: int) -> None:
+        """An empty cache of at most ``budget`` bytes of decoded chunks."""
+        self._cache = OrderedDict()          # nchunk -> (read-only array, bytes it counts)
+        self._cache_nbytes = 0
+        self._cache_lock = threading.Lock()  # several threads may read one carray
+        self.cache_budget = budget
+
+    def set_cache_budget(self, budget: int) -> None:
+        """Keep at most ``budget`` bytes of decoded chunks (evicting at once)."""
+        self.cache_budget = budget
+        with self._cache_lock:
+            self._evict()
+
+    def _evict(self) -> None:
+        while self._cache_nbytes > self.cache_budget and self._cache:
+            _, (_, size) = self._cache.popitem(last=False)
+            self._cache_nbytes -= size
+
+    def drop_cache(self, nchunk=None) -> None:
+        """Forget cached chunk ``nchunk`` (all of them when None)."""
+        with self._cache_lock:
+            if nchunk is None:
+                self._cache.clear()
+                self._cache_nbytes = 0
+            elif nchunk in self._cache:
+                self._cache_nbytes -= self._cache.pop(nchunk)[1]
+
+    def free_cachemem(self) -> None:
+        """Release cached decoded chunks."""
+        self.drop_cache()
+        self.chunks.free_cachemem()
+
+    def cached(self, nchunk: int):
+        """Decoded chunk ``nchunk`` from the cache, or None."""
+        if nchunk not in self._cache:       # (a dict lookup is atomic: no lock for a miss)
+            return None
+        with self._cache_lock:
+            found = self._cache.get(nchunk)
+            if found is None:
+                return None
+            self._cache.move_to_end(nchunk)
+            return found[0]
+
+    def _remember(self, nchunk: int, data: np.ndarray, size: int) -> None:
+        """Keep decoded chunk ``nchunk`` (made read-only), counted as ``size``
+        bytes, unless it is larger than the whole budget."""
+        data.flags.writeable = False
+        if size > self.cache_budget:
+            return
+        with self._cache_lock:
+            if nchunk not in self._cache:
+                self._cache[nchunk] = (data, size)
+                self._cache_nbytes += size
+            self._evict()
+
+    # ------------------------------------------------------------ writing
+
+    def _prepare_edit(self) -> None:
+        """Called before a write changes chunks or the leftover."""
+
+    def _leftover_edited(self) -> None:
+        """Called after a write changed the leftover in place."""
+
+    def _writable_chunk(self, nchunk: int) -> np.ndarray:
+        """A writable copy of the decoded full chunk ``nchunk``."""
+        raise NotImplementedError
+
+    def append(self, arr: np.ndarray) -> None:
+        """Append items (already of the atom's dtype and shape): they fill the
+        leftover, full chunks are encoded (``push_chunk``, ``push_chunks``),
+        and the rest become the new leftover."""
+        cl = self.chunklen
+        n = len(arr)
+        if n == 0:
+            return
+        self._prepare_edit()
+        pos = 0
+        if self.nleft:
+            leftover = self.leftover
+            take = min(cl - self.nleft, n)
+            leftover[self.nleft:self.nleft + take] = arr[:take]
+            self.nleft += take
+            pos = take
+            if self.nleft == cl:
+                self.push_chunk(leftover)
+                self.nleft = 0
+        nfull = (n - pos) // cl
+        if nfull:
+            self.push_chunks(arr, range(pos, pos + nfull * cl, cl))
+            pos += nfull * cl
+        rest = n - pos
+        if rest:
+            self.leftover[:rest] = arr[pos:]
+            self.nleft = rest
+        self._leftover_edited()
+
+    def set_slice(self, start: int, stop: int, step: int, vals: np.ndarray) -> None:
+        """Write ``vals`` at positions ``range(start, stop, step)`` (step > 0)."""
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        n = len(vals)
+        self._prepare_edit()
+        first = start // cl
+        last = (start + (n - 1) * step) // cl
+        done = 0
+        for nchunk in range(first, last + 1):
+            base = nchunk * cl
+            lo = max(start, base)
+            if (lo - start) % step:
+                lo += step - (lo - start) % step
+            hi = min(stop, base + cl)
+            if lo >= hi:
+                continue
+            count = len(range(lo, hi, step))
+            part = vals[done:done + count]
+            done += count
+            if nchunk == nfull:
+                self.leftover[lo - base:hi - base:step] = part
+                self._leftover_edited()
+                continue
+            if step == 1 and lo == base and hi == base + cl:
+                data = part
+            else:
+                data = self._writable_chunk(nchunk)
+                data[lo - base:hi - base:step] = part
+            self.replace_chunk(nchunk, data)
+
+    def set_positions(self, idx: np.ndarray, vals: np.ndarray) -> None:
+        """Write ``vals[i]`` at position ``idx[i]`` (int64, in range)."""
+        cl = self.chunklen
+        nfull = len(self.chunks)
+        self._prepare_edit()
+        nchunk = idx // cl
+        order = np.argsort(nchunk, kind="stable")
+        bounds = np.flatnonzero(np.diff(nchunk[order])) + 1
+        for sel in np.split(order, bounds):
+            if not sel.size:
+                continue
+            c = int(nchunk[sel[0]])
+            local = idx[sel] - c * cl
+            if c == nfull:
+                self.leftover[local] = vals[sel]
+                self._leftover_edited()
+            else:
+                data = self._writable_chunk(c)
+                data[local] = vals[sel]
+                self.replace_chunk(c, data)
