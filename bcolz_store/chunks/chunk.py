@@ -19,7 +19,8 @@ from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chu
 from . import codec
 from .cparams import quantize
 
-__all__ = ["DiskChunks", "MemoryChunks", "chunk", "chunk_file_parts", "chunk_key"]
+__all__ = ["DiskChunks", "MemoryChunks", "StoredChunkFiles", "chunk", "chunk_file_parts",
+           "chunk_key"]
 
 
 
@@ -183,7 +184,46 @@ class MemoryChunks(list):
         """Nothing to check in memory."""
 
 
-class DiskChunks:
+class StoredChunkFiles:
+    """Reading the chunk files of a stored carray (its store view ``store``),
+    for :class:`DiskChunks` and the vlen chunks, which name them with
+    ``key(nchunk)`` (a store key) and ``path(nchunk)`` (for messages).
+
+    A missing file raises :class:`ChunkNotFoundError`; after any failed read
+    the store is asked whether a writer's commit explains it (then
+    :class:`DatasetChangedError` is raised instead).
+    """
+
+    def _fetch(self, nchunk: int, limit: int, get) -> bytes:
+        """``get(key, limit)`` of chunk file ``nchunk``."""
+        try:
+            return get(self.key(nchunk), limit)
+        except DatasetNotFoundError as err:
+            self.store.check_reading(failed=True)
+            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
+        except FormatError:
+            self.store.check_reading(failed=True)   # a writer's commit, not damage?
+            raise
+
+    def _fetch_many(self, nchunks, limit: int) -> dict:
+        """``{nchunk: bytes}`` of several chunk files, fetched together
+        (concurrently on remote stores); the first failure is raised."""
+        nchunks = list(nchunks)
+        got = self.store.get_many([self.key(n) for n in nchunks], limit)
+        out = {}
+        for n in nchunks:
+            data = got[self.key(n)]
+            if isinstance(data, DatasetNotFoundError):
+                self.store.check_reading(failed=True)
+                raise ChunkNotFoundError(f"{self.path(n)}: chunk file not found") from data
+            if isinstance(data, Exception):
+                self.store.check_reading(failed=True)
+                raise data
+            out[n] = data
+        return out
+
+
+class DiskChunks(StoredChunkFiles):
     """The full chunks of a stored carray, read from ``data/__N.blp`` on demand.
 
     Parameters
@@ -199,6 +239,7 @@ class DiskChunks:
     """
 
     memory = False
+    key = staticmethod(chunk_key)
 
     def __init__(self, store, atom, cparams, nchunks: int = 0, chunk_nbytes=None):
         self.store = store
@@ -258,14 +299,7 @@ class DiskChunks:
         ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
             As :meth:`read`.
         """
-        try:
-            return self.store.get_chunk(chunk_key(nchunk), limit)
-        except DatasetNotFoundError as err:
-            self.store.check_reading(failed=True)
-            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
-        except FormatError:
-            self.store.check_reading(failed=True)   # a writer's commit, not damage?
-            raise
+        return self._fetch(nchunk, limit, self.store.get_chunk)
 
     def read_files(self, nchunks, limit: int) -> dict:
         """``{nchunk: bytes}`` of several chunk files, fetched together
@@ -276,19 +310,7 @@ class DiskChunks:
         ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
             As :meth:`read`, for the first chunk that fails.
         """
-        nchunks = list(nchunks)
-        got = self.store.get_many([chunk_key(n) for n in nchunks], limit)
-        out = {}
-        for n in nchunks:
-            data = got[chunk_key(n)]
-            if isinstance(data, DatasetNotFoundError):
-                self.store.check_reading(failed=True)
-                raise ChunkNotFoundError(f"{self.path(n)}: chunk file not found") from data
-            if isinstance(data, Exception):
-                self.store.check_reading(failed=True)
-                raise data
-            out[n] = data
-        return out
+        return self._fetch_many(nchunks, limit)
 
     def check_reading(self) -> None:
         """Raise :class:`DatasetChangedError` when a writer committed since a reader

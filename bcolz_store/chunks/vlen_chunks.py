@@ -13,10 +13,11 @@ Source: this library's vlen layout (format/vlen_meta.py, docs/format.md).
 
 from __future__ import annotations
 
-from ..errors import ChunkNotFoundError, DatasetNotFoundError, FormatError
+from ..errors import FormatError
 from ..format.layout import MAX_VLEN_FILE_BYTES
 from ..format.vlen_header import parse_vlen_header
 from ..format.vlen_meta import VLEN_CHUNK_SUFFIX
+from .chunk import StoredChunkFiles
 
 __all__ = ["MAX_VLEN_FILE_BYTES", "VlenDiskChunks", "VlenMemoryChunks", "check_chunk",
            "vlen_chunk_key"]
@@ -103,7 +104,7 @@ class VlenMemoryChunks(list):
         """Nothing is cached here."""
 
 
-class VlenDiskChunks:
+class VlenDiskChunks(StoredChunkFiles):
     """The full chunks of a stored vlen carray: files ``data/__N.vlen``.
 
     Parameters
@@ -115,6 +116,7 @@ class VlenDiskChunks:
     """
 
     memory = False
+    key = staticmethod(vlen_chunk_key)
 
     def __init__(self, store, nchunks: int = 0):
         self.store = store
@@ -139,14 +141,7 @@ class VlenDiskChunks:
         IntegrityError, DatasetChangedError
             As the store's reads.
         """
-        try:
-            data = self.store.get(vlen_chunk_key(nchunk), MAX_VLEN_FILE_BYTES)
-        except DatasetNotFoundError as err:
-            self.store.check_reading(failed=True)
-            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
-        except FormatError:
-            self.store.check_reading(failed=True)   # a writer's commit, not damage?
-            raise
+        data = self._fetch(nchunk, MAX_VLEN_FILE_BYTES, self.store.get)
         self.store.check_reading()
         return data
 
@@ -159,18 +154,7 @@ class VlenDiskChunks:
         ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
             As :meth:`get`, for the first chunk that fails.
         """
-        nchunks = list(nchunks)
-        got = self.store.get_many([vlen_chunk_key(n) for n in nchunks], MAX_VLEN_FILE_BYTES)
-        out = {}
-        for n in nchunks:
-            data = got[vlen_chunk_key(n)]
-            if isinstance(data, DatasetNotFoundError):
-                self.store.check_reading(failed=True)
-                raise ChunkNotFoundError(f"{self.path(n)}: chunk file not found") from data
-            if isinstance(data, Exception):
-                self.store.check_reading(failed=True)
-                raise data
-            out[n] = data
+        out = self._fetch_many(nchunks, MAX_VLEN_FILE_BYTES)
         self.store.check_reading()
         return out
 
