@@ -97,10 +97,7 @@ def load_carray(store) -> CarrayMeta:
     if pickled and len(sizes.shape) > 1:
         raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for an "
                           f"object carray, which is one-dimensional")
-    try:
-        cparams = cparams_cls(**storage.cparams)
-    except ValueError as err:   # a compressor this Blosc build lacks
-        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+    cparams = _cparams(store, storage)
     meta = CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
                       sizes.shape[0], sizes.cbytes)
     if not pickled and meta.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
@@ -116,6 +113,21 @@ def load_carray(store) -> CarrayMeta:
     return meta
 
 
+def _cparams(store, storage: StorageMeta):
+    """The carray's cparams from ``meta/storage``.
+
+    Raises
+    ------
+    FormatError
+        Naming ``meta/storage``, for a compressor this Blosc build lacks or
+        settings out of range.
+    """
+    try:
+        return cparams_cls(**storage.cparams)
+    except ValueError as err:   # a compressor this Blosc build lacks
+        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+
+
 # Items per vlen chunk at most (the leftover buffer takes 16 bytes per item).
 MAX_VLEN_CHUNKLEN = 1 << 24
 
@@ -129,10 +141,7 @@ def _load_vlen(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
     if storage.chunklen > MAX_VLEN_CHUNKLEN:
         raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} is above "
                           f"{MAX_VLEN_CHUNKLEN}, the most items a vlen chunk may hold")
-    try:
-        cparams = cparams_cls(**storage.cparams)
-    except ValueError as err:   # a compressor this Blosc build lacks
-        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+    cparams = _cparams(store, storage)
     if storage.vlen.dictionary is not None:
         try:
             dictionary_id(storage.vlen.dictionary)
@@ -176,10 +185,7 @@ def _codes_meta(store, sizes, storage) -> CarrayMeta:
     if len(sizes.shape) != 1:
         raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for a "
                           f"categorical carray, which is one-dimensional")
-    try:
-        cparams = cparams_cls(**storage.cparams)
-    except ValueError as err:
-        raise FormatError(f"{store.path('meta/storage')}: {err}") from err
+    cparams = _cparams(store, storage)
     if storage.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
         raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} of "
                           f"{atom.itemsize}-byte codes exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
