@@ -68,33 +68,33 @@ def _filled(x: np.ndarray):
     return plain.astype(np.dtypes.StringDType()), missing
 
 
-def startswith(x, prefix):
-    """Whether each item starts with ``prefix`` (False for a missing item)."""
-    x = np.asarray(x)
+def _test(x, on_strings, on_item):
+    """A bool array: ``on_strings`` of a ``StringDType`` array (missing items
+    as '', then False), ``on_item`` of each present item otherwise."""
     if x.dtype.kind == "T":
         filled, missing = _filled(x)
-        return np.strings.startswith(filled, prefix) & ~missing
-    return _each(x, lambda v: v.startswith(prefix))
+        return on_strings(filled) & ~missing
+    return _each(x, on_item)
+
+
+def startswith(x, prefix):
+    """Whether each item starts with ``prefix`` (False for a missing item)."""
+    return _test(np.asarray(x), lambda s: np.strings.startswith(s, prefix),
+                 lambda v: v.startswith(prefix))
 
 
 def endswith(x, suffix):
     """Whether each item ends with ``suffix`` (False for a missing item)."""
-    x = np.asarray(x)
-    if x.dtype.kind == "T":
-        filled, missing = _filled(x)
-        return np.strings.endswith(filled, suffix) & ~missing
-    return _each(x, lambda v: v.endswith(suffix))
+    return _test(np.asarray(x), lambda s: np.strings.endswith(s, suffix),
+                 lambda v: v.endswith(suffix))
 
 
 def contains(x, sub):
     """Whether each item contains ``sub`` (False for a missing item)."""
     x = np.asarray(x)
-    if x.dtype.kind == "T":
-        filled, missing = _filled(x)
-        return (np.strings.find(filled, sub) >= 0) & ~missing
     if x.dtype.kind in "SU":
         return np.char.find(x, sub) >= 0
-    return _each(x, lambda v: sub in v)
+    return _test(x, lambda s: np.strings.find(s, sub) >= 0, lambda v: sub in v)
 
 
 def isnull(x):
