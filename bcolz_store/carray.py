@@ -34,7 +34,6 @@ from .datasets.carray_files import load_carray, new_engine, stage_storage
 from .defaults import check_cache_budget, defaults
 from .errors import BcolzStoreError, DatasetExistsError, DatasetNotFoundError, ReadOnlyError
 from .indexing import calc_chunklen, matching_positions
-from .interop.fixed_width import tofixed
 from .storage import locking as _locking
 from .storage.dataset import DatasetStore
 from .storage.journal import read_consistently
@@ -549,27 +548,6 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
     def free_cachemem(self):
         """Release cached decompressed chunks."""
         self._engine.free_cachemem()
-
-    def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
-        """A copy the real bcolz reads: a vlen carray becomes fixed-width ``U``
-        (str) or ``S`` (bytes), as wide as its longest item; others are copied.
-
-        Parameters
-        ----------
-        rootdir : str, optional
-            Where to write the copy (None: in memory).
-        mode : {'w', 'a'}, default 'w'
-        missing : str or bytes, optional
-            Written for a missing item (default: missing items are refused).
-        **kwargs
-            Other carray parameters (``cparams``, ``chunklen``...).
-
-        Raises
-        ------
-        ValueError
-            Missing items without ``missing``, or a str item ending in NUL.
-        """
-        return tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
     # ------------------------------------------------------------ checks
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import threads
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
+from .interop.fixed_width import tofixed
 
 __all__ = ["CarrayOps"]
 
@@ -359,6 +360,27 @@ class CarrayOps:
         """
         from .interop.dask import carray_to_dask
         return carray_to_dask(self, blen=blen)
+
+    def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
+        """A copy the real bcolz reads: a vlen carray becomes fixed-width ``U``
+        (str) or ``S`` (bytes), as wide as its longest item; others are copied.
+
+        Parameters
+        ----------
+        rootdir : str, optional
+            Where to write the copy (None: in memory).
+        mode : {'w', 'a'}, default 'w'
+        missing : str or bytes, optional
+            Written for a missing item (default: missing items are refused).
+        **kwargs
+            Other carray parameters (``cparams``, ``chunklen``...).
+
+        Raises
+        ------
+        ValueError
+            Missing items without ``missing``, or a str item ending in NUL.
+        """
+        return tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
     # ------------------------------------------------------------ protocols
 
