@@ -293,14 +293,14 @@ def _open(zarr, source, where):
 
 
 def _group_columns(zarr, group, where, columns) -> tuple:
-    """(names, arrays, table attrs) of a group holding a table."""
+    """(names, arrays, table attrs, recorded vlen types) of a group holding a table."""
     subgroups = sorted(group.group_keys())
     if subgroups:
         raise ValueError(f"{where}: holds the groups {subgroups}, which a ctable cannot hold; "
                          f"convert each group on its own")
     attrs = dict(group.attrs)
     meta = attrs.pop(RESERVED_ATTR, None)
-    attrs[RESERVED_ATTR + ".vlen"] = meta.get("vlen") if isinstance(meta, dict) else None
+    recorded = meta.get("vlen") if isinstance(meta, dict) else None
     present = sorted(group.array_keys())
     names = present
     if meta is not None:
@@ -317,7 +317,7 @@ def _group_columns(zarr, group, where, columns) -> tuple:
     lengths = {name: (a.shape[0] if a.shape else None) for name, a in zip(names, arrays)}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"{where}: arrays of different lengths {lengths} are not a table")
-    return names, arrays, attrs
+    return names, arrays, attrs, recorded
 
 
 def _vlen_columns(names, arrays, recorded, strings, where) -> dict:
@@ -396,8 +396,7 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
         raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
     node = _open(zarr, source, where)
     if isinstance(node, zarr.Group):
-        names, arrays, attrs = _group_columns(zarr, node, where, columns)
-        recorded = attrs.pop(RESERVED_ATTR + ".vlen")
+        names, arrays, attrs, recorded = _group_columns(zarr, node, where, columns)
         col_attrs = {name: dict(a.attrs) for name, a in zip(names, arrays) if len(a.attrs)}
         kind = kind or "ctable"
     else:

@@ -49,6 +49,14 @@ def test_a_ctable_becomes_a_group_with_column_order_and_attrs(tmp_path):
     assert back.cols["x"].attrs.getall() == {"unit": "m"}
 
 
+def test_a_group_attribute_named_like_the_recorded_types_is_kept(tmp_path):
+    g = zarr.open_group(tmp_path / "g.zarr", mode="w")
+    g.attrs["bcolz_store.vlen"] = "a value of the user's"
+    g.create_array("a", shape=(2,), dtype="i4")[:] = [1, 2]
+    t = zarr_io.from_zarr(tmp_path / "g.zarr")
+    assert t.attrs.getall() == {"bcolz_store.vlen": "a value of the user's"}
+
+
 def test_a_group_written_by_zarr_reads_in_name_order(tmp_path):
     g = zarr.open_group(tmp_path / "g.zarr", mode="w")
     g.attrs["title"] = "mine"
