@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from .pandas_columns import restore_columns
+from .pandas_columns import frame_data
 
 __all__ = ["DASK_EXTRA", "carray_to_dask", "ctable_to_dask", "import_dask", "is_dask_array",
            "is_dask_dataframe"]
@@ -129,8 +129,7 @@ def _frame_part(bounds, table, names):
     as pandas had them)."""
     import pandas as pd
     start, stop = bounds
-    data = {name: table.cols[name][start:stop] for name in names}
-    data = restore_columns(table, data, pd, slice(start, stop))
+    data = frame_data(table, names, pd, slice(start, stop))
     frame = pd.DataFrame(data, columns=names)       # (restored Series count from 0)
     frame.index = pd.RangeIndex(start, stop)
     return frame

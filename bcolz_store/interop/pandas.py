@@ -16,11 +16,10 @@ tests/test_interop.py.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 
 import numpy as np
 
-from .pandas_columns import frame_columns, restore_columns
+from .pandas_columns import frame_columns, frame_data
 
 __all__ = ["DTYPES_ATTR", "dataframe_columns", "fromdataframe", "series_values", "todataframe"]
 
@@ -191,8 +190,7 @@ def todataframe(table, columns=None, orient="columns"):
         columns = None
     else:
         raise ValueError(f"orient must be 'columns' or 'index', not {orient!r}")
-    data = OrderedDict((key, table.cols[key][:]) for key in keys)
-    data = restore_columns(table, data, pd)     # vlen columns as pandas had them
+    data = frame_data(table, keys, pd)          # vlen columns as pandas had them
     df = pd.DataFrame.from_dict(data, columns=columns, orient=orient)
     if orient == "columns":
         df.attrs[DTYPES_ATTR] = {key: table.cols[key].dtype.str for key in keys}

@@ -30,10 +30,10 @@ import math
 
 import numpy as np
 
-from ..category_type import category
+from ..category_type import _pandas_categorical
 from ..vlen_type import vlen
 
-__all__ = ["PANDAS_ATTR", "frame_columns", "restore_columns", "vlen_values"]
+__all__ = ["PANDAS_ATTR", "frame_columns", "frame_data", "vlen_values"]
 
 PANDAS_ATTR = "bcolz_store.pandas"
 _STRINGS = ("fixed", "vlen")
@@ -74,11 +74,7 @@ def _categorical(series):
     if not (all(isinstance(c, str) for c in cats) or all(isinstance(c, bytes) for c in cats)) \
             or not cats:
         return None
-    codes = series.cat.codes.to_numpy()
-    table = np.empty(len(cats) + 1, dtype=object)
-    table[:-1] = cats
-    table[-1] = None
-    return table[np.where(codes < 0, len(cats), codes)], category(cats, series.cat.ordered)
+    return _pandas_categorical(series)
 
 
 def vlen_values(series):
@@ -174,23 +170,26 @@ def _pandas_strings(pd, items: np.ndarray, record: dict):
     return pd.array(items, dtype=dtype)
 
 
-def restore_columns(table, data: dict, pd, rows: slice = slice(None)) -> dict:
-    """``data`` (column name -> values read, rows ``rows`` of each) with vlen
-    and categorical columns as pandas had them.
+def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
+    """``{name: values}``: rows ``rows`` of the columns ``names`` of ``table``,
+    vlen and categorical columns as pandas had them.
 
     A column recorded by :func:`frame_columns` gets its pandas dtype back; any
     other vlen column becomes an ``object`` column (None for missing items); a
-    categorical column becomes a ``pandas.Categorical`` of its codes ``rows``.
+    categorical column becomes a ``pandas.Categorical`` of its codes (the
+    items are not decoded).
     """
-    out = dict(data)
-    for key, values in data.items():
+    out = {}
+    for key in names:
         col = table.cols[key]
         if getattr(col, "category", None) is not None:
             cat = col.category
             out[key] = pd.Categorical.from_codes(col.codes[rows], categories=cat.categories,
                                                  ordered=cat.ordered)
             continue
+        values = col[rows]
         if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):
+            out[key] = values
             continue
         record = col.attrs[PANDAS_ATTR] if PANDAS_ATTR in col.attrs else {}
         record = record if isinstance(record, dict) else {}
