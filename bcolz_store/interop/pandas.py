@@ -91,12 +91,20 @@ def dataframe_columns(df, names) -> list:
     ValueError
         If a name is not a column of ``df``.
     """
+    fixed = _fixed_columns(df, names)
+    return [fixed(name) for name in names]
+
+
+def _fixed_columns(df, names):
+    """``fixed(name)``: column ``name`` of ``df`` as :func:`series_values` makes
+    it, with the dtype :func:`todataframe` recorded; ValueError at once if a
+    name is not a column of ``df``."""
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise ValueError(f"the DataFrame lacks the columns {missing}")
     recorded = df.attrs.get(DTYPES_ATTR) if isinstance(df.attrs, dict) else None
     recorded = recorded if isinstance(recorded, dict) else {}
-    return [series_values(df[name], recorded.get(name)) for name in names]
+    return lambda name: series_values(df[name], recorded.get(name))
 
 
 def fromdataframe(table_class, df, **kwargs):
@@ -142,17 +150,15 @@ def fromdataframe(table_class, df, **kwargs):
     strings = kwargs.pop("strings", "fixed")
     if names is None:
         names = list(df.columns)
-    if isinstance(strings, str) and strings == "fixed":
-        columns = dataframe_columns(df, names)
-        return table_class(columns, list(names), **kwargs)
-    columns, dtypes, col_attrs = frame_columns(df, names, strings, series_values)
+    columns, dtypes, col_attrs = frame_columns(df, names, strings, _fixed_columns(df, names))
     if dtypes and "dtype" in kwargs:
         raise ValueError("pass either dtype or strings (not both) to fromdataframe")
     table = table_class(columns, list(names), **({"dtype": dtypes} if dtypes else {}), **kwargs)
     for name, values in col_attrs.items():
         for key, value in values.items():
             table.cols[name].attrs[key] = value
-    table.flush()
+    if col_attrs:
+        table.flush()
     return table
 
 

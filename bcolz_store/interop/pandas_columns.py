@@ -126,8 +126,8 @@ def frame_columns(df, names, strings, fixed):
         'vlen', a :class:`~bcolz_store.vlen` (its level, dictionary and
         nullable, the kind from the data), or a dict of column -> one of
         those (unnamed columns 'fixed').
-    vlen_type : type
-        The :class:`~bcolz_store.vlen` class.
+    fixed : callable
+        ``fixed(name)``: the values of a column kept as bcolz keeps it.
 
     Returns
     -------
@@ -153,7 +153,7 @@ def frame_columns(df, names, strings, fixed):
             continue
         found = vlen_values(df[name]) if spec != "fixed" else None
         if found is None:
-            columns.append(fixed(df[name]))
+            columns.append(fixed(name))
             continue
         items, kind, record = found
         given = spec if isinstance(spec, vlen) else vlen()

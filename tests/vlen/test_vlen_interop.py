@@ -56,6 +56,16 @@ def test_strings_by_column_and_with_a_vlen_type():
         bcolz_store.ctable.fromdataframe(df, strings="other")
 
 
+def test_strings_by_column_keep_the_recorded_widths_of_the_fixed_ones():
+    t = bcolz_store.ctable([np.array(["ab", "c"], dtype="U10"), np.array(["x", "y"])],
+                           names=["a", "s"])
+    df = t.todataframe()
+    back = bcolz_store.ctable.fromdataframe(df, strings={"s": "vlen"})
+    assert back.cols["a"].dtype == np.dtype("<U10") and back.cols["s"].vlen is not None
+    with pytest.raises(ValueError, match="lacks the columns"):
+        bcolz_store.ctable.fromdataframe(df, names=["zz"], strings="vlen")
+
+
 def test_appending_a_dataframe_keeps_missing_values(tmp_path):
     df = frame()
     t = bcolz_store.ctable.fromdataframe(df, strings="vlen", rootdir=str(tmp_path / "t"),
