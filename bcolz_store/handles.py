@@ -37,7 +37,7 @@ from .chunks.cparams import cparams as cparams_cls
 from .storage.urls import portable_rootdir
 from .vlen_type import vlen_of
 
-__all__ = ["dask_token", "open_carray", "open_column", "open_table", "reduce_carray",
+__all__ = ["dask_token", "open_column", "open_stored", "reduce_carray",
            "reduce_ctable", "rebuild_carray", "rebuild_ctable", "rebuild_items"]
 
 
@@ -72,7 +72,7 @@ def reduce_carray(c):
                               c._verify, c._consolidated))
     if c._rootdir:
         root, options = _portable(c._root_arg, c._storage_options, f"carray {c._rootdir}")
-        return (open_carray, (cls, root, options, c._allow_pickle, c._verify,
+        return (open_stored, (cls, root, options, c._allow_pickle, c._verify,
                               c._consolidated))
     engine = c._engine
     meta = c._meta
@@ -124,8 +124,8 @@ def rebuild_items(cls, items, request, cparams, chunklen, expectedlen, dflt, att
     return out
 
 
-def open_carray(cls, rootdir, storage_options, allow_pickle, verify, consolidated):
-    """A stored carray, opened in mode 'r'."""
+def open_stored(cls, rootdir, storage_options, allow_pickle, verify, consolidated):
+    """A stored carray or ctable (``cls``), opened in mode 'r'."""
     return cls(rootdir=rootdir, mode="r", storage_options=storage_options,
                allow_pickle=allow_pickle, verify=verify, consolidated=consolidated)
 
@@ -141,7 +141,7 @@ def reduce_ctable(t):
     cls = type(t)
     if t.rootdir:
         root, options = _portable(t._store.store, None, f"ctable {t.rootdir}")
-        return (open_table, (cls, root, options, t.cols.allow_pickle, t._store.verify,
+        return (open_stored, (cls, root, options, t.cols.allow_pickle, t._store.verify,
                              t._store.journal.use_consolidated))
     return (rebuild_ctable, (cls, [t.cols[n] for n in t.names], list(t.names),
                              t._cparams.to_dict(), dict(t.attrs)))
@@ -155,12 +155,6 @@ def rebuild_ctable(cls, columns, names, cparams, attrs=None):
     return out
 
 
-def open_table(cls, rootdir, storage_options, allow_pickle, verify, consolidated):
-    """A stored ctable, opened in mode 'r'."""
-    return cls(rootdir=rootdir, mode="r", storage_options=storage_options,
-               allow_pickle=allow_pickle, verify=verify, consolidated=consolidated)
-
-
 # The ctable class, registered by bcolz_store.ctable when it is imported (a
 # column's carray does not know its table's class).
 TABLE_CLASS = []
@@ -168,7 +162,7 @@ TABLE_CLASS = []
 
 def open_column(rootdir, storage_options, name, allow_pickle, verify, consolidated):
     """Column ``name`` of the stored ctable at ``rootdir``, opened in mode 'r'."""
-    table = open_table(TABLE_CLASS[0], rootdir, storage_options, allow_pickle, verify,
+    table = open_stored(TABLE_CLASS[0], rootdir, storage_options, allow_pickle, verify,
                        consolidated)
     return table.cols[name]
 

@@ -128,7 +128,7 @@ def chunks_per_block() -> int:
     return 1 if size == 1 else window(size)
 
 
-def map_ordered(fn, items, nthreads: int | None = None, limit: int | None = None):
+def map_ordered(fn, items, limit: int | None = None):
     """Yield ``fn(item)`` for each of ``items``, in order, computed on the pool.
 
     At most ``limit`` tasks (default :func:`window`) are submitted and not yet
@@ -147,8 +147,6 @@ def map_ordered(fn, items, nthreads: int | None = None, limit: int | None = None
         Called with one item; runs on a pool thread, without the GIL held by
         the caller.
     items : sequence or iterable
-    nthreads : int, optional
-        Threads to use (default :func:`get_nthreads`).
     limit : int, optional
         Tasks in flight at most (default twice the threads).
 
@@ -157,7 +155,7 @@ def map_ordered(fn, items, nthreads: int | None = None, limit: int | None = None
     Exception
         What ``fn`` raised, for the first item that failed.
     """
-    size = get_nthreads() if nthreads is None else max(int(nthreads), 1)
+    size = get_nthreads()
     if size == 1 or in_worker():
         for item in items:
             yield fn(item)

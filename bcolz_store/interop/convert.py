@@ -245,9 +245,10 @@ def _route(options: dict, reader, writer, dst_is_bcolz: bool):
         return ({p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
                 - fixed, any(p.kind == p.VAR_KEYWORD for p in params))
 
-    (rnames, rmore), (wnames, wmore) = named(reader), named(writer)
-    # Other options go to what builds the destination: the reader for a bcolz one.
+    # Reading into a bcolz destination builds it: the copy function is not used
+    # then, and other options go to the reader.
     to_bcolz = dst_is_bcolz and reader is not None
+    (rnames, rmore), (wnames, wmore) = named(reader), named(None if to_bcolz else writer)
     catcher, catch_all = (reader, rmore) if to_bcolz else (writer, wmore)
     to_reader, to_writer = {}, {}
     for key, value in options.items():
@@ -362,9 +363,7 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
     _check_apart(src, dst)
     reader = _function(src_fmt, 0) if src_fmt != "bcolz" else None
     writer = _function(dst_fmt, 1) if dst_fmt != "bcolz" else _copy_bcolz
-    # reading into a bcolz destination builds it: the copy function is not used then
-    used_writer = None if reader is not None and dst_fmt == "bcolz" else writer
-    read_opts, write_opts = _route(options, reader, used_writer, dst_fmt == "bcolz")
+    read_opts, write_opts = _route(options, reader, writer, dst_fmt == "bcolz")
     if "drop_attrs" in inspect.signature(writer).parameters:
         write_opts["drop_attrs"] = drop_attrs
     if is_remote(src) and src_fmt not in REMOTE_FORMATS:

@@ -187,7 +187,7 @@ def _offsets(lengths) -> list:
         if len(lengths) else []
 
 
-def _create(x, rootdir, ds, carray_cls, ctable_cls, names, atoms, length, kwargs):
+def _create(rootdir, ds, carray_cls, ctable_cls, names, atoms, kwargs):
     """The new, staged container (its creation's commit is held by the batch)."""
     if names is None:
         atom = atoms[0]
@@ -324,8 +324,7 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
         else:
             store.makedirs()
         with journal.batch():
-            made, columns = _create(x, rootdir, ds, carray_cls, ctable_cls, names, atoms,
-                                    length, kwargs)
+            made, columns = _create(rootdir, ds, carray_cls, ctable_cls, names, atoms, kwargs)
             nfull = [length // c.chunklen for c in columns]
             folder, first = journal.reserve_blobs(sum(nfull))
             starts = np.concatenate(([0], np.cumsum(nfull)[:-1])) + first
