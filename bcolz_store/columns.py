@@ -20,7 +20,7 @@ from .carray import carray
 from .errors import DatasetNotFoundError, ReadOnlyError
 from .format.layout import ROOTDIRS_FILE, check_column_name, validate_names
 from .format.meta import dump_rootdirs, load_rootdirs
-from .interop.pandas import dataframe_columns
+from .interop.pandas import fixed_columns
 from .interop.pandas_columns import vlen_values
 
 __all__ = ["column_sources", "columns_of", "cols", "is_table"]
@@ -264,11 +264,11 @@ def columns_of(table, data) -> list:
                              f"to one with {names}")
         return [data.cols[n] for n in (names if source else data.names)]
     if is_dataframe(data):
-        values = dataframe_columns(data, names)
-        for i, name in enumerate(names):     # missing values of vlen columns: None
+        fixed = fixed_columns(data, names)
+        values = []
+        for name in names:                   # missing values of vlen columns: None
             found = vlen_values(data[name]) if table.cols[name].vlen is not None else None
-            if found is not None:
-                values[i] = found[0]
+            values.append(found[0] if found is not None else fixed(name))
         return values
     if isinstance(data, np.void) or (isinstance(data, np.ndarray) and data.dtype.names):
         arr = np.asarray(data).reshape(-1)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .pandas_columns import frame_columns, frame_data
 
-__all__ = ["DTYPES_ATTR", "dataframe_columns", "fromdataframe", "series_values", "todataframe"]
+__all__ = ["DTYPES_ATTR", "fixed_columns", "fromdataframe", "series_values", "todataframe"]
 
 PANDAS_EXTRA = "bcolz_store[pandas]"
 DTYPES_ATTR = "bcolz_store.dtypes"
@@ -83,22 +83,22 @@ def series_values(series, recorded=None) -> np.ndarray:
     return values
 
 
-def dataframe_columns(df, names) -> list:
-    """The columns ``names`` of ``df`` as numpy arrays, for ``ctable.append``.
+def fixed_columns(df, names):
+    """The columns ``names`` of ``df`` kept as bcolz keeps them (for
+    ``fromdataframe`` and ``ctable.append``).
+
+    Returns
+    -------
+    callable
+        ``fixed(name)``: column ``name`` as :func:`series_values` makes it,
+        with the dtype :func:`todataframe` recorded for it.
 
     Raises
     ------
     ValueError
-        If a name is not a column of ``df``.
+        If a name is not a column of ``df`` (at once, before any column is
+        converted).
     """
-    fixed = _fixed_columns(df, names)
-    return [fixed(name) for name in names]
-
-
-def _fixed_columns(df, names):
-    """``fixed(name)``: column ``name`` of ``df`` as :func:`series_values` makes
-    it, with the dtype :func:`todataframe` recorded; ValueError at once if a
-    name is not a column of ``df``."""
     missing = [n for n in names if n not in df.columns]
     if missing:
         raise ValueError(f"the DataFrame lacks the columns {missing}")
@@ -150,7 +150,7 @@ def fromdataframe(table_class, df, **kwargs):
     strings = kwargs.pop("strings", "fixed")
     if names is None:
         names = list(df.columns)
-    columns, dtypes, col_attrs = frame_columns(df, names, strings, _fixed_columns(df, names))
+    columns, dtypes, col_attrs = frame_columns(df, names, strings, fixed_columns(df, names))
     if dtypes and "dtype" in kwargs:
         raise ValueError("pass either dtype or strings (not both) to fromdataframe")
     table = table_class(columns, list(names), **({"dtype": dtypes} if dtypes else {}), **kwargs)
