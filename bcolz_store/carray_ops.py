@@ -35,13 +35,6 @@ class CarrayOps:
             yield pos, self[pos:end]
             pos = end
 
-    def _iter_chunks(self):
-        """Yield the decompressed chunks in order (the leftover last), as
-        read-only arrays valid only until the next one is yielded."""
-        if self._pickled:
-            self._check_pickle()
-        return self._engine.iter_chunks()
-
     def _copy_blocks(self):
         """Consecutive blocks of as many chunks as the thread pool works on at
         once, so that a copy decodes them, and encodes its own, in parallel."""
@@ -306,16 +299,13 @@ class CarrayOps:
             dtype = np.dtype(dtype)
         if dtype.kind in "SUVT" or self._meta.vlen is not None:
             raise TypeError("cannot perform reduce with flexible type")
+        if self._pickled:
+            self._check_pickle()
         result = np.zeros((), dtype=dtype)[()]
-        reduce_chunks = getattr(self._engine, "reduce_chunks", None)
-        if reduce_chunks is None:          # pickled objects: one chunk after another
-            for block in self._iter_chunks():
-                result += block.sum(dtype=dtype)
-            return result
         # Each chunk is summed where it is decoded (on the thread pool); the
         # partial sums are added in chunk order, so the result is the same for
         # every number of threads.
-        for partial in reduce_chunks(lambda block: block.sum(dtype=dtype)):
+        for partial in self._engine.reduce_chunks(lambda block: block.sum(dtype=dtype)):
             result += partial
         return result
 

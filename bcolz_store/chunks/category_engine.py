@@ -171,14 +171,6 @@ class CategoryEngine:
     def gather(self, idx: np.ndarray) -> np.ndarray:
         return self.items_of(self.codes.gather(idx))
 
-    def chunk_arrays(self, nchunks: list):
-        for n, codes in self.codes.chunk_arrays(nchunks):
-            yield n, self.items_of(codes)
-
-    def iter_chunks(self):
-        for codes in self.codes.iter_chunks():
-            yield self.items_of(codes)
-
     def append(self, items: np.ndarray) -> None:
         self.codes.append(self.codes_of(items))
 

@@ -316,25 +316,6 @@ class ChunkEngine(EngineBase):
                                                self._groups(batch)):
                 yield from results
 
-    def iter_chunks(self):
-        """Yield the decompressed chunks in order (the leftover last), as
-        read-only arrays valid only until the next one is yielded: uncached
-        chunks share one reused buffer, so a scan allocates nothing per chunk
-        and stays in the CPU cache."""
-        buffer = None
-        for nchunk in range(len(self.chunks)):
-            found = self.cached(nchunk)
-            if found is None:
-                if buffer is None:
-                    buffer = np.empty(self.chunklen, dtype=self.atom)
-                buffer.flags.writeable = True
-                self.chunks.read_into(nchunk, buffer)
-                buffer.flags.writeable = False
-                found = buffer
-            yield found
-        if self.nleft:
-            yield self.leftover[:self.nleft]
-
     def reduce_chunks(self, fn):
         """Yield ``fn(atoms)`` for every chunk in order (the leftover last),
         computed on the thread pool (see :meth:`map_chunks`)."""

@@ -117,6 +117,11 @@ class ObjectEngine:
         for start in range(0, self.length, step):
             yield self.read_range(start, min(start + step, self.length))
 
+    def reduce_chunks(self, fn):
+        """Yield ``fn(block)`` for the items in blocks of up to ``chunklen``,
+        one block after another (unpickling holds the GIL: no threads)."""
+        return map(fn, self.iter_chunks())
+
     def append(self, objs) -> None:
         """Append each object of ``objs``, pickled as a chunk of its own."""
         for obj in objs:

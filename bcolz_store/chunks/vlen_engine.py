@@ -319,15 +319,6 @@ class VlenEngine(EngineBase):
             out[sel] = data[flat[sel] - c * self.chunklen]
         return out.reshape(idx.shape)
 
-    def iter_chunks(self):
-        """Yield the decoded chunks in order (the leftover last)."""
-        nfull = len(self.chunks)
-        for first in range(0, nfull, _FETCH_BATCH):
-            batch = list(range(first, min(first + _FETCH_BATCH, nfull)))
-            yield from (items for _, items in self.chunk_arrays(batch))
-        if self.nleft:
-            yield self.leftover[:self.nleft]
-
     # ------------------------------------------------------------ writing
 
     def _add_sizes(self, data: bytes, sign: int = 1) -> None:
