@@ -194,10 +194,15 @@ class StoredChunkFiles:
     :class:`DatasetChangedError` is raised instead).
     """
 
-    def _fetch(self, nchunk: int, limit: int, get) -> bytes:
-        """``get(key, limit)`` of chunk file ``nchunk``."""
+    def read_file(self, nchunk: int, limit: int) -> bytes:
+        """The bytes of chunk file ``nchunk``, which may hold at most ``limit``.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
+        """
         try:
-            return get(self.key(nchunk), limit)
+            return self.store.get_chunk(self.key(nchunk), limit)
         except DatasetNotFoundError as err:
             self.store.check_reading(failed=True)
             raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
@@ -205,9 +210,15 @@ class StoredChunkFiles:
             self.store.check_reading(failed=True)   # a writer's commit, not damage?
             raise
 
-    def _fetch_many(self, nchunks, limit: int) -> dict:
+    def read_files(self, nchunks, limit: int) -> dict:
         """``{nchunk: bytes}`` of several chunk files, fetched together
-        (concurrently on remote stores); the first failure is raised."""
+        (concurrently on remote stores).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
+            For the first chunk that fails.
+        """
         nchunks = list(nchunks)
         got = self.store.get_many([self.key(n) for n in nchunks], limit)
         out = {}
@@ -282,7 +293,7 @@ class DiskChunks(StoredChunkFiles):
             In mode 'r', when a writer committed since the reader opened.
         """
         expected = self.chunk_nbytes  # None for object chunks, whose size varies
-        data = self._read_file(nchunk, self.limit())
+        data = self.read_file(nchunk, self.limit())
         path = self.path(nchunk)
         self.store.check_reading()
         view = split_chunk_file(data, path)
@@ -290,27 +301,6 @@ class DiskChunks(StoredChunkFiles):
         if expected is not None:
             _check_size(path, chunk_.nbytes, expected)
         return chunk_
-
-    def _read_file(self, nchunk: int, limit: int) -> bytes:
-        """The bytes of chunk file ``nchunk``, which may hold at most ``limit``.
-
-        Raises
-        ------
-        ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
-            As :meth:`read`.
-        """
-        return self._fetch(nchunk, limit, self.store.get_chunk)
-
-    def read_files(self, nchunks, limit: int) -> dict:
-        """``{nchunk: bytes}`` of several chunk files, fetched together
-        (concurrently on remote stores).
-
-        Raises
-        ------
-        ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
-            As :meth:`read`, for the first chunk that fails.
-        """
-        return self._fetch_many(nchunks, limit)
 
     def check_reading(self) -> None:
         """Raise :class:`DatasetChangedError` when a writer committed since a reader
@@ -328,7 +318,7 @@ class DiskChunks(StoredChunkFiles):
         """
         if self.chunk_nbytes is None:
             return
-        data = self._read_file(nchunk, self.limit())
+        data = self.read_file(nchunk, self.limit())
         path = self.path(nchunk)
         _check_size(path, chunk_file_nbytes(data, path), self.chunk_nbytes)
 
@@ -370,7 +360,7 @@ class DiskChunks(StoredChunkFiles):
         DatasetChangedError
             In mode 'r', when a writer committed since the reader opened.
         """
-        data = self._read_file(nchunk, self.limit(out.nbytes))
+        data = self.read_file(nchunk, self.limit(out.nbytes))
         if check:
             self.store.check_reading()
         try:

@@ -141,7 +141,7 @@ class VlenDiskChunks(StoredChunkFiles):
         IntegrityError, DatasetChangedError
             As the store's reads.
         """
-        data = self._fetch(nchunk, MAX_VLEN_FILE_BYTES, self.store.get)
+        data = self.read_file(nchunk, MAX_VLEN_FILE_BYTES)
         self.store.check_reading()
         return data
 
@@ -154,7 +154,7 @@ class VlenDiskChunks(StoredChunkFiles):
         ChunkNotFoundError, FormatError, IntegrityError, DatasetChangedError
             As :meth:`get`, for the first chunk that fails.
         """
-        out = self._fetch_many(nchunks, MAX_VLEN_FILE_BYTES)
+        out = self.read_files(nchunks, MAX_VLEN_FILE_BYTES)
         self.store.check_reading()
         return out
 
