@@ -161,13 +161,7 @@ class LocalStore(Store):
             if st.st_size > limit:
                 raise FormatError(f"{path}: holds {st.st_size} bytes, more than the {limit} "
                                   f"such a file may hold")
-            try:
-                data = os.read(fd, st.st_size)     # a snapshot of what fstat saw
-            except OSError as err:
-                raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
-            if 0 < len(data) < st.st_size:           # a short read: read on
-                data += read_fd(fd, st.st_size - len(data), path)
-            return data
+            return read_fd(fd, st.st_size, path)      # a snapshot of what fstat saw
         finally:
             os.close(fd)
 
