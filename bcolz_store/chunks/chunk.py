@@ -194,6 +194,10 @@ class StoredChunkFiles:
     :class:`DatasetChangedError` is raised instead).
     """
 
+    def exists(self, nchunk: int) -> bool:
+        """Whether anything is at chunk file ``nchunk``'s key."""
+        return self.store.exists(self.key(nchunk))
+
     def read_file(self, nchunk: int, limit: int) -> bytes:
         """The bytes of chunk file ``nchunk``, which may hold at most ``limit``.
 

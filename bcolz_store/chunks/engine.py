@@ -22,7 +22,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import threads
-from ..errors import ChunkNotFoundError
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 
@@ -209,30 +208,8 @@ class ChunkEngine(EngineBase):
             for _ in threads.map_ordered(decode, self._groups(batch)):
                 pass
 
-    def check_chunk_files(self, first: int, stop: int) -> None:
-        """Before a large allocation: every chunk file ``first:stop`` exists,
-        and the first and last announce the size the metadata implies.
-
-        A hostile ``meta/sizes`` can claim 10**12 items with a few chunk
-        files, or ``meta/storage`` a chunklen of 10**8 for files of a few
-        bytes; this refuses them before memory for them is asked for.
-
-        Raises
-        ------
-        ChunkNotFoundError
-            Naming the first missing chunk file.
-        FormatError
-            Naming a chunk file whose header announces another size.
-        """
-        store = self.store
-        for nchunk in range(first, stop):
-            if not store.exists(chunk_key(nchunk)):
-                raise ChunkNotFoundError(
-                    f"{store.path(chunk_key(nchunk))}: chunk file missing; meta/sizes promises "
-                    f"{self.length} items in {self.nchunks + (1 if self.nleft else 0)} "
-                    f"chunk files")
-        for nchunk in {first, stop - 1} if stop > first else ():
-            self.chunks.check_header(nchunk)   # the size each chunk file announces
+    def _check_header(self, nchunk: int) -> None:
+        self.chunks.check_header(nchunk)   # the size the chunk file announces
 
     def gather(self, idx: np.ndarray) -> np.ndarray:
         """Atoms at positions ``idx`` (int64, in range; any order, repeats allowed)."""
@@ -241,13 +218,7 @@ class ChunkEngine(EngineBase):
             return out
         flat = idx.ravel()
         flat_out = out.reshape((-1,) + self.atom.shape)
-        nchunk = flat // self.chunklen
-        order = np.argsort(nchunk, kind="stable")
-        sorted_chunks = nchunk[order]
-        bounds = np.flatnonzero(np.diff(sorted_chunks)) + 1
-        starts = np.concatenate(([0], bounds))
-        stops = np.concatenate((bounds, [len(order)]))
-        groups = {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
+        groups = self._by_chunk(flat)
 
         def scatter(c, data):      # each chunk fills its own positions of out
             sel = groups[c]

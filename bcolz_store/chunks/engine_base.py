@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..errors import BcolzStoreError
+from ..errors import BcolzStoreError, ChunkNotFoundError
 
 __all__ = ["CHECK_BEFORE_ALLOCATING", "EngineBase"]
 
@@ -51,6 +51,51 @@ class EngineBase:
     @property
     def remote(self) -> bool:
         return self.store is not None and self.store.store.remote
+
+    # ------------------------------------------------------------ reading
+
+    def _by_chunk(self, flat: np.ndarray) -> dict:
+        """``{nchunk: indices into flat}``: the positions ``flat`` (int64) grouped
+        by the chunk that holds them, in chunk order (each group in the order
+        of ``flat``)."""
+        if not flat.size:
+            return {}
+        nchunk = flat // self.chunklen
+        order = np.argsort(nchunk, kind="stable")
+        sorted_chunks = nchunk[order]
+        bounds = np.flatnonzero(np.diff(sorted_chunks)) + 1
+        starts = np.concatenate(([0], bounds))
+        stops = np.concatenate((bounds, [len(order)]))
+        return {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
+
+    def check_chunk_files(self, first: int, stop: int) -> None:
+        """Before a large allocation: every chunk file ``first:stop`` exists, and
+        the first and last hold what the metadata implies (:meth:`_check_header`).
+
+        A hostile ``meta/sizes`` can claim 10**12 items with a few chunk
+        files, or ``meta/storage`` a chunklen of 10**8 for files of a few
+        bytes; this refuses them before memory for them is asked for.
+
+        Raises
+        ------
+        ChunkNotFoundError
+            Naming the first missing chunk file.
+        FormatError
+            Naming a chunk file whose header announces another size.
+        """
+        for nchunk in range(first, stop):
+            if not self.chunks.exists(nchunk):
+                raise ChunkNotFoundError(
+                    f"{self.chunks.path(nchunk)}: chunk file missing; meta/sizes promises "
+                    f"{self.length} items in {self.nchunks + (1 if self.nleft else 0)} "
+                    f"chunk files")
+        for nchunk in {first, stop - 1} if stop > first else ():
+            self._check_header(nchunk)
+
+    def _check_header(self, nchunk: int) -> None:
+        """Check that full chunk file ``nchunk`` holds ``chunklen`` items (reading
+        its header, not decompressing it)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ leftover
 
@@ -220,13 +265,7 @@ class EngineBase:
         cl = self.chunklen
         nfull = len(self.chunks)
         self._prepare_edit()
-        nchunk = idx // cl
-        order = np.argsort(nchunk, kind="stable")
-        bounds = np.flatnonzero(np.diff(nchunk[order])) + 1
-        for sel in np.split(order, bounds):
-            if not sel.size:
-                continue
-            c = int(nchunk[sel[0]])
+        for c, sel in self._by_chunk(idx).items():
             local = idx[sel] - c * cl
             if c == nfull:
                 self.leftover[local] = vals[sel]

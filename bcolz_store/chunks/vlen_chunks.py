@@ -158,9 +158,6 @@ class VlenDiskChunks(StoredChunkFiles):
         self.store.check_reading()
         return out
 
-    def exists(self, nchunk: int) -> bool:
-        return self.store.exists(vlen_chunk_key(nchunk))
-
     def write(self, nchunk: int, data: bytes) -> None:
         """Stage ``data`` as chunk file ``nchunk`` for the next commit."""
         self.store.set(vlen_chunk_key(nchunk), data)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import threads
-from ..errors import ChunkNotFoundError, CodecError, FormatError
+from ..errors import CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
@@ -268,26 +268,9 @@ class VlenEngine(EngineBase):
             for _ in threads.map_ordered(decode, whole):
                 pass
 
-    def check_chunk_files(self, first: int, stop: int) -> None:
-        """Before a large allocation: every chunk file ``first:stop`` exists, and
-        the first and last hold ``chunklen`` items each.
-
-        Raises
-        ------
-        ChunkNotFoundError
-            Naming the first missing chunk file.
-        FormatError
-            Naming a chunk file that holds another number of items.
-        """
-        for nchunk in range(first, stop):
-            if not self.chunks.exists(nchunk):
-                raise ChunkNotFoundError(
-                    f"{self.chunks.path(nchunk)}: chunk file missing; meta/sizes promises "
-                    f"{self.length} items in {self.nchunks + (1 if self.nleft else 0)} "
-                    f"chunk files")
-        for nchunk in {first, stop - 1} if stop > first else ():
-            check_chunk(self.chunks.get(nchunk), self.chunklen, self.vlen.kind, self.dict_id,
-                        self.chunks.path(nchunk))
+    def _check_header(self, nchunk: int) -> None:
+        check_chunk(self.chunks.get(nchunk), self.chunklen, self.vlen.kind, self.dict_id,
+                    self.chunks.path(nchunk))
 
     def chunk_arrays(self, nchunks: list):
         """Yield ``(nchunk, decoded items)`` for each of ``nchunks`` (the leftover
@@ -307,13 +290,7 @@ class VlenEngine(EngineBase):
         if idx.size == 0:
             return out.reshape(idx.shape)
         flat = idx.ravel()
-        nchunk = flat // self.chunklen
-        order = np.argsort(nchunk, kind="stable")
-        sorted_chunks = nchunk[order]
-        bounds = np.flatnonzero(np.diff(sorted_chunks)) + 1
-        starts = np.concatenate(([0], bounds))
-        stops = np.concatenate((bounds, [len(order)]))
-        groups = {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
+        groups = self._by_chunk(flat)
         for c, data in self.chunk_arrays(list(groups)):
             sel = groups[c]
             out[sel] = data[flat[sel] - c * self.chunklen]
