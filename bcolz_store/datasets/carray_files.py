@@ -92,25 +92,47 @@ def load_carray(store) -> CarrayMeta:
         return _load_vlen(store, sizes, storage)
     if storage.categorical is not None:
         return _load_categorical(store, sizes, storage)
+    meta = _fixed_meta(store, sizes, storage)
+    pickled = storage_kind(meta.atom) == "pickle"
+    _check_end_files(store, meta, meta.length if pickled else -(-meta.length // meta.chunklen),
+                     chunk_key)
+    return meta
+
+
+def _fixed_meta(store, sizes: SizesMeta, storage: StorageMeta,
+                one_d: str | None = None) -> CarrayMeta:
+    """The metadata of a carray of fixed-size atoms (or pickled objects), checked:
+    one-dimensional for objects (and for ``one_d``, a kind of carray named in
+    the message), known cparams, chunks within Blosc's limit."""
     atom = atom_dtype(storage.dtype, sizes.shape[1:], store.path("meta/sizes"))
     pickled = storage_kind(atom) == "pickle"
-    if pickled and len(sizes.shape) > 1:
-        raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for an "
-                          f"object carray, which is one-dimensional")
+    if (pickled or one_d) and len(sizes.shape) > 1:
+        raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for "
+                          f"{one_d or 'an object'} carray, which is one-dimensional")
     cparams = _cparams(store, storage)
-    meta = CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
-                      sizes.shape[0], sizes.cbytes)
-    if not pickled and meta.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
-        raise FormatError(f"{store.path('meta/storage')}: chunklen {meta.chunklen} of "
+    if not pickled and storage.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
+        raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} of "
                           f"{atom.itemsize}-byte atoms exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
-    nfiles = meta.length if pickled else -(-meta.length // meta.chunklen)
-    if nfiles and not store.store.remote:  # two stats: a missing chunk file is told at once
+    return CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
+                      sizes.shape[0], sizes.cbytes)
+
+
+def _check_end_files(store, meta: CarrayMeta, nfiles: int, key) -> None:
+    """On a local store, that the first and last of the ``nfiles`` chunk files
+    (``key(n)``) exist: two stats, so that a missing chunk file is told at
+    once (remote stores find out when reading).
+
+    Raises
+    ------
+    ChunkNotFoundError
+        Naming the missing chunk file.
+    """
+    if nfiles and not store.store.remote:
         for n in (0, nfiles - 1):
-            if not store.exists(chunk_key(n)):
+            if not store.exists(key(n)):
                 raise ChunkNotFoundError(
-                    f"{store.path(chunk_key(n))}: chunk file missing; meta/sizes promises "
+                    f"{store.path(key(n))}: chunk file missing; meta/sizes promises "
                     f"{meta.length} items in {nfiles} chunk files")
-    return meta
 
 
 def _cparams(store, storage: StorageMeta):
@@ -150,13 +172,7 @@ def _load_vlen(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
                               f"zstd dictionary ({err})") from err
     meta = CarrayMeta(storage.dtype, cparams, storage.chunklen, storage.expectedlen,
                       storage.dflt, sizes.shape[0], sizes.cbytes, storage.vlen, sizes.nbytes)
-    nfiles = -(-meta.length // meta.chunklen)
-    if nfiles and not store.store.remote:
-        for n in (0, nfiles - 1):
-            if not store.exists(vlen_chunk_key(n)):
-                raise ChunkNotFoundError(
-                    f"{store.path(vlen_chunk_key(n))}: chunk file missing; meta/sizes "
-                    f"promises {meta.length} items in {nfiles} chunk files")
+    _check_end_files(store, meta, -(-meta.length // meta.chunklen), vlen_chunk_key)
     return meta
 
 
@@ -170,27 +186,13 @@ def _load_categorical(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMe
                           f"carray without missing items")
     plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen, storage.expectedlen,
                         storage.dflt)
-    codes = _codes_meta(store, sizes, plain)
+    codes = _fixed_meta(store, sizes, plain, one_d="a categorical")
     atom = vlen_result_dtype(categories.vlen.kind, True)
     dflt = np.empty((), dtype=atom)
     dflt[()] = None
     return CarrayMeta(atom, codes.cparams, codes.chunklen, codes.expectedlen, dflt,
                       codes.length, codes.cbytes, VlenMeta(categories.vlen.kind, nullable=True),
                       codes.length * storage.dtype.itemsize, storage.categorical, categories)
-
-
-def _codes_meta(store, sizes, storage) -> CarrayMeta:
-    """The metadata of the codes of a categorical carray, checked as any carray's."""
-    atom = atom_dtype(storage.dtype, sizes.shape[1:], store.path("meta/sizes"))
-    if len(sizes.shape) != 1:
-        raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for a "
-                          f"categorical carray, which is one-dimensional")
-    cparams = _cparams(store, storage)
-    if storage.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
-        raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} of "
-                          f"{atom.itemsize}-byte codes exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
-    return CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
-                      sizes.shape[0], sizes.cbytes)
 
 
 def _category_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
