@@ -159,7 +159,7 @@ class CategoryEngine:
 
     def copy_for_view(self) -> "CategoryEngine":
         out = CategoryEngine(self.codes.copy_for_view(), self.categories, self.atom)
-        out._lookup, out._index = self._lookup, self._index
+        out._lookup, out._index, out._fixed = self._lookup, self._index, self._fixed
         return out
 
     def chunk_array(self, nchunk: int) -> np.ndarray:
