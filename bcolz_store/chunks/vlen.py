@@ -60,6 +60,7 @@ from ..format.idata import pack_index, parse_index
 from ..format.vlen_header import (VLEN_CODEC_ZSTD, VLEN_FLAG_INDEX_FILTER, VLEN_FLAG_VALIDITY,
                                   VLEN_FORMAT_VERSION, VLEN_HEADER_LENGTH, VLEN_MAX_RAWBYTES,
                                   VlenHeader, kind_code, pack_vlen_header, parse_vlen_header)
+from ..format.vlen_meta import vlen_result_dtype
 from .vlen_rebuild import rebuild_items
 
 __all__ = [
@@ -75,7 +76,6 @@ __all__ = [
 VLEN_DEFAULT_LEVEL = 3
 VLEN_DEFAULT_DICT_SIZE = 16384
 
-_HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
 
 
 # ------------------------------------------------------------ dictionaries
@@ -432,14 +432,6 @@ def _read_validity(raw: bytes, hdr: VlenHeader, ends: np.ndarray, where: str):
     return valid
 
 
-def _result_dtype(kind: str, has_missing: bool) -> np.dtype:
-    if kind == "str" and _HAS_STRINGDTYPE:
-        if has_missing:
-            return np.dtypes.StringDType(na_object=None)
-        return np.dtypes.StringDType()
-    return np.dtype(object)
-
-
 def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
                  out=None) -> np.ndarray:
     """Decode a vlen chunk written by :func:`encode_chunk`.
@@ -495,7 +487,7 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
     if ends.size != hdr.nitems:
         raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
     valid = _read_validity(raw, hdr, ends, where)
-    dtype = _result_dtype(kind, valid is not None)
+    dtype = vlen_result_dtype(kind, valid is not None)
     if out is not None:
         if out.shape != (hdr.nitems,):
             raise ValueError(f"out has shape {out.shape}, the chunk holds {hdr.nitems} items")

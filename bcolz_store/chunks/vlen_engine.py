@@ -28,7 +28,7 @@ from ..errors import CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
-from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk, vlen_chunk_key
+from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk
 from .vlen_items import nbytes_estimate
 
 __all__ = ["VlenEngine"]
@@ -376,7 +376,3 @@ class VlenEngine(EngineBase):
             self.chunks.write(nfull, self._leftover_encoded()[1])
         else:
             self.chunks.delete(nfull)
-
-    def stored_key(self, nchunk: int) -> str:
-        """Store key of chunk file ``nchunk``."""
-        return vlen_chunk_key(nchunk)

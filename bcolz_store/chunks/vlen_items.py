@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["VLEN_CHUNK_TARGET_BYTES", "as_items", "average_nbytes", "missing_mask",
-           "nbytes_estimate", "vlen_chunklen"]
+__all__ = ["NAN_STRING", "VLEN_CHUNK_TARGET_BYTES", "as_items", "average_nbytes",
+           "missing_mask", "nbytes_estimate", "vlen_chunklen"]
 
 # Item bytes a chunk holds, by default: large enough for zstd to find the
 # repeats of many short items, small enough that reading one item decodes
@@ -23,7 +23,8 @@ __all__ = ["VLEN_CHUNK_TARGET_BYTES", "as_items", "average_nbytes", "missing_mas
 VLEN_CHUNK_TARGET_BYTES = 1 << 20
 _MIN_CHUNKLEN = 64
 _MAX_CHUNKLEN = 1 << 20
-_NAN_STRING = np.dtypes.StringDType(na_object=np.nan) if hasattr(np.dtypes, "StringDType") \
+# Missing items as NaN-like nulls: np.isnan finds them, comparisons are false.
+NAN_STRING = np.dtypes.StringDType(na_object=np.nan) if hasattr(np.dtypes, "StringDType") \
     else None
 
 
@@ -70,7 +71,7 @@ def missing_mask(arr: np.ndarray):
     if arr.dtype.kind == "T":
         if not hasattr(arr.dtype, "na_object"):
             return None
-        return np.isnan(arr.astype(_NAN_STRING))
+        return np.isnan(arr.astype(NAN_STRING))
     return np.fromiter(map(lambda v: v is None, arr.tolist()), dtype=bool, count=len(arr))
 
 

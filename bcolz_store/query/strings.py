@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
+from ..chunks.vlen_items import NAN_STRING, missing_mask
 
-_NAN_STRING = np.dtypes.StringDType(na_object=np.nan) if hasattr(np.dtypes, "StringDType") \
-    else None
+__all__ = ["STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
 
 
 def is_vlen_operand(value) -> bool:
@@ -39,17 +38,14 @@ def as_operand(block: np.ndarray) -> np.ndarray:
     """A block of a vlen column as the expression sees it: missing items as
     NaN-like nulls (StringDType), or None (object arrays)."""
     if block.dtype.kind == "T" and hasattr(block.dtype, "na_object"):
-        return block.astype(_NAN_STRING)
+        return block.astype(NAN_STRING)
     return block
 
 
 def _missing(x: np.ndarray) -> np.ndarray:
-    if x.dtype.kind == "T":
-        if not hasattr(x.dtype, "na_object"):
-            return np.zeros(x.shape, dtype=bool)
-        return np.isnan(x.astype(_NAN_STRING))
-    return np.fromiter((v is None for v in x.ravel().tolist()), dtype=bool,
-                       count=x.size).reshape(x.shape)
+    """Mask of the missing items of ``x`` (StringDType or object, any shape)."""
+    mask = missing_mask(x.reshape(-1))
+    return np.zeros(x.shape, dtype=bool) if mask is None else mask.reshape(x.shape)
 
 
 def _each(x: np.ndarray, test) -> np.ndarray:
@@ -60,10 +56,12 @@ def _each(x: np.ndarray, test) -> np.ndarray:
 
 def _filled(x: np.ndarray):
     """``(x with missing items as '', mask of the missing ones)`` for StringDType."""
-    missing = _missing(x)
+    if not hasattr(x.dtype, "na_object"):
+        return x, np.zeros(x.shape, dtype=bool)
+    plain = x.astype(NAN_STRING)
+    missing = np.isnan(plain)
     if not missing.any():
         return x, missing
-    plain = x.astype(_NAN_STRING)
     plain[missing] = ""
     return plain.astype(np.dtypes.StringDType()), missing
 
