@@ -306,6 +306,10 @@ class DiskChunks(StoredChunkFiles):
             _check_size(path, chunk_.nbytes, expected)
         return chunk_
 
+    def get_many(self, nchunks) -> dict:
+        """``{nchunk: bytes}`` of several full chunk files, fetched together."""
+        return self.read_files(nchunks, self.limit())
+
     def check_reading(self) -> None:
         """Raise :class:`DatasetChangedError` when a writer committed since a reader
         opened (after reads made with ``check=False``)."""

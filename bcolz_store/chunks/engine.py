@@ -160,19 +160,6 @@ class ChunkEngine(EngineBase):
             return [[item] for item in items]
         return [items[i:i + per] for i in range(0, len(items), per)]
 
-    def _remote_batches(self, nchunks: list, skip_cached: bool = True):
-        """Yield ``(nchunks of a batch, {nchunk: chunk file bytes})``: the chunk
-        files of a remote store fetched concurrently, :data:`FETCH_BATCH_BYTES`
-        of them at a time (the leftover is not fetched, nor, with
-        ``skip_cached``, chunks in the cache)."""
-        chunks = self.chunks
-        nfull = len(chunks)
-        per_batch = max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
-        for first in range(0, len(nchunks), per_batch):
-            batch = nchunks[first:first + per_batch]
-            fetch = [n for n in batch if n < nfull and not (skip_cached and n in self._cache)]
-            yield batch, (chunks.read_files(fetch, chunks.limit()) if fetch else {})
-
     def decode_into(self, tasks: list) -> None:
         """Decompress each full chunk ``nchunk`` of ``tasks`` into its ``dest``.
 
@@ -207,6 +194,9 @@ class ChunkEngine(EngineBase):
                     chunks.decode_into(nchunk, got.pop(nchunk), dests[nchunk])
             for _ in threads.map_ordered(decode, self._groups(batch)):
                 pass
+
+    def _chunks_per_fetch(self) -> int:
+        return max(FETCH_BATCH_BYTES // max(self.chunksize, 1), 2)
 
     def _check_header(self, nchunk: int) -> None:
         self.chunks.check_header(nchunk)   # the size the chunk file announces

@@ -68,6 +68,23 @@ class EngineBase:
         stops = np.concatenate((bounds, [len(order)]))
         return {int(sorted_chunks[lo]): order[lo:hi] for lo, hi in zip(starts, stops)}
 
+    def _remote_batches(self, nchunks: list, skip_cached: bool = True):
+        """Yield ``(nchunks of a batch, {nchunk: chunk file bytes})``: the chunk
+        files of a remote store fetched concurrently, :meth:`_chunks_per_fetch`
+        of them at a time (the leftover is not fetched, nor, with
+        ``skip_cached``, chunks in the cache)."""
+        chunks = self.chunks
+        nfull = len(chunks)
+        per_batch = self._chunks_per_fetch()
+        for first in range(0, len(nchunks), per_batch):
+            batch = nchunks[first:first + per_batch]
+            fetch = [n for n in batch if n < nfull and not (skip_cached and n in self._cache)]
+            yield batch, (chunks.get_many(fetch) if fetch else {})
+
+    def _chunks_per_fetch(self) -> int:
+        """Chunk files a remote read fetches together (bounding what it holds)."""
+        raise NotImplementedError
+
     def check_chunk_files(self, first: int, stop: int) -> None:
         """Before a large allocation: every chunk file ``first:stop`` exists, and
         the first and last hold what the metadata implies (:meth:`_check_header`).

@@ -210,10 +210,12 @@ class VlenEngine(EngineBase):
             for n in nchunks:
                 yield n, self.chunks.get(n)
             return
-        for first in range(0, len(nchunks), _FETCH_BATCH):
-            got = self.chunks.get_many(nchunks[first:first + _FETCH_BATCH])
-            for n in nchunks[first:first + _FETCH_BATCH]:
+        for batch, got in self._remote_batches(nchunks, skip_cached=False):
+            for n in batch:
                 yield n, got.pop(n)
+
+    def _chunks_per_fetch(self) -> int:
+        return _FETCH_BATCH
 
     def read_range(self, start: int, stop: int) -> np.ndarray:
         """Items ``start:stop`` (0 <= start <= stop <= length) as a new array.
@@ -260,8 +262,7 @@ class VlenEngine(EngineBase):
             for c, data in self._fetched(whole):
                 decode(c, data)
         elif self.remote:                      # fetched together, decoded in parallel
-            for first in range(0, len(whole), _FETCH_BATCH):
-                got = self.chunks.get_many(whole[first:first + _FETCH_BATCH])
+            for _batch, got in self._remote_batches(whole, skip_cached=False):
                 for _ in threads.map_ordered(lambda item: decode(*item), list(got.items())):
                     pass
         else:                                  # each thread reads its own chunk files
