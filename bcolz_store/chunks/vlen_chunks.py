@@ -96,7 +96,7 @@ class VlenMemoryChunks(list):
         """Add ``data`` as the next full chunk."""
         self.append(data)
 
-    def drop_last(self) -> bytes:
+    def drop_last(self, read: bool = True) -> bytes:
         """Remove the last full chunk; return its bytes."""
         return self.pop()
 
@@ -167,11 +167,12 @@ class VlenDiskChunks(StoredChunkFiles):
         self.write(self.nchunks, data)
         self.nchunks += 1
 
-    def drop_last(self) -> bytes:
+    def drop_last(self, read: bool = True):
         """Stage the removal of the last full chunk file (and of a leftover
-        file after it); return the removed chunk's bytes."""
+        file after it); return the removed chunk's bytes (None without
+        ``read``: the file is not read)."""
         nchunk = self.nchunks - 1
-        data = self.get(nchunk)
+        data = self.get(nchunk) if read else None
         self.store.delete(vlen_chunk_key(nchunk))
         self.store.delete(vlen_chunk_key(nchunk + 1))
         self.nchunks -= 1

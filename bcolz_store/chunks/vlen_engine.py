@@ -338,7 +338,7 @@ class VlenEngine(EngineBase):
         nfull, nleft = divmod(newlen, self.chunklen)
         if newlen == 0:                 # nothing kept: no chunk needs reading
             while len(self.chunks):
-                self._drop_unread()
+                self.chunks.drop_last(read=False)   # sizes are reset below
             self._full = [0, 0]
             self._leftover = self._empty(self.chunklen)
             self.nleft = 0
@@ -358,16 +358,6 @@ class VlenEngine(EngineBase):
             self.leftover[:nleft] = carry
         self.nleft = nleft
         self._left = None
-
-    def _drop_unread(self) -> None:
-        """Remove the last full chunk without reading it (sizes are reset by the caller)."""
-        if isinstance(self.chunks, VlenMemoryChunks):
-            self.chunks.pop()
-            return
-        nchunk = self.chunks.nchunks - 1
-        self.chunks.delete(nchunk)
-        self.chunks.delete(nchunk + 1)
-        self.chunks.nchunks -= 1
 
     def stage_leftover(self) -> None:
         """Stage the leftover as chunk file ``nchunks`` (or the removal of that
