@@ -224,15 +224,13 @@ def vlen_request(array, dtype):
         return dtype
     if isinstance(dtype, str) and dtype in _VLEN_NAMES:
         return vlen(_VLEN_NAMES[dtype])
+    if dtype is None:
+        meta = getattr(getattr(array, "_meta", None), "vlen", None)
+        if meta is not None:
+            return vlen_of(meta)
+        dtype = array.dtype if isinstance(array, np.ndarray) else None
     if isinstance(dtype, np.dtype) and dtype.kind == "T":
         return vlen("str", nullable=True if hasattr(dtype, "na_object") else None)
-    if dtype is not None:
-        return None
-    meta = getattr(getattr(array, "_meta", None), "vlen", None)
-    if meta is not None:
-        return vlen_of(meta)
-    if isinstance(array, np.ndarray) and array.dtype.kind == "T":
-        return vlen("str", nullable=True if hasattr(array.dtype, "na_object") else None)
     return None
 
 

@@ -27,9 +27,9 @@ def _fixed_width(items: list, atom: np.dtype):
     stored as UTF-8 (numpy's ``S`` -> ``StringDType`` cast copies the bytes)."""
     if atom.kind not in "TO" or not items:
         return None
-    raw = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in items]
     if atom.kind == "O" and isinstance(items[0], str):
         return None                   # numpy 1.x: str items as objects; no cast to str
+    raw = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in items]
     width = max(max(map(len, raw)), 1)
     if width * len(raw) > _MAX_FIXED_BYTES or any(r.endswith(b"\0") for r in raw):
         return None

@@ -153,9 +153,7 @@ def _bytes_ok(v) -> bool:
 
 def _bytes_items(value, nullable: bool, where: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "S":
-            items = value.tolist()
-        elif value.dtype.kind == "O":
+        if value.dtype.kind in "SO":
             items = value.tolist()
         else:
             raise TypeError(f"{where}: a {value.dtype} array cannot be stored as bytes items")
