@@ -9,12 +9,12 @@ import zstandard as zstd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bcolz_store.chunks import vlen
 from bcolz_store.chunks.vlen import decode_chunk, encode_chunk, train_dictionary
 from bcolz_store.format.vlen_header import (VLEN_HEADER_LENGTH, VlenHeader, pack_vlen_header,
                                             parse_vlen_header)
 from bcolz_store.errors import CodecError, FormatError
 from bcolz_store.format.idata import pack_index
+from bcolz_store.format import vlen_meta
 
 HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
 needs_stringdtype = pytest.mark.skipif(not HAS_STRINGDTYPE, reason="numpy < 2")
@@ -122,7 +122,7 @@ def test_decoded_str_dtype_is_stringdtype_with_none_only_when_missing():
 
 
 def test_decoded_str_is_an_object_array_without_stringdtype(monkeypatch):
-    monkeypatch.setattr(vlen, "_HAS_STRINGDTYPE", False)
+    monkeypatch.setattr(vlen_meta, "_HAS_STRINGDTYPE", False)   # the one dtype decision
     out = decode_chunk(encode_chunk(["a", None, "é"], "str"), "str")
     assert out.dtype == object
     assert out.tolist() == ["a", None, "é"]
