@@ -344,9 +344,17 @@ class ChunkEngine(EngineBase):
         self.drop_cache(nchunk)
 
     def trim_to(self, newlen: int) -> None:
-        """Keep the first ``newlen`` atoms (``newlen <= length``)."""
+        """Keep the first ``newlen`` atoms (``newlen <= length``).
+
+        The leftover is settled before the chunk count or ``nleft`` changes:
+        either read (the cut falls inside it, whose file is still the one the
+        committed ``nleft`` describes) or replaced outright (the cut falls in
+        a full chunk, or on a chunk boundary), so a leftover not yet read
+        after a reopen is never read later with the wrong file or size.
+        """
         nfull, nleft = divmod(newlen, self.chunklen)
-        if nfull == len(self.chunks):
+        if nfull == len(self.chunks) and nleft:
+            self.leftover  # noqa: B018 - read it while its file and nleft still agree
             self.nleft = nleft
             return
         carry = self.chunk_array(nfull)[:nleft].copy() if nleft else None
@@ -354,8 +362,10 @@ class ChunkEngine(EngineBase):
             popped = self.chunks.pop()
             self.cbytes -= popped.cbytes
         self.drop_cache()
+        buffer = np.zeros(self.chunklen, dtype=self.atom)
         if nleft:
-            self.leftover[:nleft] = carry
+            buffer[:nleft] = carry
+        self._leftover = buffer
         self.nleft = nleft
 
     def stage_leftover(self) -> None:
