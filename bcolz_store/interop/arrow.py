@@ -19,13 +19,17 @@ float columns, where they become NaN, and temporal ones, where they become
 NaT), strings or bytes that a fixed width would cut (bytes ending in NUL),
 and types with no bcolz column kind (decimal, variable-length list, struct,
 map, union).  Timezone-aware timestamps are kept as UTC, with the zone in the
-column's attrs under ``timezone``.
+column's attrs under ``timezone``, and written back in that zone.  Bytes and
+text keep the NULs inside their values (pyarrow's own conversion of numpy
+``S``/``U`` would cut them at the first one).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+
+import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
 from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, columns_of, local_path,
@@ -54,8 +58,17 @@ def _vlen_kind(col):
     return None if vlen is None else vlen.kind
 
 
+def _zone(col):
+    """The ``timezone`` attr of a datetime64 column in s/ms/us/ns (its values
+    are UTC, as a zoned Arrow timestamp is read), else None."""
+    unit, count = np.datetime_data(col.dtype) if col.dtype.kind == "M" else (None, 0)
+    zone = col.attrs["timezone"] if "timezone" in col.attrs else None
+    return zone if count == 1 and unit in ("s", "ms", "us", "ns") and isinstance(zone, str) \
+        and zone else None
+
+
 def _schema(pa, obj):
-    fields = [pa.field(name, arrow_type(atom_of(col), _vlen_kind(col)))
+    fields = [pa.field(name, arrow_type(atom_of(col), _vlen_kind(col), _zone(col)))
               for name, col in columns_of(obj)]
     return pa.schema(fields, metadata=schema_metadata(obj))
 
@@ -63,9 +76,10 @@ def _schema(pa, obj):
 def _record_batches(pa, obj, schema, blen: int, bar):
     names = [name for name, _ in columns_of(obj)]
     kinds = [_vlen_kind(col) for _, col in columns_of(obj)]
+    zones = [_zone(col) for _, col in columns_of(obj)]
     for blocks in row_blocks(obj, blen):
-        arrays = [to_arrow_array(pa, block, name, kind)
-                  for name, block, kind in zip(names, blocks, kinds)]
+        arrays = [to_arrow_array(pa, block, name, kind, zone)
+                  for name, block, kind, zone in zip(names, blocks, kinds, zones)]
         yield pa.record_batch(arrays, schema=schema)
         bar.update(len(blocks[0]))
 
@@ -104,7 +118,7 @@ def to_arrow(obj, *, progress=None):
         for (name, col), field in zip(columns_of(obj), schema):
             chunks = []
             for block in col.iterblocks_(blen):
-                chunks.append(to_arrow_array(pa, block, name, _vlen_kind(col)))
+                chunks.append(to_arrow_array(pa, block, name, _vlen_kind(col), _zone(col)))
                 bar.update(len(block))
             columns.append(pa.chunked_array(chunks, type=field.type))
     return pa.Table.from_arrays(columns, schema=schema)

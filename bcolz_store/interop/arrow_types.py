@@ -9,8 +9,8 @@ block by block, and the schema metadata that records what Arrow cannot say.
     M8[D]                       date32, NaT -> null                 the same
     m8[s|ms|us|ns]              duration[unit], NaT -> null         the same
     other M8/m8 units           int64 counts, NaT -> null           the same *
-    S<n>                        binary                              S<n> *
-    U<n>                        string (utf8)                       U<n> *
+    S<n>                        binary (1)                          S<n> *
+    U<n>                        string (utf8) (1)                   U<n> *
     complex, longdouble, other  fixed_size_binary[itemsize], raw    the same *
     rows of shape (a, b)        fixed_size_list<fixed_size_list<T>[b]>[a]
     vlen str / bytes            large_string / large_binary,       the same vlen type *
@@ -18,21 +18,19 @@ block by block, and the schema metadata that records what Arrow cannot say.
     object                      refused (TypeError)
 
 \\* restored from the metadata below; other readers see the Arrow type.
+(1) NULs inside a value are kept; trailing NULs are numpy's padding of ``S``
+and ``U`` (an item read from numpy has none), so they are not written and
+the width pads them again: the stored bytes come back exactly.  An ``M8``
+column with a ``timezone`` attr (as a zoned timestamp is read) is written
+as a timestamp in that zone.
 :func:`arrow_type` (with :func:`to_arrow_array`) and :func:`numpy_atom` (with
 :func:`from_arrow_array`) are the one place each way where a column's type
 is decided (a new column kind is added there).
 
-Metadata: the schema metadata key ``b"bcolz_store"`` holds one JSON object::
-
-    {"version": 1, "kind": "ctable" | "carray", "attrs": {...},
-     "columns": {"<name>": {"dtype": "<numpy descr>", "attrs": {...}}}}
-
-A vlen column records ``"dtype": "vlen"`` and ``"vlen": {"kind", "level",
-"nullable", "dictionary"}`` (the dictionary as base64, or null); a
-categorical column, written as its items, ``"dtype": "category"`` and
-``"category": {"kind", "categories", "ordered"}``.  Readers
-given ``strings='vlen'`` also make vlen columns of Arrow strings and binary
-that bcolz_store did not write (nulls become missing items).
+Metadata: the schema metadata (:mod:`.arrow_meta`) records each column's
+numpy dtype, vlen type or categories, and the attrs.  Readers given
+``strings='vlen'`` also make vlen columns of Arrow strings and binary that
+bcolz_store did not write (nulls become missing items).
 
 Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
 float columns, where they become NaN, and temporal ones, where they become
@@ -44,23 +42,19 @@ column's attrs under ``timezone``.
 
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import FormatError
 from ..format.vlen_meta import vlen_result_dtype
-from ..category_type import category_from_json, category_to_json
-from ..vlen_type import vlen_from_json, vlen_to_json
-from ._common import column_attrs, columns_of, kind_of, require
+from ._common import require
+from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
+                         schema_metadata)
 
 __all__ = ["META_KEY", "META_VERSION", "ColumnType", "arrow_type", "from_arrow_array",
            "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "recorded_vlen",
            "schema_metadata", "sized_atoms", "to_arrow_array"]
 
-META_KEY = b"bcolz_store"
-META_VERSION = 1
 _ARROW_TIME_UNITS = ("s", "ms", "us", "ns")
 _NAT = np.iinfo(np.int64).min
 _INT32 = np.iinfo(np.int32)
@@ -85,8 +79,9 @@ def import_pyarrow():
 
 # --- numpy -> Arrow -----------------------------------------------------------------
 
-def _flat_to_arrow(pa, values: np.ndarray):
-    """One-dimensional numpy values as an Arrow array (see the module's table)."""
+def _flat_to_arrow(pa, values: np.ndarray, tz=None):
+    """One-dimensional numpy values as an Arrow array (see the module's table);
+    ``tz`` is the zone of timestamps (their values are UTC)."""
     dtype = values.dtype
     kind = dtype.kind
     if kind == "O":
@@ -100,7 +95,7 @@ def _flat_to_arrow(pa, values: np.ndarray):
         ints = values.astype(native, copy=False).view(np.int64)
         mask = ints == _NAT
         if count == 1 and unit in _ARROW_TIME_UNITS:
-            return pa.array(ints, mask=mask, type=pa.timestamp(unit) if kind == "M"
+            return pa.array(ints, mask=mask, type=pa.timestamp(unit, tz=tz) if kind == "M"
                             else pa.duration(unit))
         if count == 1 and unit == "D" and kind == "M":
             days = np.where(mask, 0, ints)
@@ -109,12 +104,59 @@ def _flat_to_arrow(pa, values: np.ndarray):
             return pa.array(days.astype(np.int32), mask=mask, type=pa.date32())
         return pa.array(ints, mask=mask, type=pa.int64())
     if kind == "S":
-        return pa.array(values, type=pa.binary())
+        return _binary_of_fixed(pa, values)
     if kind == "U":
-        return pa.array(values, type=pa.string())
+        return _string_of_fixed(pa, values)
     raw = np.ascontiguousarray(values).tobytes()
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(dtype.itemsize), len(values),
                                                 [None, pa.py_buffer(raw)])
+
+
+def _item_lengths(units: np.ndarray) -> tuple:
+    """``(lengths, inner)`` of fixed-width items seen as rows of code units
+    (bytes of ``S``, code points of ``U``): the length of each item as numpy
+    gives it (trailing NULs are padding), and whether any item holds a NUL
+    before its end."""
+    present = units != 0
+    width = units.shape[1]
+    lengths = np.where(present.any(axis=1), width - np.argmax(present[:, ::-1], axis=1), 0)
+    inner = bool((~present & (np.arange(width) < lengths[:, None])).any())
+    return lengths, inner
+
+
+def _binary_of_fixed(pa, values: np.ndarray):
+    """``S<n>`` values as Arrow binary, NULs inside a value kept.
+
+    pyarrow reads numpy ``S`` items as C strings and cuts them at their first
+    NUL; the buffers are built here instead.  Trailing NULs are numpy's padding
+    (an item read from numpy has none), so they are not written; padding them
+    again on the way back gives the stored bytes exactly.
+    """
+    count, width = len(values), values.dtype.itemsize
+    if width == 0 or count == 0:
+        return pa.array([b""] * count, type=pa.binary())
+    units = np.ascontiguousarray(values).view(np.uint8).reshape(count, width)
+    lengths, _ = _item_lengths(units)
+    offsets = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    if offsets[-1] > _INT32.max:
+        raise ValueError(f"a block of {offsets[-1]} bytes of S values is more than one Arrow "
+                         f"binary array holds; write fewer rows at a time")
+    data = units[np.arange(width) < lengths[:, None]]
+    return pa.Array.from_buffers(pa.binary(), count, [None, pa.py_buffer(offsets.astype(np.int32)),
+                                                      pa.py_buffer(data)])
+
+
+def _string_of_fixed(pa, values: np.ndarray):
+    """``U<n>`` values as Arrow strings, NULs inside a value kept (pyarrow's own
+    conversion cuts a numpy ``U`` item at its first NUL; trailing NULs are
+    numpy's padding, as for ``S``)."""
+    count, chars = len(values), values.dtype.itemsize // 4
+    if chars and count:
+        units = np.ascontiguousarray(values).view(np.uint32).reshape(count, chars)
+        if _item_lengths(units)[1]:
+            return pa.array(values.tolist(), type=pa.string())
+    return pa.array(values.astype(values.dtype.newbyteorder("="), copy=False), type=pa.string())
 
 
 def _vlen_to_arrow(pa, block: np.ndarray, kind: str, name: str):
@@ -125,7 +167,7 @@ def _vlen_to_arrow(pa, block: np.ndarray, kind: str, name: str):
         raise ValueError(f"column {name!r}: {err}") from None
 
 
-def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None):
+def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     """A block of a column's rows as an Arrow array (see the module's table).
 
     Parameters
@@ -139,6 +181,9 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None):
     vlen : {'str', 'bytes'}, optional
         The kind of a vlen column's items (then ``block`` holds them, None
         for missing ones).
+    tz : str, optional
+        The time zone of a datetime64 column in s, ms, us or ns (its values
+        are UTC), from its ``timezone`` attr.
 
     Returns
     -------
@@ -155,7 +200,7 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None):
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
     try:
-        arr = _flat_to_arrow(pa, block.reshape(-1))
+        arr = _flat_to_arrow(pa, block.reshape(-1), tz)
     except (TypeError, ValueError) as err:
         raise type(err)(f"column {name!r}: {err}") from None
     for size in reversed(block.shape[1:]):
@@ -163,7 +208,7 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None):
     return arr
 
 
-def arrow_type(atom, vlen=None):
+def arrow_type(atom, vlen=None, tz=None):
     """The Arrow type of a column whose rows are ``atom``.
 
     Parameters
@@ -172,6 +217,8 @@ def arrow_type(atom, vlen=None):
         The column's dtype, with the shape of one row as a subarray shape.
     vlen : {'str', 'bytes'}, optional
         The kind of a vlen column's items.
+    tz : str, optional
+        The time zone of a datetime64 column (see :func:`to_arrow_array`).
 
     Returns
     -------
@@ -188,142 +235,10 @@ def arrow_type(atom, vlen=None):
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
-    return to_arrow_array(pa, np.empty((0,) + atom.shape, atom.base), "?").type
-
-
-def schema_metadata(obj) -> dict:
-    """The schema metadata recording ``obj``'s kind, attrs and column dtypes.
-
-    Parameters
-    ----------
-    obj : carray or ctable
-
-    Returns
-    -------
-    dict of bytes to bytes
-        ``{META_KEY: JSON}``, the object drawn in the module's docstring.
-
-    Raises
-    ------
-    TypeError
-        When ``obj`` is not a carray or ctable, or its attrs are not JSON.
-    """
-    colattrs = column_attrs(obj)
-    columns = {}
-    for name, col in columns_of(obj):
-        vlen_, cat = getattr(col, "vlen", None), getattr(col, "category", None)
-        if cat is not None:
-            entry = {"dtype": "category", "category": category_to_json(cat)}
-        elif vlen_ is not None:
-            entry = {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
-        else:
-            entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
-        if name in colattrs:
-            entry["attrs"] = colattrs[name]
-        columns[name] = entry
-    meta = {"version": META_VERSION, "kind": kind_of(obj), "attrs": obj.attrs.getall(),
-            "columns": columns}
-    return {META_KEY: json.dumps(meta).encode()}
+    return to_arrow_array(pa, np.empty((0,) + atom.shape, atom.base), "?", tz=tz).type
 
 
 # --- Arrow -> numpy -----------------------------------------------------------------
-
-def read_metadata(schema, where: str) -> dict:
-    """The bcolz_store metadata of an Arrow schema ({} when it has none).
-
-    Parameters
-    ----------
-    schema : pyarrow.Schema
-    where : str
-        The source, for messages.
-
-    Returns
-    -------
-    dict
-        The JSON object drawn in the module's docstring, checked to have
-        ``columns`` and ``attrs`` objects where present.
-
-    Raises
-    ------
-    FormatError
-        When the metadata is not such a JSON object.
-    """
-    raw = (schema.metadata or {}).get(META_KEY)
-    if raw is None:
-        return {}
-    try:
-        meta = json.loads(raw)
-        if not isinstance(meta, dict) or not isinstance(meta.get("columns", {}), dict) \
-                or not isinstance(meta.get("attrs", {}), dict):
-            raise ValueError("expected a JSON object with 'columns' and 'attrs' objects")
-    except ValueError as err:
-        raise FormatError(f"{where}: malformed {META_KEY.decode()} schema metadata: {err}") \
-            from err
-    return meta
-
-
-def _tuples(descr):
-    return tuple(_tuples(d) for d in descr) if isinstance(descr, list) else descr
-
-
-def recorded_dtype(meta: dict, name: str, where: str):
-    """The numpy dtype that ``meta`` records for column ``name``, if any.
-
-    Parameters
-    ----------
-    meta : dict
-        From :func:`read_metadata`.
-    name : str
-        The column.
-    where : str
-        The source, for messages.
-
-    Returns
-    -------
-    numpy.dtype or None
-        None when ``meta`` records no dtype for the column.
-
-    Raises
-    ------
-    FormatError
-        When the recorded dtype is not a numpy descr, or holds objects.
-    """
-    entry = meta.get("columns", {}).get(name)
-    if not isinstance(entry, dict) or "dtype" not in entry or \
-            entry["dtype"] in ("vlen", "category"):
-        return None
-    descr = entry["dtype"]
-    try:
-        dtype = np.lib.format.descr_to_dtype(list(_tuples(descr)) if isinstance(descr, list)
-                                             else descr)
-    except (TypeError, ValueError) as err:
-        raise FormatError(f"{where}: column {name!r}: bad recorded dtype {descr!r}") from err
-    if dtype.hasobject:
-        raise FormatError(f"{where}: column {name!r}: recorded dtype {descr!r} holds objects")
-    return dtype
-
-
-def recorded_vlen(meta: dict, name: str, where: str):
-    """The :class:`~bcolz_store.vlen` (or :class:`~bcolz_store.category`) type
-    ``meta`` records for column ``name``, if any.
-
-    Raises
-    ------
-    FormatError
-        When the record is not a vlen type's fields.
-    """
-    entry = meta.get("columns", {}).get(name)
-    if not isinstance(entry, dict) or entry.get("dtype") not in ("vlen", "category"):
-        return None
-    fields = entry.get(entry["dtype"])
-    try:
-        if entry["dtype"] == "category":
-            return category_from_json(fields)
-        return vlen_from_json(fields)
-    except (TypeError, ValueError) as err:
-        raise FormatError(f"{where}: column {name!r}: bad recorded vlen type {fields!r:.200} "
-                          f"({err})") from err
-
 
 def _is(pa, typ, *names) -> bool:
     return any(getattr(pa.types, f"is_{n}", lambda t: False)(typ) for n in names)
