@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from bcolz_store.errors import BcolzStoreError
-from bcolz_store.interop.convert import FORMATS, convert
+from bcolz_store.interop.convert import FORMATS, convert, detect_format
 
 from .common import PROG
 
@@ -53,6 +53,9 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--missing", default=None, metavar="TEXT",
                         help="with --strings fixed: written for missing items (default: "
                              "refuse them)")
+    parser.add_argument("--node", default=None, metavar="PATH",
+                        help="HDF5: the node to read or write (default /ctable); a Table "
+                             "becomes a ctable, an Array, CArray or EArray a carray")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(func=run_convert)
     return parser
@@ -62,6 +65,19 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
 _EXPECTED = (BcolzStoreError, OSError, ValueError, TypeError, ImportError, LookupError)
 
 
+def _formats(args) -> set:
+    """The formats of SRC and DST as far as they can be told (errors are left
+    to the conversion, which reports them)."""
+    found = {args.to} if args.to else set()
+    for location, reading in ((args.src, True), (args.dst, False)):
+        if reading or not args.to:
+            try:
+                found.add(detect_format(location, reading=reading))
+            except (ValueError, OSError):
+                pass
+    return found
+
+
 def run_convert(args) -> int:
     """Run ``bcolz-store convert`` with parsed ``args``.
 
@@ -69,8 +85,8 @@ def run_convert(args) -> int:
     ----------
     args : argparse.Namespace
         ``src``, ``dst``, ``to``, ``overwrite``, ``drop_attrs``, ``strings``,
-        ``missing``, ``no_progress`` (and ``traceback`` when the main parser
-        has it).
+        ``missing``, ``node``, ``no_progress`` (and ``traceback`` when the
+        main parser has it).
 
     Returns
     -------
@@ -89,6 +105,12 @@ def run_convert(args) -> int:
     for name in ("strings", "missing"):
         if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
+    if getattr(args, "node", None) is not None:
+        if "hdf5" not in _formats(args):
+            print(f"{PROG}: error: convert: --node names a node of an HDF5 file, and neither "
+                  f"{args.src} nor {args.dst} is one", file=sys.stderr)
+            return 1
+        options["nodepath"] = args.node
     try:
         done = convert(args.src, args.dst, to=args.to,
                        progress=False if args.no_progress else None, **options)

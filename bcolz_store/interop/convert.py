@@ -317,7 +317,9 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
         Replace an existing destination of the same format.
     drop_attrs : bool, default False
         Convert even where the destination has no place for the attrs
-        (datadings; column attrs in HDF5); elsewhere attrs are kept anyway.
+        (datadings; column attrs in HDF5; HDF5 attributes that JSON cannot
+        hold, such as bytes, read into bcolz); elsewhere attrs are kept
+        anyway.
     strings : {'keep', 'fixed'}, default 'keep'
         bcolz to bcolz: 'fixed' turns vlen columns into fixed-width ``U``/``S``
         columns, so that the real bcolz reads the copy.
@@ -366,6 +368,8 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
     read_opts, write_opts = _route(options, reader, writer, dst_fmt == "bcolz")
     if "drop_attrs" in inspect.signature(writer).parameters:
         write_opts["drop_attrs"] = drop_attrs
+    if reader is not None and "drop_attrs" in inspect.signature(reader).parameters:
+        read_opts["drop_attrs"] = drop_attrs
     if is_remote(src) and src_fmt not in REMOTE_FORMATS:
         raise ValueError(f"{src}: {src_fmt} is read from local paths only")
     dst_path = local_path(dst)

@@ -16,6 +16,12 @@ their dtype, exactly (lone surrogates travel with 'surrogatepass').  bcolz
 instead let PyTables cast them to ASCII bytes, which fails or loses text.
 datetime64, timedelta64 and object columns cannot be written at all.
 
+A PyTables Table holds one byte order: columns of the other one (big-endian
+on most machines) are stored in native order, and the attribute
+``bcolz_store_byteorder`` (JSON, ``{column: numpy dtype str}``) gives them
+back their dtype.  Attributes travel both ways; one that JSON cannot hold
+(bytes, for instance) is refused, naming it, rather than changed.
+
 Source: bcolz 1.x ``ctable.fromhdf5`` / ``tohdf5``.
 """
 
@@ -28,11 +34,14 @@ import numpy as np
 
 from ..errors import DatasetExistsError, FormatError
 
-__all__ = ["fromhdf5", "tohdf5", "UTF8_ATTR"]
+__all__ = ["BYTEORDER_ATTR", "fromhdf5", "hdf5_attrs", "tohdf5", "UTF8_ATTR"]
 
 HDF5_EXTRA = "bcolz_store[hdf5]"
 #: The Table attribute naming the unicode columns stored as UTF-8 bytes.
 UTF8_ATTR = "bcolz_store_utf8"
+#: The Table attribute naming the columns stored in the other byte order.
+BYTEORDER_ATTR = "bcolz_store_byteorder"
+_OWN_ATTRS = (UTF8_ATTR, BYTEORDER_ATTR)
 MAX_CODE_POINT = 0x10FFFF
 
 
@@ -58,6 +67,9 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         The Table inside the file.
     names : list of str, optional
         Columns to take (default all, in the Table's order).
+    drop_attrs : bool, default False
+        Leave the node's attributes behind (needed when one holds a value
+        JSON cannot hold, such as bytes).
     kwargs
         Other ctable constructor parameters; ``expectedlen`` defaults to the
         number of rows.
@@ -74,32 +86,113 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         When the file cannot be opened.
     tables.NoSuchNodeError
         When ``nodepath`` is not in the file.
+    TypeError
+        When the node is not a Table (an Array, CArray, EArray or a group).
+    ValueError
+        When an attribute holds a value JSON cannot hold (the message names
+        it), unless ``drop_attrs``.
     FormatError
-        When the ``bcolz_store_utf8`` attribute does not fit the Table, or a
-        column it names holds bytes that are not UTF-8 or too long.
+        When the ``bcolz_store_utf8`` or ``bcolz_store_byteorder`` attribute
+        does not fit the Table, or a column the first names holds bytes that
+        are not UTF-8 or too long.
     """
     tb = _import_tables()
     filepath = os.fspath(filepath)
+    drop_attrs = bool(kwargs.pop("drop_attrs", False))
     with tb.open_file(filepath, mode="r") as h5:
         node = h5.get_node(nodepath)
+        if not isinstance(node, tb.Table):
+            raise TypeError(f"HDF5 file '{filepath}': node '{node._v_pathname}' is a "
+                            f"{type(node).__name__}, not a Table; a ctable is read from a "
+                            f"Table (bcolz_store.interop.convert.convert reads an Array, "
+                            f"CArray or EArray as a carray)")
         names = list(kwargs.pop("names", None) or node.colnames)
         kwargs.setdefault("expectedlen", max(len(node), 1))
         stored = {name: node.dtype.fields[name][0] for name in node.colnames}
         text = _read_marker(node, stored, filepath)
+        swapped = _read_byteorder(node, stored, filepath)
+        attrs = {} if drop_attrs else hdf5_attrs(node, filepath)
         atoms = {name: np.dtype((text[name], stored[name].shape)) if name in text
-                 else stored[name] for name in names}
+                 else swapped.get(name, stored[name]) for name in names}
         empty = [np.zeros(0, dtype=atoms[name]) for name in names]
         table = table_class(empty, names, **kwargs)
         blen = node.chunkshape[0] if node.chunkshape else 65536
         for start in range(0, len(node), blen):
             block = node.read(start, min(start + blen, len(node)))
             table.append([_decode(block[name], text[name], name, filepath)
-                          if name in text else block[name] for name in names])
-        for key in node.attrs._f_list():
-            if key != UTF8_ATTR:
-                table.attrs[key] = _jsonable(node.attrs[key])
+                          if name in text else block[name].astype(atoms[name].base)
+                          for name in names])
+        for key, value in attrs.items():
+            table.attrs[key] = value
     table.flush()
     return table
+
+
+def hdf5_attrs(node, filepath) -> dict:
+    """The user attributes of an HDF5 node as attrs (JSON values).
+
+    Parameters
+    ----------
+    node : tables.Node
+    filepath : str
+        The file, for messages.
+
+    Returns
+    -------
+    dict
+        Every attribute but bcolz_store's own (``bcolz_store_utf8``,
+        ``bcolz_store_byteorder``); numpy scalars and arrays as Python values.
+
+    Raises
+    ------
+    ValueError
+        When an attribute holds a value JSON cannot hold (bytes, or an
+        object PyTables pickled), naming it: it is refused rather than
+        changed (pass ``drop_attrs=True`` to read the data without attrs).
+    """
+    out = {}
+    for key in node.attrs._f_list():
+        if key in _OWN_ATTRS:
+            continue
+        value = _jsonable(node.attrs[key])
+        try:
+            json.dumps(value, allow_nan=True)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"HDF5 file '{filepath}', node '{node._v_pathname}': attribute "
+                             f"{key!r} holds {type(value).__name__} {value!r:.60}, which "
+                             f"attrs (JSON) cannot hold exactly ({err}); pass "
+                             f"drop_attrs=True (bcolz-store convert --drop-attrs) to read "
+                             f"the data without the attributes") from None
+        out[key] = value
+    return out
+
+
+def _read_byteorder(node, stored: dict, filepath: str) -> dict:
+    """``{column: dtype}`` of the columns the byte-order attribute gives back
+    their own byte order (empty without one); FormatError when it does not
+    fit the Table."""
+    if BYTEORDER_ATTR not in node.attrs._f_list():
+        return {}
+    where = f"HDF5 file '{filepath}', node '{node._v_pathname}'"
+    try:
+        marker = json.loads(_jsonable(node.attrs[BYTEORDER_ATTR]))
+    except (TypeError, ValueError) as err:
+        raise FormatError(f"{where}: attribute {BYTEORDER_ATTR} is not JSON ({err})") from None
+    if not isinstance(marker, dict):
+        raise FormatError(f"{where}: attribute {BYTEORDER_ATTR} must be a JSON object")
+    out = {}
+    for name, spec in marker.items():
+        try:
+            dtype = np.dtype(spec) if isinstance(spec, str) and name in stored else None
+        except TypeError:
+            dtype = None
+        atom = stored.get(name)
+        if dtype is None or dtype.kind != atom.base.kind or \
+                dtype.itemsize != atom.base.itemsize or dtype.hasobject:
+            raise FormatError(f"{where}: attribute {BYTEORDER_ATTR} gives column {name!r} "
+                              f"{spec!r}; the same type in another byte order is expected")
+        out[name] = np.dtype((dtype, atom.shape)) if atom.shape else dtype
+    return out
 
 
 def _read_marker(node, stored: dict, filepath: str) -> dict:
@@ -211,7 +304,8 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
         cannot hold (nothing is written).
     ValueError
         When a unicode column holds code points past U+10FFFF, or the table
-        has an attribute named ``bcolz_store_utf8`` (nothing is written).
+        has an attribute named ``bcolz_store_utf8`` or
+        ``bcolz_store_byteorder`` (nothing is written).
 
     Notes
     -----
@@ -231,12 +325,19 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     if UTF8_ATTR in dict(table.attrs):
         raise ValueError(f"the attribute name {UTF8_ATTR} is reserved for the HDF5 "
                          f"Table's unicode columns; rename it first")
+    if BYTEORDER_ATTR in dict(table.attrs):
+        raise ValueError(f"the attribute name {BYTEORDER_ATTR} is reserved for the HDF5 "
+                         f"Table's columns of the other byte order; rename it first")
     widths = _utf8_columns(table)
-    fields = []
+    fields, swapped = [], {}
     for name in table.names:
         atom = table.dtype.fields[name][0]
-        fields.append((name, np.dtype((f"S{widths[name]}", atom.shape))
-                       if name in widths else atom))
+        if name in widths:
+            atom = np.dtype((f"S{widths[name]}", atom.shape))
+        elif not atom.base.isnative:
+            swapped[name] = atom.base.str
+            atom = np.dtype((atom.base.newbyteorder("="), atom.shape))
+        fields.append((name, atom))
     stored = np.dtype(fields)
     params = cparams_cls.from_any(cparams).to_dict() if not isinstance(cparams, dict) \
         else {**cparams_cls().to_dict(), **cparams}
@@ -251,10 +352,12 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
         if widths:
             node.attrs[UTF8_ATTR] = json.dumps(
                 {n: table.dtype.fields[n][0].base.str for n in widths})
+        if swapped:
+            node.attrs[BYTEORDER_ATTR] = json.dumps(swapped)
         blen = min((table.cols[n].chunklen for n in table.names), default=65536)
         for start in range(0, len(table), blen):
             rows = table[start:start + blen]
-            if widths:
+            if widths or swapped:
                 block = np.empty(len(rows), dtype=stored)
                 for n in table.names:
                     block[n] = (np.char.encode(rows[n], "utf-8", "surrogatepass")

@@ -4,8 +4,9 @@ The Table itself is written and read by :mod:`.hdf5` (the code behind
 ``ctable.tohdf5`` and ``ctable.fromhdf5``); this module adds what a
 conversion needs around it: a carray travels as a Table with one column
 ``data`` and the attribute ``bcolz_store_kind = 'carray'``, columns with
-attrs are refused unless ``drop_attrs``, and an existing file is replaced
-only with ``overwrite``.
+attrs are refused unless ``drop_attrs``, an existing file is replaced only
+with ``overwrite``, and an HDF5 array (Array, CArray, EArray) written by
+others is read as a carray.
 
 Kept apart from :mod:`.hdf5` because it builds carrays and ctables: the
 ctable class imports :mod:`.hdf5`, so that module must not import
@@ -16,11 +17,14 @@ from __future__ import annotations
 
 import os
 
-import bcolz_store
-from bcolz_store.errors import DatasetExistsError
+import numpy as np
 
-from ._common import check_attrs_kept, columns_of, kind_of, require
-from .hdf5 import fromhdf5, tohdf5
+import bcolz_store
+from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
+
+from ._common import (BLOCK_BYTES, Sink, check_attrs_kept, columns_of, kind_of, progress_bar,
+                      require)
+from .hdf5 import fromhdf5, hdf5_attrs, tohdf5
 
 __all__ = ["HDF5_KIND_ATTR", "read_hdf5", "write_hdf5"]
 
@@ -76,8 +80,14 @@ def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=Fal
     tohdf5(table, path, nodepath=nodepath, mode="w")
 
 
-def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", progress=None, **kwargs):
-    """Read a PyTables Table into a ctable (or the carray :func:`write_hdf5` wrote).
+def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=False,
+              progress=None, **kwargs):
+    """Read an HDF5 node into a ctable or a carray.
+
+    A PyTables Table becomes a ctable (or the carray :func:`write_hdf5`
+    wrote); an Array, CArray or EArray (an HDF5 dataset that is not a
+    compound table) becomes a carray of its dtype and shape, read block by
+    block along its first dimension.  The node's attributes become attrs.
 
     Parameters
     ----------
@@ -87,39 +97,103 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", progress=None
     mode : {'w', 'a'}, default 'w'
         'w' replaces what is at ``rootdir``; 'a' refuses an existing one.
     nodepath : str, default '/ctable'
+        The node inside the file (``bcolz-store convert --node``).
+    drop_attrs : bool, default False
+        Leave the node's attributes behind (needed when one holds a value
+        that attrs, which are JSON, cannot hold, such as bytes).
     progress : bool or None
-        Ignored.
+        A progress bar on stderr for an array (None: when stderr is a
+        terminal).
     kwargs
         Other ctable/carray constructor parameters.
 
     Returns
     -------
-    ctable, or carray when the Table has ``bcolz_store_kind = 'carray'``.
+    ctable, or carray for an array node or a Table with
+    ``bcolz_store_kind = 'carray'``.
 
     Raises
     ------
     ImportError
         When PyTables is not installed.
+    DatasetNotFoundError
+        When ``path`` is not a file, or the file has no node ``nodepath``
+        (the message lists the nodes it has).
     DatasetExistsError
         With mode 'a' when ``rootdir`` exists.
-    OSError, tables.NoSuchNodeError
+    TypeError
+        When the node is a group, or an array of a type a carray cannot hold
+        (variable-length arrays, objects).
+    ValueError
+        A 0-d array node, or an attribute that attrs cannot hold (named in
+        the message) without ``drop_attrs``.
+    OSError, FormatError
         As :func:`.hdf5.fromhdf5`.
     """
     tables = require("tables", "hdf5", "HDF5 conversions")
     if rootdir is not None and mode == "a" and os.path.lexists(rootdir):
         raise DatasetExistsError(f"{rootdir}: exists; use mode 'w' to replace it")
-    with tables.open_file(os.fspath(path), mode="r") as h5:
-        node = h5.get_node(nodepath)
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise DatasetNotFoundError(f"{path}: no such file")
+    with tables.open_file(path, mode="r") as h5:
+        node = _node(tables, h5, path, nodepath)
+        if isinstance(node, tables.Array):
+            return _read_array(node, path, rootdir, mode, drop_attrs, progress, kwargs)
         kind = node.attrs[HDF5_KIND_ATTR] if HDF5_KIND_ATTR in node.attrs._f_list() else None
-    if kind != "carray":
-        target = {} if rootdir is None else {"rootdir": os.fspath(rootdir), "mode": "w"}
-        return fromhdf5(bcolz_store.ctable, path, nodepath, **target, **kwargs)
-    table = fromhdf5(bcolz_store.ctable, path, nodepath)      # in memory, compressed
-    data = table.cols["data"]
     target = {} if rootdir is None else {"rootdir": os.fspath(rootdir), "mode": "w"}
+    if kind != "carray":
+        return fromhdf5(bcolz_store.ctable, path, nodepath, **target, drop_attrs=drop_attrs,
+                        **kwargs)
+    table = fromhdf5(bcolz_store.ctable, path, nodepath, drop_attrs=drop_attrs)
+    data = table.cols["data"]
     out = data.copy(**target, **kwargs)
     for key, value in table.attrs:
         if key != HDF5_KIND_ATTR:
             out.attrs[key] = value
     out.flush()
     return out
+
+
+def _node(tables, h5, path: str, nodepath: str):
+    """The node ``nodepath`` of an open file: a Table or an Array."""
+    try:
+        node = h5.get_node(nodepath)
+    except tables.NoSuchNodeError:
+        leaves = [n._v_pathname for n in h5.walk_nodes("/")
+                  if isinstance(n, (tables.Table, tables.Array))]
+        shown = ", ".join(leaves[:20]) + (", ..." if len(leaves) > 20 else "")
+        raise DatasetNotFoundError(f"{path}: no node {nodepath!r} in the HDF5 file (it holds "
+                                   f"{shown or 'no table or array'}; pick one with nodepath=, "
+                                   f"bcolz-store convert --node PATH)") from None
+    if isinstance(node, (tables.Table, tables.Array)):
+        return node
+    raise TypeError(f"{path}: node {nodepath!r} is a {type(node).__name__}, not a Table or an "
+                    f"array (Array, CArray, EArray); name one of its children")
+
+
+def _read_array(node, path, rootdir, mode, drop_attrs, progress, kwargs):
+    """An Array/CArray/EArray node as a carray, block by block along the first axis."""
+    where = f"{path}: node {node._v_pathname!r}"
+    dtype = np.dtype(node.dtype)
+    order = {"big": ">", "little": "<"}.get(getattr(node, "byteorder", None))
+    if order is not None and dtype.byteorder not in "|":
+        dtype = dtype.newbyteorder(order)        # the file's order (PyTables reads native)
+    if dtype.hasobject or node.shape is None:
+        raise TypeError(f"{where}: a {type(node).__name__} of {dtype} (objects) has no carray "
+                        f"dtype")
+    if len(node.shape) == 0:
+        raise ValueError(f"{where}: a 0-d array has no rows")
+    atom = np.dtype((dtype, tuple(node.shape[1:]))) if len(node.shape) > 1 else dtype
+    attrs = {} if drop_attrs else hdf5_attrs(node, path)
+    nrows = int(node.shape[0])
+    rowbytes = max(atom.itemsize, 1)
+    unit = int(node.chunkshape[0]) if node.chunkshape else 1
+    blen = max(unit, BLOCK_BYTES // rowbytes // unit * unit)
+    with Sink("carray", {"data": atom}, rootdir, mode, expectedlen=nrows, **kwargs) as sink, \
+            progress_bar(progress, nrows, f"from {os.path.basename(path)}") as bar:
+        for start in range(0, nrows, blen):
+            block = np.asarray(node[start:min(start + blen, nrows)], dtype=dtype)
+            sink.append([block])
+            bar.update(len(block))
+        return sink.finish(attrs)

@@ -147,3 +147,87 @@ def test_bytes_that_are_not_utf8_are_a_format_error(tmp_path):
     _write_marked(tmp_path / "bad.h5", rows, json.dumps({"u": "<U2"}))
     with pytest.raises(FormatError, match="'u'.*UTF-8"):
         bcolz.ctable.fromhdf5(str(tmp_path / "bad.h5"))
+
+
+# --- HDF5 files written by others: array nodes, attributes, the node to read -------------
+
+def _arrays_file(path):
+    """A file with an Array, a CArray, an EArray and a Table, each with attributes."""
+    with tables.open_file(str(path), mode="w") as h5:
+        h5.create_array("/", "plain", np.arange(10, dtype=">i4").reshape(5, 2))
+        grid = h5.create_carray("/g", "grid", tables.Float64Atom(), shape=(300, 3),
+                                chunkshape=(64, 3), createparents=True)
+        grid[:] = np.arange(900, dtype="f8").reshape(300, 3) / 7
+        grid.attrs["unit"] = "m"
+        grid.attrs["scale"] = np.float32(0.5)
+        log = h5.create_earray("/", "log", tables.StringAtom(3), shape=(0,))
+        log.append(np.array([b"\x01\x00\x02", b"ab", b""], dtype="S3"))
+        table = h5.create_table("/", "ctable", np.array([(1, 2.0)], dtype="i4,f8"))
+        table.attrs["title"] = "t"
+
+
+@pytest.mark.parametrize("node, expected", [
+    ("/plain", np.arange(10, dtype=">i4").reshape(5, 2)),
+    ("/g/grid", np.arange(900, dtype="f8").reshape(300, 3) / 7),
+    ("/log", np.array([b"\x01\x00\x02", b"ab", b""], dtype="S3")),
+])
+def test_array_carray_and_earray_nodes_are_read_as_carrays(tmp_path, node, expected):
+    from bcolz_store.interop.convert import convert
+    _arrays_file(tmp_path / "a.h5")
+    done = convert(tmp_path / "a.h5", tmp_path / "out", nodepath=node)
+    assert done.kind == "carray" and done.length == len(expected)
+    back = bcolz.open(str(tmp_path / "out"), mode="r")
+    assert isinstance(back, bcolz.carray)
+    assert back.dtype == expected.dtype and back.shape == expected.shape
+    assert back[:].tobytes() == expected.tobytes()
+    if node == "/g/grid":
+        assert back.attrs.getall() == {"unit": "m", "scale": 0.5}
+
+
+def test_a_node_that_is_not_there_or_a_group_is_a_clear_error(tmp_path):
+    from bcolz_store.errors import DatasetNotFoundError
+    from bcolz_store.interop.hdf5_io import read_hdf5
+    _arrays_file(tmp_path / "a.h5")
+    with pytest.raises(DatasetNotFoundError, match="no node '/nope'.*/g/grid"):
+        read_hdf5(tmp_path / "a.h5", nodepath="/nope")
+    with pytest.raises(TypeError, match="'/g' is a Group"):
+        read_hdf5(tmp_path / "a.h5", nodepath="/g")
+    with pytest.raises(TypeError, match="CArray, not a Table"):
+        bcolz.ctable.fromhdf5(str(tmp_path / "a.h5"), "/g/grid")
+
+
+def test_a_bytes_attribute_is_refused_by_name_or_dropped(tmp_path):
+    from bcolz_store.interop.convert import convert
+    from bcolz_store.interop.hdf5_io import read_hdf5
+    with tables.open_file(str(tmp_path / "b.h5"), mode="w") as h5:
+        node = h5.create_table("/", "ctable", np.array([(1, b"x")], dtype="i4,S1"))
+        node.attrs["title"] = "kept"
+        node.attrs["blob"] = b"\x00\xffraw"
+    with pytest.raises(ValueError, match="attribute 'blob' holds bytes"):
+        bcolz.ctable.fromhdf5(str(tmp_path / "b.h5"))
+    with pytest.raises(ValueError, match="'blob'.*drop_attrs"):
+        convert(tmp_path / "b.h5", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    back = read_hdf5(tmp_path / "b.h5", drop_attrs=True)
+    assert back[:].tolist() == [(1, b"x")] and back.attrs.getall() == {}
+    convert(tmp_path / "b.h5", tmp_path / "out", drop_attrs=True)
+    assert bcolz.open(str(tmp_path / "out")).attrs.getall() == {}
+
+
+def test_the_command_reads_and_writes_the_node_it_is_given(tmp_path, capsys):
+    from bcolz_store.cli import main
+    _arrays_file(tmp_path / "a.h5")
+    assert main(["convert", str(tmp_path / "a.h5"), str(tmp_path / "grid"), "--node",
+                 "/g/grid", "--no-progress"]) == 0
+    assert "carray of 300 rows" in capsys.readouterr().out
+    assert bcolz.open(str(tmp_path / "grid")).shape == (300, 3)
+    assert main(["convert", str(tmp_path / "grid"), str(tmp_path / "b.h5"), "--node",
+                 "/deep/inside", "--no-progress"]) == 0
+    with tables.open_file(str(tmp_path / "b.h5")) as h5:
+        assert "/deep/inside" in h5
+    assert main(["convert", str(tmp_path / "a.h5"), str(tmp_path / "x"), "--node",
+                 "/nope", "--no-progress"]) == 1
+    assert "no node '/nope'" in capsys.readouterr().err
+    assert main(["convert", str(tmp_path / "grid"), str(tmp_path / "g.npz"), "--node",
+                 "/x", "--no-progress"]) == 1
+    assert "--node names a node of an HDF5 file" in capsys.readouterr().err
