@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pandas_columns import frame_columns, frame_data
+from .pandas_columns import frame_columns, frame_data, series_zone, utc_values
 
 __all__ = ["DTYPES_ATTR", "fixed_columns", "fromdataframe", "series_values", "todataframe"]
 
@@ -60,6 +60,28 @@ def _fixed_width(values: np.ndarray, recorded=None) -> np.ndarray:
     return values
 
 
+def _as_recorded(values: np.ndarray, recorded) -> np.ndarray:
+    """``values`` in the dtype :func:`todataframe` recorded, when pandas changed
+    only its byte order or its datetime unit and the values convert back
+    exactly (pandas has no ``M8[D]``, and may make big-endian data native)."""
+    try:
+        dtype = np.dtype(recorded) if recorded is not None else None
+    except TypeError:
+        return values
+    if dtype is None or dtype == values.dtype or dtype.kind != values.dtype.kind or \
+            dtype.kind not in "biufcMm" or \
+            (dtype.kind not in "Mm" and dtype.itemsize != values.dtype.itemsize):
+        return values
+    with np.errstate(all="ignore"):
+        out = values.astype(dtype)
+    same = out.astype(values.dtype)
+    if dtype.kind in "Mm":
+        exact = np.array_equal(same.view(np.int64), values.view(np.int64))
+    else:
+        exact = np.ascontiguousarray(same).tobytes() == np.ascontiguousarray(values).tobytes()
+    return out if exact else values
+
+
 def series_values(series, recorded=None) -> np.ndarray:
     """The values of one DataFrame column as a numpy array fit for a carray.
 
@@ -68,18 +90,26 @@ def series_values(series, recorded=None) -> np.ndarray:
     series : pandas.Series
     recorded : str, optional
         The dtype recorded by :func:`todataframe`; used for str/bytes
-        columns when every value fits.
+        columns when every value fits, and for numbers and datetimes whose
+        byte order or unit pandas changed, when the values convert back
+        exactly.
 
     Returns
     -------
     numpy.ndarray, shape (len(series),)
         Numeric, bool and naive datetime columns as they are (no copy where
-        pandas allows); str/bytes columns fixed-width; other object columns
-        as objects.
+        pandas allows); timezone-aware datetime columns as their UTC
+        datetime64 values; str/bytes columns fixed-width; other object
+        columns as objects.
     """
-    values = series.to_numpy()
+    if series_zone(series) is not None:
+        values = utc_values(series)
+    else:
+        values = series.to_numpy()
     if values.dtype == object:
         values = _fixed_width(values, recorded)
+    else:
+        values = _as_recorded(values, recorded)
     return values
 
 

@@ -14,6 +14,12 @@ storage, NaN or NA)
                                 (format/category_meta.py)              categories/order
 =============================== ====================================== ==================
 
+Whatever ``strings`` says, a timezone-aware datetime column is stored as its
+UTC datetime64 values with the zone in the column attr ``timezone`` (as a
+zoned Arrow timestamp is read), and ``todataframe`` gives it back in that
+zone; a zone with no name that pandas reads back (a ``dateutil`` file) keeps
+the column as objects (``Timestamp``), as before.
+
 Each such column gets the attribute ``bcolz_store.pandas`` (JSON) recording
 the pandas dtype (and its storage and missing-value marker), which
 ``todataframe`` uses to give the column back as it was; columns without it
@@ -26,6 +32,7 @@ pandas is imported by the callers (:mod:`.pandas`); nothing here imports it.
 
 from __future__ import annotations
 
+import datetime
 import math
 
 import numpy as np
@@ -33,9 +40,12 @@ import numpy as np
 from ..category_type import _pandas_categorical
 from ..vlen_type import vlen
 
-__all__ = ["PANDAS_ATTR", "frame_columns", "frame_data", "vlen_values"]
+__all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
+           "utc_values", "vlen_values"]
 
 PANDAS_ATTR = "bcolz_store.pandas"
+ZONE_ATTR = "timezone"
+_ZONE_UNITS = ("s", "ms", "us", "ns")
 _STRINGS = ("fixed", "vlen")
 
 
@@ -91,7 +101,10 @@ def vlen_values(series):
         return found[0], found[1].kind, {"dtype": "category"}
     if name == "StringDtype":
         na = "NA" if type(dtype.na_value).__name__ == "NAType" else "nan"
-        record = {"dtype": "string", "storage": dtype.storage, "na_value": na}
+        storage = dtype.storage
+        if storage == "pyarrow_numpy":      # pandas 2.1/2.2's name for pyarrow with NaN
+            storage = "pyarrow"
+        record = {"dtype": "string", "storage": storage, "na_value": na}
         kind = "str"
     elif dtype == np.dtype(object):
         values = series.to_numpy(dtype=object)
@@ -105,6 +118,49 @@ def vlen_values(series):
     missing = np.fromiter(map(_is_missing, items.tolist()), dtype=bool, count=len(items))
     items[missing] = None
     return items, kind, record
+
+
+def _zone_name(tz):
+    """A name pandas and Arrow read back for the time zone ``tz``, else None."""
+    for attr in ("key", "zone"):            # zoneinfo, pytz
+        name = getattr(tz, attr, None)
+        if isinstance(name, str) and name:
+            return name
+    try:
+        offset = tz.utcoffset(None)         # fixed offsets only (named zones give None)
+    except (TypeError, ValueError):
+        return None
+    if offset is None or offset.total_seconds() % 60:
+        return None
+    if offset == datetime.timedelta(0):
+        return "UTC"
+    minutes = int(offset.total_seconds() // 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def series_zone(series):
+    """The zone of a timezone-aware datetime column, by name, else None."""
+    tz = getattr(series.dtype, "tz", None)
+    return None if tz is None else _zone_name(tz)
+
+
+def utc_values(series) -> np.ndarray:
+    """The values of a timezone-aware datetime column as naive UTC datetime64."""
+    return series.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+
+
+def _zoned(pd, values: np.ndarray, col, key):
+    """UTC datetime64 ``values`` of a column with a ``timezone`` attr, in that zone."""
+    zone = col.attrs[ZONE_ATTR] if ZONE_ATTR in col.attrs else None
+    unit, count = np.datetime_data(values.dtype)
+    if not isinstance(zone, str) or not zone or count != 1 or unit not in _ZONE_UNITS:
+        return values
+    try:
+        return pd.Series(values, copy=False).dt.tz_localize("UTC").dt.tz_convert(zone)
+    except Exception as err:        # pandas raises several kinds for an unknown zone
+        raise ValueError(f"column {key!r}: its timezone attr {zone!r} is no time zone pandas "
+                         f"knows ({err}); remove or fix the attr to read it") from None
 
 
 def _spec(strings, name):
@@ -133,7 +189,8 @@ def frame_columns(df, names, strings, fixed):
     -------
     (list, dict, dict)
         The column values; ``{name: dtype}`` for vlen columns;
-        ``{name: {attr: value}}`` to set on them.
+        ``{name: {attr: value}}`` to set on them (and the ``timezone`` of
+        zoned datetime columns).
 
     Raises
     ------
@@ -154,6 +211,9 @@ def frame_columns(df, names, strings, fixed):
         found = vlen_values(df[name]) if spec != "fixed" else None
         if found is None:
             columns.append(fixed(name))
+            zone = series_zone(df[name])
+            if zone is not None:
+                attrs[name] = {ZONE_ATTR: zone}
             continue
         items, kind, record = found
         given = spec if isinstance(spec, vlen) else vlen()
@@ -164,9 +224,47 @@ def frame_columns(df, names, strings, fixed):
     return columns, dtypes, attrs
 
 
+def _string_dtype(pd, storage: str, na: str):
+    """The pandas ``StringDtype`` of ``storage`` and missing value ``na`` ('NA'
+    or 'nan'), or None where this pandas has none.
+
+    pandas 2.3 and later take ``na_value``; 2.1 and 2.2 name pyarrow strings
+    with NaN ``'pyarrow_numpy'``; 2.0 has strings with NA only.
+    """
+    if storage not in ("python", "pyarrow"):
+        storage = "python"
+    try:
+        return pd.StringDtype(storage, na_value=pd.NA if na == "NA" else np.nan)
+    except TypeError:                       # pandas < 2.3: no na_value
+        pass
+    if na == "NA":
+        return pd.StringDtype(storage)
+    if storage == "pyarrow":
+        try:
+            return pd.StringDtype("pyarrow_numpy")
+        except (TypeError, ValueError):     # pandas 2.0
+            pass
+    return None
+
+
 def _pandas_strings(pd, items: np.ndarray, record: dict):
-    dtype = pd.StringDtype(record.get("storage", "python"),
-                           na_value=pd.NA if record.get("na_value") == "NA" else np.nan)
+    """The items of a column recorded as a pandas string column, as one again.
+
+    Where this pandas has no string dtype of the recorded storage and missing
+    value (NaN strings before pandas 2.1, python NaN strings before 2.3), the
+    column is ``object`` with NaN for missing items, as pandas itself keeps
+    such text; where the storage's library is missing (pyarrow), python
+    storage.
+    """
+    na = "NA" if record.get("na_value") == "NA" else "nan"
+    storage = record.get("storage", "python")
+    try:
+        dtype = _string_dtype(pd, storage, na)
+    except ImportError:                     # pyarrow storage without pyarrow
+        dtype = _string_dtype(pd, "python", na)
+    if dtype is None:
+        items[np.equal(items, None)] = np.nan
+        return pd.Series(items, dtype=object, copy=False)
     return pd.array(items, dtype=dtype)
 
 
@@ -177,7 +275,13 @@ def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
     A column recorded by :func:`frame_columns` gets its pandas dtype back; any
     other vlen column becomes an ``object`` column (None for missing items); a
     categorical column becomes a ``pandas.Categorical`` of its codes (the
-    items are not decoded).
+    items are not decoded); a datetime64 column with a ``timezone`` attr
+    becomes timezone-aware in that zone.
+
+    Raises
+    ------
+    ValueError
+        When a ``timezone`` attr names a zone pandas does not know.
     """
     out = {}
     for key in names:
@@ -188,6 +292,8 @@ def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
                                                  ordered=cat.ordered)
             continue
         values = col[rows]
+        if isinstance(values, np.ndarray) and values.dtype.kind == "M":
+            values = _zoned(pd, values, col, key)
         if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):
             out[key] = values
             continue

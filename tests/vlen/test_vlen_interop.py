@@ -40,6 +40,61 @@ def test_fromdataframe_strings_vlen_round_trips_exactly(tmp_path):
     assert back["string"].dtype == df["string"].dtype and back["str"].dtype == df["str"].dtype
 
 
+def _string_dtypes():
+    """``(storage, na_value, dtype)`` of each pandas string dtype this pandas has:
+    NA strings on every version, NaN strings as ``na_value=`` (2.3 on) or
+    ``'pyarrow_numpy'`` (2.1, 2.2)."""
+    out = []
+    for storage in ("python", "pyarrow"):
+        for na in ("NA", "nan"):
+            try:
+                dtype = pd.StringDtype(storage, na_value=pd.NA if na == "NA" else np.nan)
+            except TypeError:           # pandas < 2.3
+                dtype = pd.StringDtype(storage) if na == "NA" else None
+                if dtype is None and storage == "pyarrow":
+                    try:
+                        dtype = pd.StringDtype("pyarrow_numpy")
+                    except (TypeError, ValueError):
+                        dtype = None
+            except ImportError:         # pyarrow storage without pyarrow
+                dtype = None
+            if dtype is not None:
+                out.append((storage, na, dtype))
+    return out
+
+
+@pytest.mark.parametrize("storage, na, dtype", _string_dtypes(),
+                         ids=[f"{s}-{n}" for s, n, _ in _string_dtypes()])
+def test_pandas_string_columns_come_back_on_every_pandas_version(tmp_path, storage, na, dtype):
+    df = pd.DataFrame({"s": pd.array(["a", None, "", "\u00e9"], dtype=dtype)})
+    t = bcolz_store.ctable.fromdataframe(df, strings="vlen", rootdir=str(tmp_path / "t"),
+                                         mode="w")
+    record = t.cols["s"].attrs["bcolz_store.pandas"]
+    assert record == {"dtype": "string", "storage": storage, "na_value": na}
+    back = bcolz_store.open(str(tmp_path / "t"), mode="r").todataframe()
+    assert back["s"].dtype == dtype
+    pd.testing.assert_frame_equal(back, df)
+
+
+@pytest.mark.parametrize("storage, na", [("python", "nan"), ("pyarrow", "nan"),
+                                         ("pyarrow", "NA"), ("python", "NA")])
+def test_a_recorded_string_dtype_this_pandas_lacks_comes_back_as_objects(storage, na):
+    t = bcolz_store.ctable([np.array(["a", None], dtype=object)], names=["s"],
+                           dtype={"s": bcolz_store.vlen()})
+    t.cols["s"].attrs["bcolz_store.pandas"] = {"dtype": "string", "storage": storage,
+                                                "na_value": na}
+    got = t.todataframe()["s"]
+    has = {(s, n) for s, n, _ in _string_dtypes()}
+    if (storage, na) in has:
+        assert type(got.dtype).__name__ == "StringDtype"
+        assert got.isna().tolist() == [False, True]
+    elif na == "NA":                     # pyarrow storage without pyarrow: python storage
+        assert got.dtype == pd.StringDtype("python")
+    else:
+        assert got.dtype == np.dtype(object)
+        assert got[0] == "a" and isinstance(got[1], float) and np.isnan(got[1])
+
+
 def test_fixed_strings_stay_the_default():
     t = bcolz_store.ctable.fromdataframe(pd.DataFrame({"s": ["ab", "c"]}))
     assert t.cols["s"].dtype == np.dtype("<U2") and t.cols["s"].vlen is None
