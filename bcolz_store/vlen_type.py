@@ -38,7 +38,7 @@ _VLEN_NAMES = {"vlen-str": "str", "vlen-bytes": "bytes"}
 
 
 class vlen:
-    """vlen(kind='str', level=6, dictionary=False, nullable=None, dict_size=16384)
+    """vlen(kind='str', level=6, dictionary=False, nullable=True, dict_size=16384)
 
     The dtype of a carray or ctable column of variable-length items.
 
@@ -61,9 +61,12 @@ class vlen:
         :func:`bcolz_store.chunks.vlen.train_chunk_dictionary`) and use it for
         every chunk; bytes: use this dictionary.  The
         dictionary is stored once, in the carray's ``meta/storage``.
-    nullable : bool, optional
-        Whether items may be missing (None, kept apart from empty items).
-        Default: True when the initial items hold a missing one.
+    nullable : bool, default True
+        Whether items may be missing (None, kept apart from empty items), as
+        in pandas and Arrow strings; the type does not depend on the data a
+        column is created with.  ``nullable=False`` refuses ``None``, and
+        reads give ``StringDType()`` instead of
+        ``StringDType(na_object=None)``.  None stands for the default.
     dict_size : int, default 16384
         Size of a trained dictionary in bytes (at least 256).
 
@@ -79,14 +82,16 @@ class vlen:
     Examples
     --------
     >>> vlen("bytes", level=19)
-    vlen('bytes', level=19, dictionary=False, nullable=None)
+    vlen('bytes', level=19, dictionary=False, nullable=True)
+    >>> vlen(nullable=False).nullable
+    False
     >>> vlen().level
     6
     """
 
     __slots__ = ("kind", "level", "dictionary", "nullable", "dict_size")
 
-    def __init__(self, kind="str", level=VLEN_DEFAULT_LEVEL, dictionary=False, nullable=None,
+    def __init__(self, kind="str", level=VLEN_DEFAULT_LEVEL, dictionary=False, nullable=True,
                  dict_size=VLEN_DEFAULT_DICT_SIZE):
         kind = {str: "str", bytes: "bytes"}.get(kind, kind) if isinstance(kind, type) else kind
         if kind not in ("str", "bytes"):
@@ -105,7 +110,7 @@ class vlen:
         self.kind = kind
         self.level = int(level)
         self.dictionary = bytes(dictionary) if isinstance(dictionary, bytearray) else dictionary
-        self.nullable = nullable
+        self.nullable = True if nullable is None else nullable
         self.dict_size = int(dict_size)
 
     def __repr__(self):
@@ -216,8 +221,9 @@ def field_dtype(col) -> np.dtype:
 def vlen_request(array, dtype):
     """The :class:`vlen` type a new carray of ``array`` and ``dtype`` asks for, or None.
 
-    ``dtype`` a :class:`vlen`, ``'vlen-str'``/``'vlen-bytes'`` or a
-    ``StringDType``; or no ``dtype`` and ``array`` a ``StringDType`` array or
+    ``dtype`` a :class:`vlen`, ``'vlen-str'``/``'vlen-bytes'`` (nullable) or a
+    ``StringDType`` (nullable when it has an ``na_object``, as numpy's own
+    missing values); or no ``dtype`` and ``array`` a ``StringDType`` array or
     a vlen carray (whose type is kept: kind, level, dictionary, nullable).
     """
     if isinstance(dtype, vlen):
@@ -230,7 +236,7 @@ def vlen_request(array, dtype):
             return vlen_of(meta)
         dtype = array.dtype if isinstance(array, np.ndarray) else None
     if isinstance(dtype, np.dtype) and dtype.kind == "T":
-        return vlen("str", nullable=True if hasattr(dtype, "na_object") else None)
+        return vlen("str", nullable=hasattr(dtype, "na_object"))
     return None
 
 
@@ -313,16 +319,13 @@ def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen):
                           True, where="new carray")
         items = sample[:0]
         nullable = request.nullable
-        if nullable is None:
-            nullable = bool(source.vlen.nullable) if source.vlen is not None else False
         avg = average_nbytes(sample, kind)
     else:
         items = as_items(array, kind, vlen_result_dtype(kind, True), True, where="new carray")
         mask = missing_mask(items)
-        has_missing = bool(mask is not None and mask.any())
-        if request.nullable is False and has_missing:
+        if request.nullable is False and mask is not None and mask.any():
             raise ValueError("new carray: missing items (None) given with nullable=False")
-        nullable = has_missing if request.nullable is None else request.nullable
+        nullable = request.nullable
         avg = average_nbytes(items, kind)
         sample = items
     dtype = vlen_result_dtype(kind, nullable)

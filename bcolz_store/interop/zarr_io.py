@@ -338,7 +338,7 @@ def _vlen_columns(names, arrays, recorded, strings, where) -> dict:
         elif strings == "vlen" and np.dtype(array.dtype).kind in "OT" and len(array.shape) == 1:
             probe = array[:min(array.shape[0], 64)]
             kind = "bytes" if any(isinstance(v, bytes) for v in probe.tolist()) else "str"
-            out[name] = vlen(kind, nullable=False)
+            out[name] = vlen(kind)
     return out
 
 

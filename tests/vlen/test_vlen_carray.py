@@ -73,7 +73,7 @@ def test_items_read_back_at_every_chunk_edge(where, n, kind):
 
 def test_reads_give_stringdtype_and_missing_items_stay_apart_from_empty(where):
     make, reopen = where
-    plain = make(["a", "", "ccc"], dtype="vlen-str")
+    plain = make(["a", "", "ccc"], dtype=bcolz_store.vlen(nullable=False))
     assert plain.dtype == STR and plain[:].dtype == STR
     nullable = make(["a", None, "", None], dtype="vlen-str", chunklen=2)
     back = reopen(nullable, "r")
@@ -117,7 +117,7 @@ def test_wrong_items_are_refused_with_their_position(kind, items, error, text):
 
 def test_none_is_refused_where_missing_items_are_not_allowed(where):
     make, reopen = where
-    c = make(["a", "b"], dtype="vlen-str")
+    c = make(["a", "b"], dtype=bcolz_store.vlen(nullable=False))
     assert c.vlen.nullable is False
     with pytest.raises(ValueError, match="missing items"):
         c.append([None])
@@ -127,6 +127,54 @@ def test_none_is_refused_where_missing_items_are_not_allowed(where):
     with pytest.raises(ValueError, match="nullable=False"):
         make(["a", None], dtype=bcolz_store.vlen(nullable=False))
     assert make([], dtype=bcolz_store.vlen(nullable=True)).dtype == NSTR
+
+
+@pytest.mark.parametrize("dtype", [bcolz_store.vlen(), bcolz_store.vlen("bytes"), "vlen-str",
+                                   "vlen-bytes", bcolz_store.vlen(nullable=None)],
+                         ids=["vlen", "vlen-bytes-type", "vlen-str", "vlen-bytes", "None"])
+def test_vlen_columns_are_nullable_whatever_data_they_start_with(where, dtype):
+    make, reopen = where
+    kind = "bytes" if "bytes" in str(dtype) else "str"
+    item = b"x" if kind == "bytes" else "x"
+    empty, plain, holding = (make(data, dtype=dtype) for data in
+                             ([], [item], [item, None]))
+    for c in (empty, plain, holding):
+        assert c.vlen.nullable is True and c.dtype == holding.dtype
+        c.append([None, item])
+        c[0] = None
+    assert reopen(empty, "r")[:].tolist() == [None, item]
+    assert reopen(plain, "r")[:].tolist() == [None, None, item]
+    assert reopen(holding, "r").vlen == holding.vlen
+
+
+def test_nullable_false_and_stringdtype_without_na_object_refuse_none(where):
+    make, _ = where
+    for c in (make([], dtype=bcolz_store.vlen(nullable=False)),
+              make(np.array(["a"], dtype=STR)), make([], dtype=STR)):
+        assert c.vlen.nullable is False and c.dtype == STR
+        with pytest.raises(ValueError, match="missing items"):
+            c.append([None])
+    assert make(np.array(["a"], dtype=NSTR)).vlen.nullable is True
+
+
+def test_datasets_recorded_not_nullable_stay_so(tmp_path):
+    root = tmp_path / "old"
+    bcolz_store.carray(["a", "b"], dtype="vlen-str", rootdir=str(root), mode="w")
+    storage = json.loads((root / "meta" / "storage").read_text())
+    storage["vlen"]["nullable"] = False         # as earlier versions wrote it
+    (root / "meta" / "storage").write_text(json.dumps(storage) + "\n")
+    for name in ("bcolz_store.json", "bcolz_store.md5"):
+        if (root / name).exists():
+            (root / name).unlink()
+    old = bcolz_store.open(str(root), mode="a")
+    assert old.vlen.nullable is False and old.dtype == STR and old[:].tolist() == ["a", "b"]
+    with pytest.raises(ValueError, match="missing items"):
+        old.append([None])
+    old.append(["c"])
+    old.flush()
+    assert bcolz_store.open(str(root), mode="r").vlen.nullable is False
+    copy = old.copy()
+    assert copy.vlen.nullable is False
 
 
 def test_append_trim_resize_cross_chunk_edges(where):
@@ -205,7 +253,7 @@ def test_files_and_metadata_on_disk(tmp_path):
     storage = json.loads((root / "meta" / "storage").read_text())
     assert storage["dtype"].startswith("vlen-str: column 'names.bcolz' holds variable-length")
     assert "," not in storage["dtype"]
-    assert storage["vlen"] == {"kind": "str", "codec": "zstd", "level": 7, "nullable": False,
+    assert storage["vlen"] == {"kind": "str", "codec": "zstd", "level": 7, "nullable": True,
                                "dictionary": None}
     assert storage["chunklen"] == CL and storage["dflt"] == ""
     sizes = json.loads((root / "meta" / "sizes").read_text())
