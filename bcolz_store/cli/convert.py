@@ -12,7 +12,7 @@ import sys
 from bcolz_store.errors import BcolzStoreError
 from bcolz_store.interop.convert import FORMATS, convert, detect_format
 
-from .common import PROG
+from .common import PROG, CommandError, add_storage_options, storage_options
 
 __all__ = ["add_convert_parser", "run_convert"]
 
@@ -34,11 +34,12 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
         "convert", help="convert between a bcolz dataset and parquet, arrow, zarr, npz, "
                         "hdf5 or datadings",
         description="Convert SRC into DST.  Formats come from the names: a bcolz rootdir "
-                    "(a folder; no suffix or .bcolz), .parquet, .arrow/.feather, .zarr, "
-                    ".npz, .h5/.hdf5, .msgpack (datadings).  Exit status 0 on success, "
-                    "1 on failure.")
-    parser.add_argument("src", help="what to convert")
-    parser.add_argument("dst", help="where to write it")
+                    "(a folder; no suffix or .bcolz; a .zip pack as SRC), .parquet, "
+                    ".arrow/.feather, .zarr, .npz, .h5/.hdf5, .msgpack (datadings).  bcolz, "
+                    "parquet, arrow and zarr may be URLs (s3://...; --storage-options for "
+                    "credentials or an endpoint).  Exit status 0 on success, 1 on failure.")
+    parser.add_argument("src", help="what to convert: a path, a .zip pack or a URL")
+    parser.add_argument("dst", help="where to write it: a path or a URL")
     parser.add_argument("--to", choices=FORMATS, help="the destination format (default: "
                                                       "from DST's name)")
     parser.add_argument("--overwrite", action="store_true",
@@ -57,6 +58,7 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
                         help="HDF5: the node to read or write (default /ctable); a Table "
                              "becomes a ctable, an Array, CArray or EArray a carray")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_storage_options(parser)
     parser.set_defaults(func=run_convert)
     return parser
 
@@ -65,14 +67,14 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
 _EXPECTED = (BcolzStoreError, OSError, ValueError, TypeError, ImportError, LookupError)
 
 
-def _formats(args) -> set:
+def _formats(args, options) -> set:
     """The formats of SRC and DST as far as they can be told (errors are left
     to the conversion, which reports them)."""
     found = {args.to} if args.to else set()
     for location, reading in ((args.src, True), (args.dst, False)):
         if reading or not args.to:
             try:
-                found.add(detect_format(location, reading=reading))
+                found.add(detect_format(location, reading=reading, storage_options=options))
             except (ValueError, OSError):
                 pass
     return found
@@ -85,28 +87,34 @@ def run_convert(args) -> int:
     ----------
     args : argparse.Namespace
         ``src``, ``dst``, ``to``, ``overwrite``, ``drop_attrs``, ``strings``,
-        ``missing``, ``node``, ``no_progress`` (and ``traceback`` when the
-        main parser has it).
+        ``missing``, ``node``, ``storage_options``, ``no_progress`` (and
+        ``traceback`` when the main parser has it).
 
     Returns
     -------
     int
         0 on success (one summary line on stdout), 1 on failure (one line on
-        stderr: ``bcolz-store: error: convert: ...``).
+        stderr: ``bcolz-store: error: convert: ...``), 2 when
+        ``--storage-options`` is not a JSON object.
 
     Raises
     ------
     KeyboardInterrupt
         Left to the caller (``bcolz-store`` exits 130).
     """
-    options = {"overwrite": args.overwrite}
+    try:
+        options = {"overwrite": args.overwrite,
+                   "storage_options": storage_options(args)}
+    except CommandError as err:
+        print(f"{PROG}: error: convert: {err}", file=sys.stderr)
+        return err.status
     if getattr(args, "drop_attrs", False):
         options["drop_attrs"] = True
     for name in ("strings", "missing"):
         if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     if getattr(args, "node", None) is not None:
-        if "hdf5" not in _formats(args):
+        if "hdf5" not in _formats(args, options["storage_options"]):
             print(f"{PROG}: error: convert: --node names a node of an HDF5 file, and neither "
                   f"{args.src} nor {args.dst} is one", file=sys.stderr)
             return 1

@@ -29,10 +29,13 @@ import numpy as np
 
 import bcolz_store
 from bcolz_store.errors import DatasetExistsError
+from bcolz_store.storage.base import Store
+from bcolz_store.storage.urls import open_store
 
 __all__ = ["BLOCK_BYTES", "DATADINGS_SUFFIXES", "Sink", "atom_of", "block_rows",
            "check_attrs_kept", "column_attrs", "columns_of", "is_remote", "kind_of",
-           "local_path", "progress_bar", "require", "row_blocks"]
+           "local_path", "local_rootdir", "progress_bar", "require", "rootdir_arg",
+           "row_blocks"]
 
 BLOCK_BYTES = 16 << 20      # uncompressed bytes per streamed block (all columns)
 # Files beside a datadings ``NAME.msgpack`` that belong to it (the legacy index too).
@@ -185,10 +188,11 @@ class Sink:
     atoms : dict of str to numpy.dtype
         Column name -> atom (dtype, with a subarray shape for rows that are
         arrays).  A carray has one entry.
-    rootdir : str or os.PathLike, optional
-        Where to build it (None: in memory).
+    rootdir : str, os.PathLike or Store, optional
+        Where to build it (None: in memory): a path, a URL or a store.
     mode : {'w', 'a'}, default 'w'
-        'w' replaces what is at ``rootdir``; 'a' refuses an existing one.
+        'w' replaces what is at ``rootdir``; 'a' refuses an existing local
+        one.
     expectedlen : int, optional
         Expected number of rows (chooses chunklen, as in bcolz).
     dtypes : dict of str to vlen, optional
@@ -208,7 +212,7 @@ class Sink:
     Notes
     -----
     Used as a context manager: when the body fails, what was built at
-    ``rootdir`` is removed.  Blocks must match exactly because
+    ``rootdir`` is removed (from a store or URL too, as far as it lets).  Blocks must match exactly because
     ``ctable.append`` casts silently (it truncates longer strings).
     """
 
@@ -220,13 +224,15 @@ class Sink:
             raise ValueError(f"kind must be 'carray' or 'ctable', not {kind!r}")
         if kind == "carray" and len(atoms) != 1:
             raise ValueError(f"a carray holds one column, not {len(atoms)}: {list(atoms)}")
-        self.rootdir = os.fspath(rootdir) if rootdir is not None else None
-        if self.rootdir is not None and mode == "a" and os.path.lexists(self.rootdir):
-            raise DatasetExistsError(f"{self.rootdir}: exists; use mode 'w' to replace it")
+        self.rootdir = rootdir_arg(rootdir)
+        local = local_rootdir(self.rootdir)
+        if local is not None and mode == "a" and os.path.lexists(local):
+            raise DatasetExistsError(f"{local}: exists; use mode 'w' to replace it")
         self.atoms = dict(atoms)
         self.vlens = dict(dtypes or {})
         empty = [np.empty(0, dtype=atom) for atom in self.atoms.values()]
         kwargs.setdefault("expectedlen", max(int(expectedlen or 0), 1))
+        self.storage_options = kwargs.get("storage_options")
         if self.rootdir is not None:
             kwargs.update(rootdir=self.rootdir, mode="w")
         if self.vlens:
@@ -248,7 +254,14 @@ class Sink:
         if exc_type is not None and self.rootdir is not None:
             with contextlib.suppress(Exception):
                 self.obj.close()
-            shutil.rmtree(self.rootdir, ignore_errors=True)
+            local = local_rootdir(self.rootdir)
+            if local is not None:
+                shutil.rmtree(local, ignore_errors=True)
+            else:
+                with contextlib.suppress(Exception):
+                    store = self.rootdir if isinstance(self.rootdir, Store) else \
+                        open_store(self.rootdir, False, self.storage_options)
+                    store.remove_root()
         return False
 
     def append(self, blocks: list) -> None:
@@ -286,6 +299,22 @@ def is_remote(location) -> bool:
     """True for a URL other than ``file://`` (read through pyarrow.fs or fsspec)."""
     return isinstance(location, str) and bool(_URL.match(location)) \
         and not location.lower().startswith("file://")
+
+
+def rootdir_arg(rootdir):
+    """``rootdir`` as the carray and ctable constructors take it: None, a
+    :class:`~bcolz_store.storage.base.Store` as it is, else a path or URL string."""
+    if rootdir is None or isinstance(rootdir, Store):
+        return rootdir
+    return os.fspath(rootdir)
+
+
+def local_rootdir(rootdir):
+    """The local path of a rootdir given as a path or ``file://`` URL; None for
+    None, a store or a remote URL."""
+    if rootdir is None or isinstance(rootdir, Store):
+        return None
+    return local_path(os.fspath(rootdir))
 
 
 def local_path(location):

@@ -124,11 +124,44 @@ def to_arrow(obj, *, progress=None):
     return pa.Table.from_arrays(columns, schema=schema)
 
 
+def _fsspec(path, storage_options):
+    """``(filesystem, path inside it)`` of a URL through fsspec, with ``storage_options``."""
+    fsspec = require("fsspec", "s3", "URLs with storage_options")
+    return fsspec.core.url_to_fs(path, **storage_options)
+
+
 @contextlib.contextmanager
-def _output(pa, path, overwrite: bool):
-    """A writable Arrow stream at a local path or URL; a partial local file is
+def _fsspec_output(pa, path, overwrite: bool, storage_options):
+    fs, inner = _fsspec(path, storage_options)
+    existed = fs.exists(inner)
+    if existed and not overwrite:
+        raise DatasetExistsError(f"{path}: exists; pass overwrite=True to replace it")
+    handle = fs.open(inner, "wb")
+    try:
+        with pa.PythonFile(handle, mode="w") as sink:
+            yield sink
+    except BaseException:
+        with contextlib.suppress(Exception):
+            handle.discard()                # nothing of a failed write is uploaded
+        with contextlib.suppress(Exception):
+            handle.close()
+        if not existed:
+            with contextlib.suppress(Exception):
+                fs.rm(inner)
+        raise
+    handle.close()
+
+
+@contextlib.contextmanager
+def _output(pa, path, overwrite: bool, storage_options=None):
+    """A writable Arrow stream at a local path or URL (through fsspec when
+    ``storage_options`` are given, else ``pyarrow.fs``); a partial file is
     removed on failure."""
     local = local_path(path)
+    if local is None and storage_options is not None:
+        with _fsspec_output(pa, path, overwrite, storage_options) as sink:
+            yield sink
+        return
     if local is None:
         fs, inner = pa.fs.FileSystem.from_uri(path)
         if fs.get_file_info(inner).type != pa.fs.FileType.NotFound and not overwrite:
@@ -148,7 +181,7 @@ def _output(pa, path, overwrite: bool):
 
 
 def to_parquet(obj, path, *, overwrite=False, row_group_size=None, progress=None,
-               **parquet_kwargs):
+               storage_options=None, **parquet_kwargs):
     """Write a carray or ctable to a Parquet file, one row group per block.
 
     Parameters
@@ -162,6 +195,9 @@ def to_parquet(obj, path, *, overwrite=False, row_group_size=None, progress=None
         Rows per row group (default: about 16 MiB of data, whole chunks).
     progress : bool or None, default None
         A progress bar on stderr (None: when stderr is a terminal).
+    storage_options : dict, optional
+        fsspec options for a URL (credentials, endpoint...); a URL is then
+        written through fsspec rather than ``pyarrow.fs``.
     **parquet_kwargs
         Passed to ``pyarrow.parquet.ParquetWriter`` (``compression``...).
 
@@ -186,14 +222,15 @@ def to_parquet(obj, path, *, overwrite=False, row_group_size=None, progress=None
     pa, pq = import_pyarrow(), _pq()
     schema = _schema(pa, obj)
     blen = int(row_group_size or block_rows(obj))
-    with _output(pa, path, overwrite) as sink, \
+    with _output(pa, path, overwrite, storage_options) as sink, \
             pq.ParquetWriter(sink, schema, **parquet_kwargs) as writer, \
             progress_bar(progress, len(obj), "to parquet") as bar:
         for batch in _record_batches(pa, obj, schema, blen, bar):
             writer.write_batch(batch, row_group_size=blen)
 
 
-def to_feather(obj, path, *, overwrite=False, compression=None, progress=None):
+def to_feather(obj, path, *, overwrite=False, compression=None, progress=None,
+               storage_options=None):
     """Write a carray or ctable to an Arrow IPC file (Feather v2), batch by batch.
 
     Parameters
@@ -207,6 +244,8 @@ def to_feather(obj, path, *, overwrite=False, compression=None, progress=None):
         Buffer compression (None keeps the file memory-mappable).
     progress : bool or None, default None
         A progress bar on stderr (None: when stderr is a terminal).
+    storage_options : dict, optional
+        fsspec options for a URL, as :func:`to_parquet`.
 
     Raises
     ------
@@ -224,7 +263,7 @@ def to_feather(obj, path, *, overwrite=False, compression=None, progress=None):
     pa = import_pyarrow()
     schema = _schema(pa, obj)
     options = pa.ipc.IpcWriteOptions(compression=compression)
-    with _output(pa, path, overwrite) as sink, \
+    with _output(pa, path, overwrite, storage_options) as sink, \
             pa.ipc.new_file(sink, schema, options=options) as writer, \
             progress_bar(progress, len(obj), "to arrow") as bar:
         for batch in _record_batches(pa, obj, schema, block_rows(obj), bar):
@@ -337,9 +376,17 @@ def from_arrow(arrow_table, rootdir=None, mode="w", *, kind=None, columns=None,
 
 
 @contextlib.contextmanager
-def _input(pa, path):
-    """A random-access Arrow file at a local path or URL."""
+def _input(pa, path, storage_options=None):
+    """A random-access Arrow file at a local path or URL (through fsspec when
+    ``storage_options`` are given, else ``pyarrow.fs``)."""
     local = local_path(path)
+    if local is None and storage_options is not None:
+        fs, inner = _fsspec(path, storage_options)
+        if not fs.isfile(inner):
+            raise DatasetNotFoundError(f"{path}: no such file")
+        with fs.open(inner, "rb") as handle, pa.PythonFile(handle, mode="r") as source:
+            yield source
+        return
     if local is None:
         fs, inner = pa.fs.FileSystem.from_uri(path)
         with fs.open_input_file(inner) as source:
@@ -362,7 +409,8 @@ def _format_errors(pa, where, batches):
 
 
 def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
-                 batch_size=READ_BLOCK_ROWS, progress=None, **ctable_kwargs):
+                 batch_size=READ_BLOCK_ROWS, progress=None, storage_options=None,
+                 **ctable_kwargs):
     """A ctable (or carray) holding a Parquet file, read batch by batch.
 
     Parameters
@@ -374,6 +422,9 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
     batch_size : int, default 65536
         Most rows read and appended at a time (fewer when rows are wide, so
         that a batch holds about 16 MiB); memory stays bounded by one batch.
+    storage_options : dict, optional
+        fsspec options for a URL ``path`` (credentials, endpoint...); it is
+        then read through fsspec rather than ``pyarrow.fs``.
 
     Returns
     -------
@@ -392,7 +443,7 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
     """
     pa, pq = import_pyarrow(), _pq()
     where = str(path)
-    with _input(pa, path) as source:
+    with _input(pa, path, storage_options) as source:
         try:
             pf = pq.ParquetFile(source)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
@@ -406,7 +457,7 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
 
 
 def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
-                 **ctable_kwargs):
+                 storage_options=None, **ctable_kwargs):
     """A ctable (or carray) holding an Arrow IPC file (Feather v2) or stream.
 
     Parameters
@@ -415,6 +466,8 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
         A local path (memory-mapped), or a URL that ``pyarrow.fs`` can open.
     rootdir, mode, kind, columns, progress, **ctable_kwargs
         As :func:`from_arrow`.
+    storage_options : dict, optional
+        fsspec options for a URL ``path``, as :func:`from_parquet`.
 
     Returns
     -------
@@ -434,7 +487,7 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
     """
     pa = import_pyarrow()
     where = str(path)
-    with _input(pa, path) as source:
+    with _input(pa, path, storage_options) as source:
         try:
             reader = pa.ipc.open_file(source)
             count = reader.num_record_batches

@@ -36,6 +36,7 @@ progress bars, block sizes, :class:`Sink`) is in :mod:`._common`; the
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import inspect
@@ -48,8 +49,10 @@ from pathlib import Path
 import bcolz_store
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
 
+from bcolz_store.storage.urls import open_store
+
 from ._common import (DATADINGS_SUFFIXES, Sink, block_rows, column_attrs, is_remote, kind_of,
-                      local_path, progress_bar, require, row_blocks)
+                      local_path, progress_bar, require, rootdir_arg, row_blocks)
 from .fixed_width import tofixed
 
 # Sink, block_rows, progress_bar, require and row_blocks live in ._common; they
@@ -61,21 +64,37 @@ FORMATS = ("arrow", "bcolz", "datadings", "hdf5", "npz", "parquet", "zarr")
 SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow",
             ".ipc": "arrow", ".zarr": "zarr", ".npz": "npz", ".h5": "hdf5", ".hdf5": "hdf5",
             ".msgpack": "datadings", ".bcolz": "bcolz"}
-# Formats that reach remote URLs through their own library (pyarrow.fs, fsspec).
-REMOTE_FORMATS = ("arrow", "parquet", "zarr")
+# Formats that reach remote URLs (pyarrow.fs or fsspec; bcolz through its stores).
+REMOTE_FORMATS = ("arrow", "bcolz", "parquet", "zarr")
+# Names, in a folder or object store, that make it a bcolz dataset or a zarr store.
+_BCOLZ_NAMES = ("__rootdirs__", "meta/sizes", "bcolz_store.json")
+_ZARR_NAMES = ("zarr.json", ".zgroup", ".zarray")
 
 
 # --- paths and formats --------------------------------------------------------------
 
 def _is_bcolz_dir(path: Path) -> bool:
-    return (path / "__rootdirs__").is_file() or (path / "meta" / "sizes").is_file()
+    return any((path / name).is_file() for name in _BCOLZ_NAMES[:2])
 
 
 def _is_zarr_dir(path: Path) -> bool:
-    return any((path / name).is_file() for name in ("zarr.json", ".zgroup", ".zarray"))
+    return any((path / name).is_file() for name in _ZARR_NAMES)
 
 
-def detect_format(location, *, reading: bool = True) -> str:
+def _remote_format(location, storage_options) -> str:
+    """'zarr' for a URL holding a zarr store, else 'bcolz' (whose opening then
+    says what is wrong)."""
+    try:
+        fsspec = importlib.import_module("fsspec")
+        fs, inner = fsspec.core.url_to_fs(location, **(storage_options or {}))
+        if any(fs.isfile(f"{inner.rstrip('/')}/{name}") for name in _ZARR_NAMES):
+            return "zarr"
+    except Exception:           # noqa: BLE001 - no fsspec, no access: opening tells
+        pass
+    return "bcolz"
+
+
+def detect_format(location, *, reading: bool = True, storage_options=None) -> str:
     """The format of ``location``, a local path or URL.
 
     Parameters
@@ -83,8 +102,12 @@ def detect_format(location, *, reading: bool = True) -> str:
     location : str or os.PathLike
     reading : bool, default True
         True for a source: a local folder is recognised by its content (a
-        bcolz rootdir, a zarr store), a file by its suffix.  False for a
+        bcolz rootdir, a zarr store), a ``.zip`` file is a bcolz pack, other
+        files by their suffix, and a URL without a known suffix by its
+        content (a zarr store, else a bcolz dataset).  False for a
         destination: by the suffix; no suffix means a bcolz rootdir.
+    storage_options : dict, optional
+        fsspec options for looking into a URL.
 
     Returns
     -------
@@ -96,7 +119,8 @@ def detect_format(location, *, reading: bool = True) -> str:
     DatasetNotFoundError
         A local source that does not exist.
     ValueError
-        When the format cannot be told (pass ``to=`` for a destination).
+        When the format cannot be told (pass ``to=`` for a destination), or
+        a ``.zip`` destination (packs are made by ``bcolz-store pack``).
     """
     path = local_path(location)
     name = urllib.parse.urlparse(location).path if path is None else path.name
@@ -112,10 +136,17 @@ def detect_format(location, *, reading: bool = True) -> str:
             if suffix not in (".zarr", ".bcolz"):
                 raise ValueError(f"{path}: a folder that is neither a bcolz dataset nor a "
                                  f"zarr store")
+        elif suffix == ".zip":
+            return "bcolz"                  # a pack (bcolz-store pack)
     if suffix in SUFFIXES:
         return SUFFIXES[suffix]
+    if reading and path is None and suffix != ".zip":
+        return _remote_format(location, storage_options)
     if not reading and suffix == "":
         return "bcolz"
+    if not reading and suffix == ".zip":
+        raise ValueError(f"{location}: a .zip pack is made from a bcolz dataset by "
+                         f"bcolz-store pack; convert to a bcolz folder first")
     raise ValueError(f"{location}: cannot tell the format from the name (known suffixes: "
                      f"{', '.join(sorted(SUFFIXES))}); pass to=FORMAT")
 
@@ -236,7 +267,7 @@ class _Stage:
 def _route(options: dict, reader, writer, dst_is_bcolz: bool):
     """Split ``options`` between the reader and the writer by their signatures."""
     fixed = {"src", "rootdir", "mode", "progress", "obj", "path", "source", "table",
-             "overwrite", "drop_attrs"}
+             "overwrite", "drop_attrs", "storage_options"}
 
     def named(func):
         if func is None:
@@ -267,6 +298,11 @@ def _route(options: dict, reader, writer, dst_is_bcolz: bool):
 
 def _check_apart(src, dst) -> None:
     a, b = local_path(src), local_path(dst)
+    if a is None and b is None:
+        a, b = str(src).rstrip("/"), str(dst).rstrip("/")
+        if a == b or b.startswith(a + "/") or a.startswith(b + "/"):
+            raise ValueError(f"source {src} and destination {dst} overlap")
+        return
     if a is None or b is None:
         return
     a, b = Path(os.path.realpath(a)), Path(os.path.realpath(b))
@@ -282,10 +318,11 @@ def _copy_bcolz(obj, rootdir, mode="w", *, progress=None, strings="keep", missin
         raise ValueError(f"strings must be 'keep' or 'fixed', not {strings!r}")
     if strings == "fixed":
         with progress_bar(progress, len(obj), "to fixed width") as bar:
-            return tofixed(obj, os.fspath(rootdir), mode, missing=missing, bar=bar, **kwargs)
+            return tofixed(obj, rootdir_arg(rootdir), mode, missing=missing, bar=bar,
+                           **kwargs)
     if missing is not None:
         raise ValueError("missing= is for strings='fixed' only")
-    out = obj.copy(rootdir=os.fspath(rootdir), mode=mode, **kwargs)
+    out = obj.copy(rootdir=rootdir_arg(rootdir), mode=mode, **kwargs)
     for key, value in obj.attrs:
         out.attrs[key] = value
     for name, values in column_attrs(obj).items():
@@ -295,24 +332,44 @@ def _copy_bcolz(obj, rootdir, mode="w", *, progress=None, strings="keep", missin
     return out
 
 
-def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
+def _remote_bcolz(dst, storage_options, overwrite: bool):
+    """The store of a bcolz destination at a URL, checked like a local one: an
+    existing dataset is replaced only with ``overwrite``, anything else never."""
+    store = open_store(dst, False, storage_options)
+    if store.root_state() == "missing":
+        return store, False
+    if not overwrite:
+        raise DatasetExistsError(f"{dst}: exists; pass overwrite=True (bcolz-store convert "
+                                 f"--overwrite) to replace it")
+    if not any(store.exists(name) for name in _BCOLZ_NAMES):
+        raise DatasetExistsError(f"{dst}: exists and is not a bcolz dataset; not replacing it")
+    return store, True
+
+
+def convert(src, dst, *, to=None, progress=None, storage_options=None, **options) -> Converted:
     """Convert between a bcolz dataset and another format (or two other formats).
 
     Parameters
     ----------
     src : str or os.PathLike
-        A bcolz rootdir (opened read-only), ``*.parquet``, ``*.arrow``/
-        ``*.feather``, ``*.zarr``, ``*.npz``, ``*.h5``/``*.hdf5`` or a
-        datadings ``*.msgpack`` file; a local path, a ``file://`` URL, or
-        (parquet, arrow, zarr) a remote URL their libraries can open.
+        A bcolz rootdir (opened read-only), a bcolz pack (``*.zip``),
+        ``*.parquet``, ``*.arrow``/``*.feather``, ``*.zarr``, ``*.npz``,
+        ``*.h5``/``*.hdf5`` or a datadings ``*.msgpack`` file; a local path,
+        a ``file://`` URL, or (bcolz, parquet, arrow, zarr) a remote URL
+        (``s3://...``; without a known suffix, a zarr store or a bcolz
+        dataset by its content).
     dst : str or os.PathLike
         Where to write; its format from its suffix (no suffix: a bcolz
-        rootdir) unless ``to`` is given.
+        rootdir) unless ``to`` is given.  A remote URL for bcolz, parquet,
+        arrow and zarr.
     to : str, optional
         The destination format, one of :data:`FORMATS`.
     progress : bool or None, default None
         Progress bars on stderr: None shows them when stderr is a terminal
         (and tqdm is installed).
+    storage_options : dict, optional
+        fsspec options (credentials, endpoint...) for the source and
+        destination given as URLs.
     overwrite : bool, default False
         Replace an existing destination of the same format.
     drop_attrs : bool, default False
@@ -333,7 +390,7 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
     Returns
     -------
     Converted
-        Formats, kind, length and the paths written.
+        Formats, kind, length and the paths (or URL) written.
 
     Raises
     ------
@@ -343,9 +400,10 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
         When ``dst`` exists and ``overwrite`` is False, or exists as
         something other than what would be written.
     ValueError
-        An unknown format, overlapping ``src`` and ``dst``, a remote
-        destination in a format that needs a local path, or data the target
-        cannot hold without loss (see docs/converting.md).
+        An unknown format, overlapping ``src`` and ``dst``, a remote source
+        or destination in a format that needs a local path,
+        ``storage_options`` without a URL, or data the target cannot hold
+        without loss (see docs/converting.md).
     TypeError
         An unknown option, or a dtype the target cannot hold.
     ImportError
@@ -354,11 +412,11 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
     FormatError
         A malformed source.
     OSError
-        When the operating system refuses a read or write.
+        When the operating system or a remote store refuses a read or write.
     """
     overwrite = bool(options.pop("overwrite", False))
     drop_attrs = bool(options.pop("drop_attrs", False))
-    src_fmt = detect_format(src, reading=True)
+    src_fmt = detect_format(src, reading=True, storage_options=storage_options)
     dst_fmt = to if to is not None else detect_format(dst, reading=False)
     if dst_fmt not in FORMATS:
         raise ValueError(f"unknown format {dst_fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -370,22 +428,36 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
         write_opts["drop_attrs"] = drop_attrs
     if reader is not None and "drop_attrs" in inspect.signature(reader).parameters:
         read_opts["drop_attrs"] = drop_attrs
-    if is_remote(src) and src_fmt not in REMOTE_FORMATS:
+    src_remote, dst_path = is_remote(src), local_path(dst)
+    if src_remote and src_fmt not in REMOTE_FORMATS:
         raise ValueError(f"{src}: {src_fmt} is read from local paths only")
-    dst_path = local_path(dst)
     if dst_path is None and dst_fmt not in REMOTE_FORMATS:
         raise ValueError(f"{dst}: {dst_fmt} is written to local paths only")
+    if storage_options is not None:
+        if not src_remote and dst_path is not None:
+            raise ValueError("storage_options are for URLs (s3://...), and neither the source "
+                             "nor the destination is one")
+        if src_remote and reader is not None:
+            read_opts["storage_options"] = storage_options
+        if dst_path is None and dst_fmt != "bcolz":
+            write_opts["storage_options"] = storage_options
+    replaced = False
     if dst_path is not None:
         _check_replaceable(dst_path, dst_fmt, overwrite)
         stage = _Stage(dst_path, dst_fmt)
         target = stage.path
+    elif dst_fmt == "bcolz":
+        stage = None
+        target, replaced = _remote_bcolz(dst, storage_options, overwrite)
     else:
         stage, target = None, dst
     try:
         with tempfile.TemporaryDirectory(prefix=".bcolz-store-convert-",
                                          dir=stage.folder if stage else None) as tmp:
             if reader is None:
-                obj = bcolz_store.open(os.fspath(local_path(src)), mode="r")
+                obj = bcolz_store.open(src if src_remote else os.fspath(local_path(src)),
+                                       mode="r",
+                                       storage_options=storage_options if src_remote else None)
             elif dst_fmt == "bcolz":
                 obj = reader(src, target, progress=progress, **read_opts)
             else:
@@ -399,6 +471,11 @@ def convert(src, dst, *, to=None, progress=None, **options) -> Converted:
                 writer(obj, target, progress=progress, **write_opts)
             obj = None
         written = stage.commit() if stage else [str(dst)]
+    except BaseException:
+        if dst_path is None and dst_fmt == "bcolz" and not replaced:
+            with contextlib.suppress(Exception):
+                target.remove_root()        # what a failed copy left at the URL
+        raise
     finally:
         if stage:
             stage.cleanup()

@@ -23,6 +23,7 @@ import shutil
 import numpy as np
 
 from ..errors import DatasetExistsError
+from ..storage.base import Store
 
 __all__ = ["fixed_atoms", "tofixed"]
 
@@ -107,8 +108,8 @@ def tofixed(obj, rootdir=None, mode="w", *, missing=None, bar=None, **kwargs):
     Parameters
     ----------
     obj : carray or ctable
-    rootdir : str or os.PathLike, optional
-        Where to write the copy (None: in memory).
+    rootdir : str, os.PathLike or Store, optional
+        Where to write the copy (None: in memory): a path, a URL or a store.
     mode : {'w', 'a'}, default 'w'
         'w' replaces what is at ``rootdir``.
     missing : str or bytes, optional
@@ -134,14 +135,16 @@ def tofixed(obj, rootdir=None, mode="w", *, missing=None, bar=None, **kwargs):
     blen = _block_rows(obj)
     table = hasattr(obj, "names")
     columns = _columns(obj)
-    local = rootdir is not None and "://" not in os.fspath(rootdir)
-    if local and mode == "a" and os.path.lexists(rootdir):
+    if rootdir is not None and not isinstance(rootdir, Store):
+        rootdir = os.fspath(rootdir)
+    local = rootdir if isinstance(rootdir, str) and "://" not in rootdir else None
+    if local is not None and mode == "a" and os.path.lexists(local):
         raise DatasetExistsError(f"{rootdir}: exists; use mode 'w' to replace it")
     empty = [np.empty(0, dtype=atoms.get(name, _atom(col))) for name, col in columns]
     kwargs.setdefault("expectedlen", max(len(obj), 1))
     kwargs.setdefault("cparams", columns[0][1].cparams if columns else None)
     if rootdir is not None:
-        kwargs.update(rootdir=os.fspath(rootdir), mode="w")
+        kwargs.update(rootdir=rootdir, mode="w")
     if table:
         kwargs.setdefault("auto_flush", False)
         out = type(obj)(empty, [name for name, _ in columns], **kwargs)
@@ -167,10 +170,10 @@ def tofixed(obj, rootdir=None, mode="w", *, missing=None, bar=None, **kwargs):
                     out.cols[name].attrs[key] = value
         out.flush()
     except BaseException:
-        if local:
+        if local is not None:
             with contextlib.suppress(Exception):
                 out.close()
-            shutil.rmtree(rootdir, ignore_errors=True)
+            shutil.rmtree(local, ignore_errors=True)
         raise
     return out
 

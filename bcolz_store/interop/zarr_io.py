@@ -45,6 +45,7 @@ tests/interop/test_zarr.py, which reopens what is written with zarr itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -102,6 +103,18 @@ def _check_target(store, overwrite: bool) -> None:
         raise DatasetExistsError(f"{path}: exists and is not a zarr store; not replacing it")
 
 
+@contextlib.contextmanager
+def _refused_if_there(store):
+    """zarr's refusal to write over a node, as DatasetExistsError."""
+    try:
+        yield
+    except FileExistsError as err:
+        if isinstance(err, DatasetExistsError):
+            raise
+        raise DatasetExistsError(f"{store}: exists; pass overwrite=True to replace it "
+                                 f"({err})") from err
+
+
 def _write_column(array, col, bar, name) -> None:
     blen = block_rows(col)
     vlen = getattr(col, "vlen", None)
@@ -134,7 +147,8 @@ def _array_spec(name, col) -> dict:
             "fill_value": col.dflt[()]}
 
 
-def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
+def to_zarr(obj, store, *, overwrite=False, progress=None, storage_options=None,
+            **array_kwargs):
     """Write a carray as a zarr v3 array, or a ctable as a zarr v3 group.
 
     Parameters
@@ -147,6 +161,8 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
         a zarr store is never replaced).
     progress : bool or None, default None
         A progress bar on stderr (None: when stderr is a terminal).
+    storage_options : dict, optional
+        fsspec options for a URL ``store`` (credentials, endpoint...).
     **array_kwargs
         Passed to zarr's ``create_array`` (``compressors``, ``shards``...).
 
@@ -159,10 +175,10 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
     ImportError
         When zarr is not installed (``pip install bcolz_store[zarr]``).
     DatasetExistsError
-        When a local ``store`` exists and ``overwrite`` is False, or is a
+        When ``store`` holds something and ``overwrite`` is False, or is a
         local folder that is not a zarr store.
-    FileExistsError, zarr.errors.ContainsArrayError, ContainsGroupError
-        From zarr, when another kind of store already holds a node and
+    zarr.errors.ContainsArrayError, ContainsGroupError
+        From zarr, when a store given as an object already holds a node and
         ``overwrite`` is False.
     TypeError
         For object columns.
@@ -176,6 +192,7 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
     """
     zarr = _zarr()
     _check_target(store, overwrite)
+    remote = {} if storage_options is None else {"storage_options": storage_options}
     attrs = obj.attrs.getall()
     with progress_bar(progress, len(obj) * len(columns_of(obj)), "to zarr") as bar:
         vlens = {name: ({"category": category_to_json(col.category)} if col.category
@@ -188,8 +205,10 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
             if vlens:
                 attrs = {**attrs, RESERVED_ATTR: {"version": META_VERSION, "kind": "carray",
                                                   "vlen": vlens}}
-            array = zarr.create_array(store, **_array_spec("data", obj), attributes=attrs,
-                                      overwrite=overwrite, zarr_format=3, **array_kwargs)
+            with _refused_if_there(store):
+                array = zarr.create_array(store, **_array_spec("data", obj), attributes=attrs,
+                                          overwrite=overwrite, zarr_format=3, **remote,
+                                          **array_kwargs)
             _write_column(array, obj, bar, "data")
             return array
         names = list(obj.names)
@@ -197,8 +216,9 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, **array_kwargs):
         if vlens:
             meta["vlen"] = vlens
         specs = [_array_spec(name, col) for name, col in columns_of(obj)]
-        group = zarr.open_group(store, mode="w" if overwrite else "w-", zarr_format=3,
-                                attributes={**attrs, RESERVED_ATTR: meta})
+        with _refused_if_there(store):
+            group = zarr.open_group(store, mode="w" if overwrite else "w-", zarr_format=3,
+                                    attributes={**attrs, RESERVED_ATTR: meta}, **remote)
         colattrs = column_attrs(obj)
         for (name, col), spec in zip(columns_of(obj), specs):
             array = group.create_array(name=name, **spec, attributes=colattrs.get(name, {}),
@@ -280,12 +300,13 @@ def _block(values: np.ndarray, atom: np.dtype, name: str) -> np.ndarray:
     return out
 
 
-def _open(zarr, source, where):
+def _open(zarr, source, where, storage_options=None):
     path = local_path(source) if isinstance(source, (str, os.PathLike)) else None
     if path is not None and not os.path.lexists(path):
         raise DatasetNotFoundError(f"{path}: no such zarr store")
+    remote = {} if storage_options is None else {"storage_options": storage_options}
     try:
-        return zarr.open(store=source, mode="r")
+        return zarr.open(store=source, mode="r", **remote)
     except (FileNotFoundError, KeyError) as err:
         raise DatasetNotFoundError(f"{where}: no zarr array or group: {err}") from err
     except ValueError as err:
@@ -343,7 +364,7 @@ def _vlen_columns(names, arrays, recorded, strings, where) -> dict:
 
 
 def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
-              **kwargs):
+              storage_options=None, **kwargs):
     """A carray holding a zarr array, or a ctable holding a zarr group.
 
     Parameters
@@ -362,6 +383,8 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
         For a group: the columns to take, in this order.
     progress : bool or None, default None
         A progress bar on stderr (None: when stderr is a terminal).
+    storage_options : dict, optional
+        fsspec options for a URL ``source`` (credentials, endpoint...).
     **kwargs
         Other carray/ctable parameters (``cparams``...); ``chunklen``
         defaults to the zarr chunk length.
@@ -394,7 +417,7 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     strings = kwargs.pop("strings", "fixed")
     if strings not in ("fixed", "vlen"):
         raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
-    node = _open(zarr, source, where)
+    node = _open(zarr, source, where, storage_options)
     if isinstance(node, zarr.Group):
         names, arrays, attrs, recorded = _group_columns(zarr, node, where, columns)
         col_attrs = {name: dict(a.attrs) for name, a in zip(names, arrays) if len(a.attrs)}
