@@ -6,10 +6,14 @@ archive::
 
     data.npy               a carray: its values, shape (len, *atom shape)
     <name>.npy             a ctable: one member per column, in column order
+    <name>.missing.npy     a vlen or categorical column that may hold None:
+                           one bool per row, True for a missing item
     bcolz_store.json.npy   a 0-d unicode array holding one JSON object:
                            {"version": 1, "kind": "carray" | "ctable",
                             "names": [column order], "attrs": {...},
-                            "column_attrs": {"<name>": {...}}}
+                            "column_attrs": {"<name>": {...}},
+                            "vlen": {"<name>": vlen type | {"category": ...}},
+                            "missing": {"<name>": "<name>.missing"}}
 
 (``bcolz_store.json`` cannot clash with a column: column names are
 identifiers.)  Each member is a ``.npy`` file written as ``numpy.savez``
@@ -21,6 +25,14 @@ Every numpy dtype a bcolz column holds is kept exactly, byte order and
 string widths included; object columns are refused (they would need
 pickles, which ``allow_pickle=False`` refuses to read back).  The chunklen,
 cparams and dflt of the columns are not kept.
+
+vlen and categorical columns are written without pickles: their items as
+fixed-width ``U<n>`` (str) or ``S<n>`` (bytes), n the longest item, a
+missing item as an empty one, with the ``.missing`` member telling them
+apart; ``bcolz_store.json`` records the vlen type (or the categories), so
+they come back as they were.  Other readers see the text and the mask.  An
+item ending in NUL, which a fixed width cannot tell from its padding, is
+refused, naming the column.
 
 Archives written by others: without ``bcolz_store.json``, a single member
 becomes a carray and several become the columns of a ctable, in archive
@@ -38,12 +50,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ..category_type import category_from_json, category_to_json
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
+from ..format.vlen_meta import vlen_result_dtype
+from ..vlen_type import vlen_from_json, vlen_to_json
 from ._common import Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar
 
 __all__ = ["META_MEMBER", "from_npz", "npz_dtype", "to_npz"]
 
 META_MEMBER = "bcolz_store.json"
+MISSING_SUFFIX = ".missing"     # beside a vlen column's member: its missing items
 META_VERSION = 1
 _FORMAT = np.lib.format
 
@@ -73,21 +89,70 @@ def npz_dtype(dtype) -> np.dtype:
     return dtype
 
 
+@contextlib.contextmanager
+def _npy_member(zf, member: str, dtype: np.dtype, shape: tuple):
+    """A ``.npy`` member open for its C-order bytes, its header written."""
+    header = {"descr": _FORMAT.dtype_to_descr(dtype), "fortran_order": False,
+              "shape": tuple(int(n) for n in shape)}
+    with zf.open(f"{member}.npy", "w", force_zip64=True) as out:
+        try:
+            _FORMAT.write_array_header_1_0(out, header)
+        except ValueError:          # a header over 64 KiB (long structured dtypes)
+            _FORMAT.write_array_header_2_0(out, header)
+        yield out
+
+
 def _write_member(zf, name: str, col, bar) -> None:
     try:
         dtype = npz_dtype(col.dtype)
     except TypeError as err:
         raise TypeError(f"column {name!r}: {err}") from None
-    header = {"descr": _FORMAT.dtype_to_descr(dtype), "fortran_order": False,
-              "shape": tuple(int(n) for n in col.shape)}
-    with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
-        try:
-            _FORMAT.write_array_header_1_0(member, header)
-        except ValueError:          # a header over 64 KiB (long structured dtypes)
-            _FORMAT.write_array_header_2_0(member, header)
+    with _npy_member(zf, name, dtype, col.shape) as member:
         for block in col.iterblocks_(block_rows(col)):
             member.write(np.ascontiguousarray(block).tobytes())
             bar.update(len(block))
+
+
+def _items(block) -> list:
+    """A block of a vlen or categorical column as a list of items (None missing)."""
+    return block.tolist() if isinstance(block, np.ndarray) else list(block)
+
+
+def _write_vlen_member(zf, name: str, col, missing_member, bar) -> None:
+    """A vlen or categorical column as fixed-width items (and its missing mask):
+    a first pass finds the width (writing the mask), a second writes the items."""
+    kind = col.vlen.kind
+    blen = block_rows(col)
+    empty, nul = ("", "\x00") if kind == "str" else (b"", b"\x00")
+    width = 1
+    with contextlib.ExitStack() as stack:
+        mask_out = None if missing_member is None else stack.enter_context(
+            _npy_member(zf, missing_member, np.dtype("?"), (len(col),)))
+        for start in range(0, len(col), blen):
+            items = _items(col[start:start + blen])
+            for i, item in enumerate(items):
+                if item is not None and item.endswith(nul):
+                    raise ValueError(f"column {name!r}: item {start + i} ends in NUL, which a "
+                                     f"fixed-width .npy member cannot tell from its padding; "
+                                     f"convert to Parquet, Arrow or zarr instead")
+            width = max(width, max((len(v) for v in items if v is not None), default=0))
+            if mask_out is not None:
+                mask_out.write(np.array([v is None for v in items], dtype="?").tobytes())
+    dtype = np.dtype(f"{'U' if kind == 'str' else 'S'}{width}")
+    with _npy_member(zf, name, dtype, (len(col),)) as member:
+        for start in range(0, len(col), blen):
+            items = _items(col[start:start + blen])
+            values = np.array([empty if v is None else v for v in items], dtype=dtype)
+            member.write(values.tobytes())
+            bar.update(len(items))
+
+
+def _vlen_record(col) -> dict:
+    """What ``bcolz_store.json`` records of a vlen or categorical column."""
+    category = getattr(col, "category", None)
+    if category is not None:
+        return {"category": category_to_json(category)}
+    return vlen_to_json(col.vlen)
 
 
 def to_npz(obj, path, *, compressed=False, overwrite=False, progress=None):
@@ -110,13 +175,17 @@ def to_npz(obj, path, *, compressed=False, overwrite=False, progress=None):
         When ``path`` exists and ``overwrite`` is False.
     TypeError
         For object columns (nothing is left at ``path`` then).
+    ValueError
+        For an item of a vlen or categorical column that ends in NUL (a
+        fixed width cannot hold it).
     OSError
         When the file cannot be written.
 
     Notes
     -----
     Compatibility: ``numpy.load(path)`` gives ``data`` (a carray) or one
-    array per column, plus ``bcolz_store.json``.
+    array per column, plus ``bcolz_store.json`` (and a ``.missing`` mask for
+    each vlen or categorical column that may hold None).
     """
     path = Path(os.fspath(path))
     if os.path.lexists(path) and not overwrite:
@@ -124,12 +193,20 @@ def to_npz(obj, path, *, compressed=False, overwrite=False, progress=None):
     meta = {"version": META_VERSION, "kind": kind_of(obj),
             "names": [name for name, _ in columns_of(obj)], "attrs": obj.attrs.getall(),
             "column_attrs": column_attrs(obj)}
+    vlens = {name: col for name, col in columns_of(obj) if getattr(col, "vlen", None)}
+    if vlens:
+        meta["vlen"] = {name: _vlen_record(col) for name, col in vlens.items()}
+        meta["missing"] = {name: f"{name}{MISSING_SUFFIX}" for name, col in vlens.items()
+                           if col.vlen.nullable}
     method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
     try:
         with zipfile.ZipFile(path, "w", compression=method, allowZip64=True) as zf, \
                 progress_bar(progress, len(obj) * len(meta["names"]), "to npz") as bar:
             for name, col in columns_of(obj):
-                _write_member(zf, name, col, bar)
+                if name in vlens:
+                    _write_vlen_member(zf, name, col, meta["missing"].get(name), bar)
+                else:
+                    _write_member(zf, name, col, bar)
             with zf.open(f"{META_MEMBER}.npy", "w", force_zip64=True) as member:
                 _FORMAT.write_array(member, np.array(json.dumps(meta)), allow_pickle=False)
     except BaseException:
@@ -183,21 +260,57 @@ class _Member:
                 yield np.frombuffer(data, dtype=self.dtype).reshape((nrows,) + self.shape[1:])
 
 
-def _read_meta(zf, names: list, where: str) -> dict:
+def _read_meta(zf, stored: list, where: str) -> tuple:
+    """``(meta, column members)``: the JSON of ``bcolz_store.json`` ({} without
+    one) and the members that are columns (not the metadata, not masks)."""
+    present = [n for n in stored if n != META_MEMBER]
     if f"{META_MEMBER}.npy" not in zf.namelist():
-        return {}
+        return {}, present
     with zf.open(f"{META_MEMBER}.npy") as f:
         try:
             text = _FORMAT.read_array(f, allow_pickle=False)
             meta = json.loads(str(text[()]))
         except (ValueError, TypeError) as err:
             raise FormatError(f"{where}: malformed {META_MEMBER}: {err}") from err
+    masks = meta.get("missing", {}) if isinstance(meta, dict) else None
+    if isinstance(masks, dict) and all(isinstance(m, str) for m in masks.values()):
+        present = [n for n in present if n not in set(masks.values())]
     if not isinstance(meta, dict) or not isinstance(meta.get("names"), list) \
-            or sorted(meta["names"]) != sorted(names) \
+            or sorted(meta["names"]) != sorted(present) \
             or not isinstance(meta.get("attrs", {}), dict) \
-            or not isinstance(meta.get("column_attrs", {}), dict):
-        raise FormatError(f"{where}: {META_MEMBER} does not describe the members {names}")
-    return meta
+            or not isinstance(meta.get("column_attrs", {}), dict) \
+            or not isinstance(meta.get("vlen", {}), dict) or not isinstance(masks, dict) \
+            or not set(masks) <= set(meta.get("vlen", {})) \
+            or any(f"{m}.npy" not in zf.namelist() for m in masks.values()):
+        raise FormatError(f"{where}: {META_MEMBER} does not describe the members {stored}")
+    return meta, present
+
+
+def _vlen_types(meta: dict, names: list, where: str) -> dict:
+    """``{name: vlen or category type}`` of the columns ``meta`` records as such."""
+    out = {}
+    for name, entry in meta.get("vlen", {}).items():
+        if name not in names:
+            continue
+        try:
+            out[name] = (category_from_json(entry["category"])
+                         if isinstance(entry, dict) and "category" in entry
+                         else vlen_from_json(entry))
+        except (TypeError, ValueError, KeyError) as err:
+            raise FormatError(f"{where}: column {name!r}: bad recorded vlen type "
+                              f"({err})") from err
+    return out
+
+
+def _vlen_block(values: np.ndarray, missing, vtype, name: str, where: str) -> np.ndarray:
+    """Fixed-width items of a vlen column back as items, None where missing."""
+    if values.dtype.kind != ("U" if vtype.kind == "str" else "S") or values.ndim != 1:
+        raise FormatError(f"{where}: member {name}: {values.dtype} rows shaped "
+                          f"{values.shape[1:]} do not hold {vtype.kind} items")
+    items = values.astype(object)
+    if missing is not None:
+        items[missing] = None
+    return items
 
 
 def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
@@ -251,29 +364,41 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
         raise FormatError(f"{where}: not an .npz (zip) archive: {err}") from err
     with zf:
         stored = [n[:-4] for n in zf.namelist() if n.endswith(".npy")]
-        present = [n for n in stored if n != META_MEMBER]
-        meta = _read_meta(zf, present, where)
+        meta, present = _read_meta(zf, stored, where)
         names = meta.get("names", present)
         if columns is not None:
             missing = [c for c in columns if c not in present]
             if missing:
                 raise KeyError(f"{where}: no members {missing}")
             names = list(columns)
+        vlens = _vlen_types(meta, names, where)
         members = {name: _Member(zf, f"{name}.npy", where) for name in names}
-        lengths = {name: m.shape[0] for name, m in members.items()}
+        masks = {name: _Member(zf, f"{meta['missing'][name]}.npy", where)
+                 for name in vlens if name in meta.get("missing", {})}
+        lengths = {name: m.shape[0] for name, m in {**members, **{
+            f"{n}{MISSING_SUFFIX}": m for n, m in masks.items()}}.items()}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"{where}: members of different lengths {lengths} are not a table")
         kind = kind or meta.get("kind") or \
             ("carray" if len(names) == 1 and columns is None else "ctable")
-        atoms = {name: np.dtype((m.dtype, m.shape[1:])) if len(m.shape) > 1 else m.dtype
+        atoms = {name: vlen_result_dtype(vlens[name].kind, vlens[name].nullable)
+                 if name in vlens else
+                 np.dtype((m.dtype, m.shape[1:])) if len(m.shape) > 1 else m.dtype
                  for name, m in members.items()}
         nrows = next(iter(lengths.values()), 0)
         blen = max(1, (16 << 20) // max(sum(m.rowbytes for m in members.values()), 1))
         try:
-            with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, **kwargs) as sink, \
+            with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens,
+                      **kwargs) as sink, \
                     progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
+                mask_blocks = {name: m.blocks(blen) for name, m in masks.items()}
                 for blocks in zip(*(m.blocks(blen) for m in members.values())):
-                    sink.append(list(blocks))
+                    blocks = [_vlen_block(block, next(mask_blocks[name])
+                                          if name in mask_blocks else None,
+                                          vlens[name], name, where)
+                              if name in vlens else block
+                              for name, block in zip(members, blocks)]
+                    sink.append(blocks)
                     bar.update(len(blocks[0]))
                 col_attrs = {n: a for n, a in (meta.get("column_attrs") or {}).items()
                              if n in names and kind == "ctable"}

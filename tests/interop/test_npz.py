@@ -90,3 +90,80 @@ def test_refuses_to_overwrite(tmp_path):
     with pytest.raises(DatasetExistsError):
         npz.to_npz(make("carray", 3), tmp_path / "a.npz")
     assert (tmp_path / "a.npz").read_bytes() == b"x"
+
+
+# --- vlen and categorical columns: fixed-width items and a mask, never pickles -------
+
+VLEN_TEXT = ["alice", None, "", "b\u00e9\x00b", "\U0001f600" * 3, None, "z"]
+VLEN_BYTES = [b"\x00\x01", b"", None, b"abc", b"\xff" * 9, b"q", None]
+
+
+def _vlen_table(rootdir=None, **types):
+    where = {} if rootdir is None else {"rootdir": str(rootdir), "mode": "w"}
+    return bcolz.ctable(
+        [np.arange(7), bcolz.carray(VLEN_TEXT, dtype=types.get("text", "vlen-str")),
+         bcolz.carray(VLEN_BYTES, dtype="vlen-bytes"),
+         bcolz.carray(["r", "g", None, "r", "b", "g", "r"],
+                      dtype=bcolz.category(["r", "g", "b"], ordered=True))],
+        names=["i", "text", "raw", "color"], chunklen=3, **where)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_vlen_and_categorical_columns_round_trip_without_pickles(tmp_path, compressed):
+    t = _vlen_table(tmp_path / "t")
+    npz.to_npz(t, tmp_path / "t.npz", compressed=compressed)
+    with np.load(tmp_path / "t.npz", allow_pickle=False) as z:
+        assert z["text"].dtype == np.dtype("<U5") and z["raw"].dtype == np.dtype("S9")
+        assert z["text"].tolist() == ["" if v is None else v for v in VLEN_TEXT]
+        assert z["text.missing"].tolist() == [v is None for v in VLEN_TEXT]
+        assert z["raw.missing"].tolist() == [v is None for v in VLEN_BYTES]
+        assert z["color"].tolist() == ["r", "g", "", "r", "b", "g", "r"]
+        meta = json.loads(str(z["bcolz_store.json"]))
+    assert meta["vlen"]["color"] == {"category": {"kind": "str", "categories": ["r", "g", "b"],
+                                                  "ordered": True}}
+    assert meta["missing"] == {"text": "text.missing", "raw": "raw.missing",
+                               "color": "color.missing"}
+    back = npz.from_npz(tmp_path / "t.npz", rootdir=tmp_path / "back")
+    assert back["text"][:].tolist() == VLEN_TEXT
+    assert back["raw"][:].tolist() == VLEN_BYTES
+    assert back["color"][:].tolist() == ["r", "g", None, "r", "b", "g", "r"]
+    assert back.cols["color"].category == t.cols["color"].category
+    assert back.cols["text"].vlen == t.cols["text"].vlen
+    assert back["i"][:].tolist() == list(range(7))
+    some = npz.from_npz(tmp_path / "t.npz", columns=["raw"])
+    assert some["raw"][:].tolist() == VLEN_BYTES
+
+
+def test_a_vlen_column_that_refuses_none_has_no_mask(tmp_path):
+    c = bcolz.carray(["a", "bb", ""], dtype=bcolz.vlen(nullable=False))
+    npz.to_npz(c, tmp_path / "c.npz")
+    with np.load(tmp_path / "c.npz", allow_pickle=False) as z:
+        assert sorted(z.files) == ["bcolz_store.json", "data"]
+    back = npz.from_npz(tmp_path / "c.npz")
+    assert isinstance(back, bcolz.carray) and back.vlen.nullable is False
+    assert back[:].tolist() == ["a", "bb", ""]
+    empty = bcolz.carray([], dtype="vlen-bytes")
+    npz.to_npz(empty, tmp_path / "e.npz")
+    assert npz.from_npz(tmp_path / "e.npz").vlen == empty.vlen
+
+
+@pytest.mark.parametrize("items, dtype", [(["ok", "ends\x00"], "vlen-str"),
+                                          ([b"ok", b"\x00"], "vlen-bytes")])
+def test_vlen_items_ending_in_nul_are_refused_by_column(tmp_path, items, dtype):
+    t = bcolz.ctable([np.arange(2), bcolz.carray(items, dtype=dtype)], names=["i", "v"])
+    with pytest.raises(ValueError, match="column 'v': item 1 ends in NUL"):
+        npz.to_npz(t, tmp_path / "t.npz")
+    assert not (tmp_path / "t.npz").exists()
+
+
+def test_a_mask_member_that_does_not_fit_is_a_format_error(tmp_path):
+    t = _vlen_table()
+    npz.to_npz(t, tmp_path / "t.npz")
+    with zipfile.ZipFile(tmp_path / "t.npz") as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    with zipfile.ZipFile(tmp_path / "bad.npz", "w") as zf:
+        for name, data in members.items():
+            if name != "text.missing.npy":
+                zf.writestr(name, data)
+    with pytest.raises(FormatError, match="does not describe"):
+        npz.from_npz(tmp_path / "bad.npz")
