@@ -135,14 +135,15 @@ def test_info_missing_path_fails_with_one_line(capsys, tmp_path):
 
 def test_info_empty_directory_is_not_a_dataset(capsys, tmp_path):
     status, out, err = run(capsys, "info", tmp_path)
-    assert_one_line_error(status, out, err, tmp_path, "not a readable bcolz dataset")
+    assert_one_line_error(status, out, err, tmp_path, "not a bcolz dataset")
 
 
 def test_info_plain_file_is_not_a_dataset(capsys, tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")
     status, out, err = run(capsys, "info", path)
-    assert_one_line_error(status, out, err, path)
+    assert_one_line_error(status, out, err, path, "not a bcolz dataset", "it is a file")
+    assert "does not exist" not in err
 
 
 @needs_fixtures
@@ -340,14 +341,15 @@ def test_verify_output_from_a_report(capsys, tmp_path, monkeypatch):
     import types
 
     import bcolz_store
+    root = _small_table(tmp_path / "t")
     report = types.SimpleNamespace(ok=False, missing=["m2", "m1"], extra=[], damaged=["d"])
     monkeypatch.setattr(bcolz_store, "verify", lambda path: report, raising=False)
-    status, out, err = run(capsys, "verify", tmp_path)
+    status, out, err = run(capsys, "verify", root)
     assert (status, err) == (1, "")
     assert out.splitlines() == ["missing m1", "missing m2", "damaged d",
-                                f"{tmp_path}: 3 problems (2 missing, 1 damaged)"]
+                                f"{root}: 3 problems (2 missing, 1 damaged)"]
     report.ok, report.missing, report.damaged = True, [], []
-    assert run(capsys, "verify", tmp_path)[:2] == (0, f"{tmp_path}: ok\n")
+    assert run(capsys, "verify", root)[:2] == (0, f"{root}: ok\n")
 
 
 def test_verify_error_from_the_library(capsys, tmp_path, monkeypatch):
@@ -357,6 +359,107 @@ def test_verify_error_from_the_library(capsys, tmp_path, monkeypatch):
     def refuse(path):
         raise FormatError(f"{path}/bcolz_store.md5: line 1 is not '<md5>  <path>'")
     monkeypatch.setattr(bcolz_store, "verify", refuse, raising=False)
-    status, out, err = run(capsys, "verify", tmp_path)
+    status, out, err = run(capsys, "verify", _small_table(tmp_path / "t"))
     assert status == 1 and out == ""
     assert "cannot verify" in err and "bcolz_store.md5" in err
+
+
+# --- what each command says about what it was given -------------------------------
+
+@needs_verify
+@pytest.mark.parametrize("content", [None, "a.txt", "meta/other"])
+def test_verify_on_a_folder_that_is_not_a_dataset_exits_1(capsys, tmp_path, content):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    if content:
+        (folder / content).parent.mkdir(parents=True, exist_ok=True)
+        (folder / content).write_text("x")
+    status, out, err = run(capsys, "verify", folder)
+    assert_one_line_error(status, out, err, folder, "not a bcolz dataset")
+
+
+@needs_verify
+def test_verify_on_a_file_or_a_bcolz_dataset_without_checksums(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    status, out, err = run(capsys, "verify", tmp_path / "notes.txt")
+    assert_one_line_error(status, out, err, "not a bcolz dataset", "it is a file")
+    root = _small_table(tmp_path / "t")
+    (root / "bcolz_store.md5").unlink()
+    assert run(capsys, "verify", root)[0] == 3          # a dataset, only unchecked
+
+
+def test_pack_reports_every_entry_of_the_zip(capsys, tmp_path):
+    import zipfile
+    root = _small_table(tmp_path / "t")
+    status, out, err = run(capsys, "pack", root, tmp_path / "t.zip")
+    assert status == 0, err
+    with zipfile.ZipFile(tmp_path / "t.zip") as zf:
+        entries = len(zf.infolist())
+    assert "bcolz_store.md5" in zipfile.ZipFile(tmp_path / "t.zip").namelist()
+    assert out.startswith(f"{tmp_path / 't.zip'}: {entries} files, ")
+
+
+@pytest.mark.parametrize("name", ["out.tar", "out", "out.zip.bak"])
+def test_pack_refuses_a_name_that_is_not_zip(capsys, tmp_path, name):
+    root = _small_table(tmp_path / "t")
+    status, out, err = run(capsys, "pack", root, tmp_path / name)
+    assert_one_line_error(status, out, err, name, "a pack is a .zip file")
+    assert not (tmp_path / name).exists()
+    assert run(capsys, "pack", root, tmp_path / "OUT.ZIP")[0] == 0
+
+
+def test_info_shows_categorical_columns_and_their_categories(capsys, tmp_path):
+    import bcolz_store
+    many = [f"category-number-{i:03d}-with-a-long-name" for i in range(250)]
+    bcolz_store.ctable([np.arange(6),
+                        bcolz_store.carray(["red", "blue", None, "red", "x", "y"],
+                                           dtype=bcolz_store.category(ordered=True)),
+                        bcolz_store.carray(many[:6], dtype=bcolz_store.category(many))],
+                       names=["i", "color", "long"], rootdir=str(tmp_path / "t"), mode="w")
+    facts = info_json(capsys, tmp_path / "t")
+    color, long = facts["columns"][1], facts["columns"][2]
+    assert color["category"] == {"kind": "str", "ordered": True, "codes": "int8",
+                                 "ncategories": 4, "categories": ["blue", "red", "x", "y"]}
+    assert "vlen" not in color
+    assert long["category"]["ncategories"] == 250 and long["category"]["codes"] == "int16"
+    assert long["category"]["categories"] == many[:100]
+    status, out, _ = run(capsys, "info", tmp_path / "t")
+    assert status == 0
+    line = next(row for row in out.splitlines() if row.strip().startswith("color"))
+    assert "categorical str codes=int8 ordered=True categories=4 ['blue', 'red', 'x', 'y']" \
+        in line
+    line = next(row for row in out.splitlines() if row.strip().startswith("long"))
+    assert "categories=250 ['category-number-..., 'category-number-..., " in line
+    assert "... 244 more]" in line
+    assert "with-a-long-name" not in line
+    bcolz_store.carray(["b", "a"], dtype=bcolz_store.category(), rootdir=str(tmp_path / "c"),
+                       mode="w")
+    status, out, _ = run(capsys, "info", tmp_path / "c")
+    assert "category:  categorical str codes=int8 ordered=False categories=2 ['a', 'b']" in out
+
+
+def test_info_on_s3_without_credentials_or_bucket_says_why(capsys, tmp_path, s3_bucket,
+                                                            monkeypatch):
+    url, options = s3_bucket
+    _small_table(tmp_path / "t")
+    endpoint = json.dumps({"client_kwargs": options["client_kwargs"]})
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                 "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")     # never ask 169.254.169.254
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    for command in ("info", "verify"):
+        status, out, err = run(capsys, command, f"{url}/t", "--storage-options", endpoint)
+        assert_one_line_error(status, out, err, f"{url}/t", "no credentials")
+        assert "unexpected" not in err
+    with_keys = json.dumps(options)
+    status, out, err = run(capsys, "info", "s3://no-such-bucket-anywhere/t",
+                           "--storage-options", with_keys)
+    assert_one_line_error(status, out, err, "s3://no-such-bucket-anywhere/t")
+    assert "unexpected" not in err
+    assert run(capsys, "convert", tmp_path / "t", f"{url}/t", "--storage-options", with_keys,
+               "--no-progress")[0] == 0
+    status, out, err = run(capsys, "info", f"{url}/t", "--storage-options", with_keys)
+    assert status == 0 and "kind:      ctable" in out

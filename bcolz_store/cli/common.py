@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+from bcolz_store.errors import BcolzStoreError
+
 __all__ = ["CommandError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
            "EXIT_USAGE", "PROG", "add_storage_options", "describe", "fmt_ratio", "ratio",
-           "storage_options"]
+           "remote_reason", "storage_options"]
 
 PROG = "bcolz-store"
 
@@ -31,6 +33,37 @@ def describe(err: BaseException, path: str, what: str) -> str:
     if path not in text:
         text = f"{path}: {text}"
     return f"{what}: {text}"
+
+
+# botocore's and aiohttp's failures, told by name (neither is imported here).
+_NO_CREDENTIALS = ("NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",
+                   "NoAuthTokenError")
+_UNREACHABLE = ("EndpointConnectionError", "ConnectTimeoutError", "ClientConnectorError",
+                "ServerDisconnectedError")
+
+
+def remote_reason(err: BaseException, path: str) -> str | None:
+    """One line saying why a dataset at a URL could not be reached, or None
+    when ``err`` is not such a failure (missing credentials, an unreachable
+    endpoint, access denied, a missing bucket or object)."""
+    if isinstance(err, BcolzStoreError):
+        return None                 # bcolz_store's own errors say what they mean
+    name = type(err).__name__
+    chain = [err, err.__cause__, err.__context__]
+    names = {type(e).__name__ for e in chain if e is not None}
+    if names & set(_NO_CREDENTIALS):
+        return (f"{path}: no credentials to read it: set them in the environment (for S3 "
+                f"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) or pass "
+                f"--storage-options '{{\"key\": ..., \"secret\": ...}}'")
+    if names & set(_UNREACHABLE) or isinstance(err, (ConnectionError, TimeoutError)):
+        return f"{path}: cannot reach the storage endpoint ({err})"
+    if isinstance(err, PermissionError) or name == "AccessDenied":
+        return f"{path}: access denied ({err})"
+    if isinstance(err, FileNotFoundError) or name in ("NoSuchBucket", "NoSuchKey"):
+        return f"{path}: no such bucket or path ({err})"
+    if name == "ClientError":
+        return f"{path}: the store refused the request ({err})"
+    return None
 
 
 def ratio(nbytes: int, cbytes: int) -> float | None:

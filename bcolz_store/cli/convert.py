@@ -12,7 +12,7 @@ import sys
 from bcolz_store.errors import BcolzStoreError
 from bcolz_store.interop.convert import FORMATS, convert, detect_format
 
-from .common import PROG, CommandError, add_storage_options, storage_options
+from .common import PROG, CommandError, add_storage_options, remote_reason, storage_options
 
 __all__ = ["add_convert_parser", "run_convert"]
 
@@ -126,7 +126,11 @@ def run_convert(args) -> int:
         if getattr(args, "traceback", False):
             import traceback
             traceback.print_exc()
-        if isinstance(err, _EXPECTED):
+        remote = [str(p) for p in (args.src, args.dst) if "://" in str(p)]
+        reason = remote_reason(err, remote[0]) if remote else None
+        if reason is not None:
+            message = f"{PROG}: error: convert: {reason}"
+        elif isinstance(err, _EXPECTED):
             message = f"{PROG}: error: convert: {err}"
         else:
             message = (f"{PROG}: unexpected error: {type(err).__name__}: {err} "

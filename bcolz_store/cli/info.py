@@ -9,18 +9,34 @@ import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
 from .common import (EXIT_FAILURE, EXIT_OK, EXIT_UNVERIFIED, CommandError, describe,
-                     fmt_ratio, ratio, storage_options)
+                     fmt_ratio, ratio, remote_reason, storage_options)
 
 __all__ = ["dataset_info", "format_info", "format_verify", "verify_dataset"]
 
 
 # --- info ---------------------------------------------------------------------
 
+# Names whose presence makes a folder (or a URL, or a pack) a bcolz dataset:
+# meta/sizes of a carray, __rootdirs__ of a ctable, and bcolz_store's own files.
+DATASET_NAMES = ("meta/sizes", "__rootdirs__", "bcolz_store.json", "bcolz_store.md5")
+# Categories shown by `info`: the first ones in JSON, fewer (and each cut) in text.
+JSON_CATEGORIES, TEXT_CATEGORIES, TEXT_CATEGORY_CHARS = 100, 6, 20
+
+
 def _cparams_dict(cp) -> dict:
     return {"clevel": int(cp.clevel), "shuffle": int(cp.shuffle),
             "cname": str(cp.cname), "quantize": int(getattr(cp, "quantize", 0))}
 
 
+def _json_category(value):
+    return value if isinstance(value, str) else value.decode("ascii", "backslashreplace")
+
+
+def _category_facts(ca, category) -> dict:
+    categories = list(category.categories or [])
+    return {"kind": category.kind, "ordered": bool(category.ordered),
+            "codes": str(ca.codes[:0].dtype), "ncategories": len(categories),
+            "categories": [_json_category(c) for c in categories[:JSON_CATEGORIES]]}
 
 
 def _carray_facts(ca) -> dict:
@@ -29,9 +45,16 @@ def _carray_facts(ca) -> dict:
     chunklen, nchunks = int(ca.chunklen), int(ca.nchunks)
     nbytes, cbytes = int(ca.nbytes), int(ca.cbytes)
     vlen = getattr(ca, "vlen", None)
-    extra = {} if vlen is None else {"vlen": {
-        "kind": vlen.kind, "codec": "zstd", "level": vlen.level, "nullable": bool(vlen.nullable),
-        "dictionary_bytes": len(vlen.dictionary) if vlen.dictionary else 0}}
+    category = getattr(ca, "category", None)
+    if category is not None:
+        extra = {"category": _category_facts(ca, category)}
+    elif vlen is not None:
+        extra = {"vlen": {
+            "kind": vlen.kind, "codec": "zstd", "level": vlen.level,
+            "nullable": bool(vlen.nullable),
+            "dictionary_bytes": len(vlen.dictionary) if vlen.dictionary else 0}}
+    else:
+        extra = {}
     return {
         **extra,
         "shape": [int(n) for n in ca.shape],
@@ -72,15 +95,62 @@ def _ctable_facts(ct) -> dict:
     }
 
 
-def _exists(path: str, options) -> bool:
-    """Whether anything is at ``path`` (a local path, or a URL through fsspec)."""
+def _remote_failure(err: Exception, path: str):
+    """``err`` as a CommandError when it says why a URL cannot be read, else None."""
+    reason = remote_reason(err, path)
+    return None if reason is None else CommandError(reason)
+
+
+def _store(path: str, options):
+    """The store of a URL, or None for a local path."""
     from bcolz_store.storage.urls import is_url, open_store
-    if not is_url(path):
-        return os.path.exists(path)
+    if not is_url(path) or path.startswith("file://"):
+        return None
     try:
-        return open_store(path, True, options).root_state() != "missing"
+        return open_store(path, True, options)
     except (ImportError, ValueError) as err:
         raise CommandError(f"{path}: {err}") from err
+
+
+def _exists(path: str, options) -> bool:
+    """Whether anything is at ``path`` (a local path, or a URL through fsspec)."""
+    store = _store(path, options)
+    if store is None:
+        return os.path.exists(path[len("file://"):] if path.startswith("file://") else path)
+    try:
+        return store.root_state() != "missing"
+    except Exception as err:        # noqa: BLE001 - remote failures, told by remote_reason
+        failure = _remote_failure(err, path)
+        if failure is None:
+            raise
+        raise failure from err
+
+
+def _check_dataset(path: str, options) -> None:
+    """CommandError unless ``path`` holds a bcolz dataset: nothing there, a file
+    that is not a ``.zip`` pack, a folder (or URL) without a dataset's files."""
+    if not _exists(path, options):
+        raise CommandError(f"{path}: no such file or directory")
+    store = _store(path, options)
+    local = path[len("file://"):] if path.startswith("file://") else path
+    if store is None and os.path.isfile(local):
+        if local.lower().endswith(".zip"):
+            return                  # a pack: opening it checks it
+        raise CommandError(f"{path}: not a bcolz dataset: it is a file (a dataset is a "
+                           f"folder, a URL or a .zip pack made by bcolz-store pack)")
+    if store is None:
+        found = any(os.path.isfile(os.path.join(local, name)) for name in DATASET_NAMES)
+    else:
+        try:
+            found = any(store.exists(name) for name in DATASET_NAMES)
+        except Exception as err:    # noqa: BLE001 - remote failures, told by remote_reason
+            failure = _remote_failure(err, path)
+            if failure is None:
+                raise
+            raise failure from err
+    if not found:
+        raise CommandError(f"{path}: not a bcolz dataset (no meta/sizes, __rootdirs__ or "
+                           f"bcolz_store.json in it)")
 
 
 def dataset_info(path, storage_options=None) -> dict:
@@ -109,19 +179,28 @@ def dataset_info(path, storage_options=None) -> dict:
     Raises
     ------
     CommandError
-        When nothing exists at ``path``, or ``bcolz_store.open`` refuses it
-        (not a dataset, corrupt, unreadable); the message names the path.
+        When nothing exists at ``path``, it is not a bcolz dataset (a file
+        other than a pack, a folder without a dataset's files), a URL cannot
+        be reached (no credentials, no such bucket, access denied), or
+        ``bcolz_store.open`` refuses it (corrupt, unreadable); the message
+        names the path and says why in one line.
     """
     path = os.fspath(path)
-    if not _exists(path, storage_options):
-        raise CommandError(f"{path}: no such file or directory")
+    _check_dataset(path, storage_options)
     try:
         obj = bcolz_store.open(path, mode="r", storage_options=storage_options)
         if isinstance(obj, bcolz_store.ctable):
             facts = {"path": path, "kind": "ctable", **_ctable_facts(obj)}
         else:
             facts = {"path": path, "kind": "carray", **_carray_facts(obj)}
-    except (BcolzStoreError, OSError) as err:
+    except CommandError:
+        raise
+    except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
+        failure = _remote_failure(err, path)
+        if failure is not None:
+            raise failure from err
+        if not isinstance(err, (BcolzStoreError, OSError)):
+            raise
         raise CommandError(describe(err, path, "not a readable bcolz dataset")) from err
     return facts
 
@@ -135,7 +214,23 @@ def _human(nbytes: int) -> str:
     return f"{nbytes} B"  # pragma: no cover - the loop always returns
 
 
-def _fmt_cparams(cp: dict | None, vlen: dict | None = None) -> str:
+def _short(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= TEXT_CATEGORY_CHARS else text[:TEXT_CATEGORY_CHARS - 3] + "..."
+
+
+def _fmt_category(cat: dict) -> str:
+    shown = ", ".join(_short(c) for c in cat["categories"][:TEXT_CATEGORIES])
+    more = cat["ncategories"] - min(cat["ncategories"], TEXT_CATEGORIES)
+    if more:
+        shown += f", ... {more} more"
+    return (f"categorical {cat['kind']} codes={cat['codes']} ordered={cat['ordered']} "
+            f"categories={cat['ncategories']} [{shown}]")
+
+
+def _fmt_cparams(cp: dict | None, vlen: dict | None = None, category: dict | None = None) -> str:
+    if category is not None:    # codes plus categories
+        return _fmt_category(category)
     if vlen is not None:        # items of any length: zstd chunks, not Blosc
         return " ".join(f"{k}={vlen[k]}" for k in ("kind", "codec", "level", "nullable",
                                                     "dictionary_bytes"))
@@ -168,8 +263,8 @@ def format_info(facts: dict) -> str:
     if "leftover" in facts:
         lines.append(("leftover", facts["leftover"]))
     lines += [
-        ("vlen" if "vlen" in facts else "cparams",
-         _fmt_cparams(facts["cparams"], facts.get("vlen"))),
+        ("category" if "category" in facts else "vlen" if "vlen" in facts else "cparams",
+         _fmt_cparams(facts["cparams"], facts.get("vlen"), facts.get("category"))),
         ("nbytes", f"{facts['nbytes']} ({_human(facts['nbytes'])})"),
         ("cbytes", f"{facts['cbytes']} ({_human(facts['cbytes'])})"),
         ("cratio", fmt_ratio(facts["cratio"])),
@@ -187,7 +282,8 @@ def _column_table(columns: list) -> list:
             "nbytes", "cbytes", "cratio", "attrs")
     rows = [head] + [
         (c["name"], c["dtype"], str(tuple(c["shape"])), str(c["chunklen"]), str(c["nchunks"]),
-         _fmt_cparams(c["cparams"], c.get("vlen")), str(c["nbytes"]), str(c["cbytes"]),
+         _fmt_cparams(c["cparams"], c.get("vlen"), c.get("category")), str(c["nbytes"]),
+         str(c["cbytes"]),
          fmt_ratio(c["cratio"]), json.dumps(c["attrs"], sort_keys=True))
         for c in columns]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
@@ -232,18 +328,25 @@ def verify_dataset(path, storage_options=None) -> dict:
     ------
     CommandError
         When nothing exists at ``path`` or it cannot be checked (not a
-        dataset, unreadable checksum file); the message names the path.
+        bcolz dataset, a URL that cannot be reached, an unreadable checksum
+        file); the message names the path.  A folder without a dataset's
+        files is not a dataset (exit status 1), while a dataset without a
+        checksum file is reported as ``no_checksums`` (exit status 3).
     """
     path = os.fspath(path)
-    if not _exists(path, storage_options):
-        raise CommandError(f"{path}: no such file or directory")
+    _check_dataset(path, storage_options)
     check = getattr(bcolz_store, "verify", None)
     if check is None:
         raise CommandError("this version of bcolz_store cannot verify checksums")
     try:
         report = check(path, storage_options=storage_options) if storage_options else \
             check(path)
-    except (BcolzStoreError, OSError) as err:
+    except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
+        failure = _remote_failure(err, path)
+        if failure is not None:
+            raise failure from err
+        if not isinstance(err, (BcolzStoreError, OSError)):
+            raise
         raise CommandError(describe(err, path, "cannot verify")) from err
     facts = {"path": path, "ok": bool(report.ok),
              "no_checksums": bool(getattr(report, "no_checksums", False))}

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import zipfile
+
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, describe, storage_options
+from .common import EXIT_OK, CommandError, describe, remote_reason, storage_options
 
 __all__ = ["cmd_pack", "cmd_unpack"]
 
 
 def cmd_pack(args) -> int:
     from bcolz_store.storage.packs import pack
+    if not str(args.dst).lower().endswith(".zip"):
+        raise CommandError(f"{args.dst}: a pack is a .zip file; name it OUT.zip (bcolz_store "
+                           f"opens a pack by its .zip name)")
+    options = storage_options(args)
     try:
-        done = pack(args.src, args.dst, storage_options=storage_options(args),
-                    overwrite=args.overwrite)
-    except (BcolzStoreError, OSError, ImportError, ValueError) as err:
+        done = pack(args.src, args.dst, storage_options=options, overwrite=args.overwrite)
+    except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
+        reason = remote_reason(err, str(args.src))
+        if reason is not None:
+            raise CommandError(f"cannot pack: {reason}") from err
+        if not isinstance(err, (BcolzStoreError, OSError, ImportError, ValueError)):
+            raise
         raise CommandError(describe(err, str(args.src), "cannot pack")) from err
-    print(f"{args.dst}: {done['files']} files, {done['bytes']} bytes (from {args.src})")
+    with zipfile.ZipFile(args.dst) as zf:
+        entries = len(zf.infolist())        # the checksum and metadata files too
+    print(f"{args.dst}: {entries} files, {done['bytes']} bytes (from {args.src})")
     return EXIT_OK
 
 
