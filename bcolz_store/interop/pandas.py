@@ -45,13 +45,20 @@ def _recorded_dtype(recorded, kind):
     return dtype if dtype is not None and dtype.kind == kind else None
 
 
-def _fixed_width(values: np.ndarray, recorded=None) -> np.ndarray:
-    """Object values that are all str (or all bytes) as a fixed-width array."""
+def _fixed_width(values: np.ndarray, recorded=None, name="?") -> np.ndarray:
+    """Object values that are all str (or all bytes) as a fixed-width array;
+    ValueError for a value ending in NUL, which the fixed width would cut."""
     if len(values) == 0:
         dtype = _recorded_dtype(recorded, "U") or _recorded_dtype(recorded, "S")
         return values.astype(dtype) if dtype is not None else values
     for kind, pytype in (("U", str), ("S", bytes)):
         if all(isinstance(v, pytype) for v in values):
+            nul = "\x00" if kind == "U" else b"\x00"
+            cut = next((i for i, v in enumerate(values) if v.endswith(nul)), None)
+            if cut is not None:
+                raise ValueError(f"column {name!r}: value {cut} ends in NUL, which a "
+                                 f"fixed-width {kind} column would cut (numpy drops trailing "
+                                 f"NULs); pass strings='vlen' to keep it exactly")
             width = max(map(len, values), default=0)
             dtype = _recorded_dtype(recorded, kind)
             if dtype is not None and width <= dtype.itemsize // (4 if kind == "U" else 1):
@@ -101,13 +108,19 @@ def series_values(series, recorded=None) -> np.ndarray:
         pandas allows); timezone-aware datetime columns as their UTC
         datetime64 values; str/bytes columns fixed-width; other object
         columns as objects.
+
+    Raises
+    ------
+    ValueError
+        When a str or bytes value ends in NUL, which a fixed width would
+        cut (the message names the column).
     """
     if series_zone(series) is not None:
         values = utc_values(series)
     else:
         values = series.to_numpy()
     if values.dtype == object:
-        values = _fixed_width(values, recorded)
+        values = _fixed_width(values, recorded, series.name)
     else:
         values = _as_recorded(values, recorded)
     return values
@@ -167,7 +180,9 @@ def fromdataframe(table_class, df, **kwargs):
         When pandas is not installed.
     ValueError
         Column labels that are not valid column names, an unknown ``strings``,
-        both ``strings`` columns and ``dtype``, or as :class:`ctable`.
+        both ``strings`` columns and ``dtype``, a str or bytes value ending in
+        NUL in a column made fixed-width (a fixed width would cut it; pass
+        ``strings='vlen'``), or as :class:`ctable`.
 
     Notes
     -----

@@ -236,3 +236,15 @@ def test_a_recorded_dtype_the_values_no_longer_fit_is_not_forced():
     back = bcolz.ctable.fromdataframe(df)
     assert back.cols["day"].dtype.kind == "M" and back.cols["day"].dtype != np.dtype("M8[D]")
     assert back.cols["day"][0] == np.datetime64("2000-01-01T06:00")
+
+
+@pytest.mark.parametrize("values", [[b"ok", b"ab\x00"], ["ok", "ab\x00"]])
+def test_dataframe_values_ending_in_nul_are_refused_not_cut(values):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"v": pd.Series(values, dtype=object)})
+    with pytest.raises(ValueError, match="column 'v': value 1 ends in NUL"):
+        bcolz.ctable.fromdataframe(df)
+    kept = bcolz.ctable.fromdataframe(df, strings="vlen")
+    assert kept["v"][:].tolist() == values
+    inside = bcolz.ctable.fromdataframe(pd.DataFrame({"v": [b"\x01\x00\x02", b""]}))
+    assert inside["v"][:].tolist() == [b"\x01\x00\x02", b""]
