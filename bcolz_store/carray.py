@@ -129,6 +129,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._attrs = None
         self._iterator = None
         self._is_iter_view = False
+        self._unstaged = False       # appended items not yet staged (see _stage_pending)
         self._lock = _locking.acquire(rootdir, lock and _store is None)
         if array is not None:
             self._create_or_clean_up(array, cparams, dtype, dflt, expectedlen, chunklen)
@@ -149,6 +150,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         if self._store is not None and self._given_store is None:
             # A failed write returns this carray to its last committed state.
             self._store.journal.owner_reload = self._read_meta
+            self._store.journal.owner_stage = self._stage_pending
             self._store.journal.locked = self._lock is not None
         if not new and mode == "w":
             self.resize(0)
@@ -279,6 +281,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             defaults.cache_budget
         self._meta = load_carray(store)
         self._engine = new_engine(self._meta, store, budget)
+        self._unstaged = False
 
     def refresh(self):
         """Re-read the committed state, to see other writers' commits.
@@ -522,6 +525,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._given_store = None
         self._store = self._new_store(readonly=self._mode == "r")
         self._store.journal.owner_reload = self._read_meta
+        self._store.journal.owner_stage = self._stage_pending
         self._engine.store = self._store
         self._engine.chunks.store = self._store
         self._attrs._store = self._store

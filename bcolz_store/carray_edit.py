@@ -81,6 +81,7 @@ class CarrayEdits:
             if end < self._meta.chunklen:
                 engine.leftover[engine.nleft:end] = array
                 engine.nleft = end
+                self._unstaged = True
                 return
         self._check_writable()
         prepared = self._prepare_append(array)
@@ -97,7 +98,9 @@ class CarrayEdits:
         """
         atom = self._meta.atom
         if self._meta.vlen is not None:     # carrays stream block by block
-            return array if isinstance(array, CarrayReads) else self._to_ndarray(array, atom)
+            if isinstance(array, CarrayReads):
+                return array
+            return self._engine.prepare(self._to_ndarray(array, atom))
         if isinstance(array, CarrayReads):
             if array.dtype.kind == "O" or atom.kind == "O":
                 return array[:] if atom.kind == "O" else self._prepare_append(array[:])
@@ -110,12 +113,15 @@ class CarrayEdits:
         if arr.shape == atom.shape or (atom.shape and arr.shape == (1,) and atom.shape != (1,)):
             arr = arr.reshape((1,) + atom.shape) if arr.size == int(np.prod(atom.shape)) \
                 else arr
+        if arr.shape == (0,) and atom.shape:      # an empty list: nothing to append
+            arr = arr.reshape((0,) + atom.shape)
         if arr.shape[1:] != atom.shape:
             raise ValueError("array trailing dimensions do not match with self")
         return arr
 
     def _append_prepared(self, prepared):
         """Append what :meth:`_prepare_append` returned."""
+        self._unstaged = True
         if isinstance(prepared, CarrayReads):
             for block in prepared._copy_blocks():
                 self._engine.append(self._to_ndarray(block, self._meta.atom.base))
@@ -241,12 +247,13 @@ class CarrayEdits:
                     raise ValueError("boolean array length must match len(self)")
                 idx = np.flatnonzero(idx)
             elif idx.size == 0:
-                return
+                idx = np.zeros(0, dtype=np.int64)
             elif idx.dtype.kind not in "iu":
                 raise IndexError("arrays used as indices must be of integer (or boolean) type")
             else:
                 idx = positions(idx, length).ravel()
-            self._set_positions(idx, value)
+            if idx.size:
+                self._set_positions(idx, value)
         if self._store is not None:
             self.flush()  # on disk each assignment is one commit
 
@@ -256,6 +263,7 @@ class CarrayEdits:
             return
         atom = self._meta.atom
         vals = self._to_ndarray(value, atom.base, arrlen=n).reshape((n,) + atom.shape)
+        vals = self._engine.prepare(vals)      # refused items change nothing
         with self._writing():
             self._engine.set_slice(start, stop, step, vals)
 
@@ -263,6 +271,7 @@ class CarrayEdits:
         vals = self._to_ndarray(value, self._meta.atom.base, arrlen=len(idx))
         if len(vals) != len(idx):
             raise ValueError(f"cannot assign {len(vals)} values to {len(idx)} positions")
+        vals = self._engine.prepare(vals)
         with self._writing():
             self._engine.set_positions(idx, vals)
 
@@ -283,5 +292,14 @@ class CarrayEdits:
     def _flush(self, commit=True):
         self._engine.stage_leftover()
         stage_sizes(self._store, self.shape, self.nbytes, self._engine.cbytes)
+        self._unstaged = False
         if commit:
             self._store.commit()
+
+    def _stage_pending(self):
+        """Stage the leftover and ``meta/sizes`` of appends not yet staged: every
+        commit of the dataset (an attrs change, another column's assignment)
+        includes them, so that no commit holds chunk files that its
+        ``meta/sizes`` does not count."""
+        if self._unstaged:
+            self._flush(commit=False)

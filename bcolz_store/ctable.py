@@ -30,6 +30,7 @@ import numpy as np
 from . import attrs as _attrs
 from . import handles as _handles
 from .carray import carray
+from .category_type import category_request
 from .chunks.cparams import cparams as cparams_cls
 from .columns import column_sources, cols
 from .ctable_edit import CtableEdits
@@ -183,6 +184,7 @@ class ctable(CtableEdits, CtableOps):
         if self._store is not None:
             # A failed write returns the table to its last committed state.
             self._store.journal.owner_reload = self._reload_committed
+            self._store.journal.owner_stage = self._stage_pending
             self._store.journal.locked = self._lock is not None
 
     # ------------------------------------------------------------------ setup
@@ -255,7 +257,9 @@ class ctable(CtableEdits, CtableOps):
         prepared = []
         for name, src in zip(names, sources):
             dtype = dtypes[name]
-            if not isinstance(src, (carray, np.ndarray)) and vlen_request(None, dtype) is None:
+            special = dtype is not None and (vlen_request(None, dtype) is not None
+                                             or category_request(None, dtype) is not None)
+            if not isinstance(src, (carray, np.ndarray)) and not special:
                 try:
                     src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)
                 except (TypeError, ValueError) as err:
@@ -395,6 +399,11 @@ class ctable(CtableEdits, CtableOps):
         with journal.operation(), journal.batch():
             yield
 
+    def _stage_pending(self):
+        """Stage the appends no column has staged yet (see carray._stage_pending)."""
+        for name in self.names:
+            self.cols[name]._stage_pending()
+
     def _flush_columns(self):
         for name in self.names:
             self.cols[name].flush()
@@ -452,6 +461,7 @@ class ctable(CtableEdits, CtableOps):
             journal.reload_committed()
             return
         self.flush()
+        self._root_state = self._store.store.root_state()   # (it may have been created here)
         self._open()
 
     def close(self):

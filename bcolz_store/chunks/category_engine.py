@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import FormatError
 
-__all__ = ["CategoryEngine"]
+__all__ = ["CategoryEngine", "PreparedCodes"]
 
 
 _MAX_FIXED_BYTES = 1 << 26
@@ -34,6 +34,18 @@ def _fixed_width(items: list, atom: np.dtype):
     if width * len(raw) > _MAX_FIXED_BYTES or any(r.endswith(b"\0") for r in raw):
         return None
     return np.array(raw, dtype=f"S{width}")
+
+
+class PreparedCodes:
+    """Items already turned into codes by :meth:`CategoryEngine.prepare`."""
+
+    __slots__ = ("codes",)
+
+    def __init__(self, codes: np.ndarray):
+        self.codes = codes
+
+    def __len__(self) -> int:
+        return len(self.codes)
 
 
 class CategoryEngine:
@@ -171,14 +183,27 @@ class CategoryEngine:
     def gather(self, idx: np.ndarray) -> np.ndarray:
         return self.items_of(self.codes.gather(idx))
 
-    def append(self, items: np.ndarray) -> None:
-        self.codes.append(self.codes_of(items))
+    def prepare(self, items: np.ndarray) -> PreparedCodes:
+        """``items`` as the codes a write stores, checked before anything changes.
 
-    def set_slice(self, start: int, stop: int, step: int, items: np.ndarray) -> None:
-        self.codes.set_slice(start, stop, step, self.codes_of(items))
+        Raises
+        ------
+        ValueError
+            An item that is not a category.
+        """
+        return PreparedCodes(self.codes_of(items))
 
-    def set_positions(self, idx: np.ndarray, items: np.ndarray) -> None:
-        self.codes.set_positions(idx, self.codes_of(items))
+    def _as_codes(self, items) -> np.ndarray:
+        return items.codes if isinstance(items, PreparedCodes) else self.codes_of(items)
+
+    def append(self, items) -> None:
+        self.codes.append(self._as_codes(items))
+
+    def set_slice(self, start: int, stop: int, step: int, items) -> None:
+        self.codes.set_slice(start, stop, step, self._as_codes(items))
+
+    def set_positions(self, idx: np.ndarray, items) -> None:
+        self.codes.set_positions(idx, self._as_codes(items))
 
     def trim_to(self, newlen: int) -> None:
         self.codes.trim_to(newlen)

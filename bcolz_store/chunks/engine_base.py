@@ -207,6 +207,11 @@ class EngineBase:
 
     # ------------------------------------------------------------ writing
 
+    def prepare(self, items):
+        """``items`` as a write stores them, checked before anything changes
+        (the categorical engine turns them into codes)."""
+        return items
+
     def _prepare_edit(self) -> None:
         """Called before a write changes chunks or the leftover."""
 

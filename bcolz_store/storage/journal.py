@@ -129,6 +129,7 @@ class Journal(CommittedState):
         self._depth = 0
         self.broken = None         # the error that left the writer unusable
         self.owner_reload = None   # reloads the committed state into the containers
+        self.owner_stage = None    # stages what the containers hold but have not staged
 
     def _new_blob_folder(self) -> None:
         """Stage future blobs in a folder of a new name (the blobs of a commit
@@ -460,6 +461,8 @@ class Journal(CommittedState):
             self._commit_requested = True
             return
         self._commit_requested = False
+        if self.owner_stage is not None and not self.readonly:
+            self.owner_stage()     # a commit includes every pending append
         if not self._staged:
             return
         self._check_writable()

@@ -1,0 +1,296 @@
+"""The column kinds the operation machines draw: how to make one, its values,
+its model, and how a read is compared with the model.
+
+A model is a numpy array: of the atom's dtype for fixed-size kinds (so numpy
+itself says what every assignment, trim and resize must give), of ``object``
+for vlen and categorical kinds (their items: str or bytes, None for a missing
+one).  Reads are compared exactly: fixed-size atoms byte for byte (NaN
+payloads, -0.0 and NaT included), items by type and value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import bcolz_store
+from tests.properties import random_values
+
+#: fixed-size dtypes (with the shape of one atom) the machines draw from.
+FIXED = [
+    ("int8", ()), ("uint32", ()), ("int64", ()), ("float32", ()), ("float64", ()),
+    ("complex64", ()), ("bool", ()), ("datetime64[ns]", ()), ("datetime64[D]", ()),
+    ("timedelta64[s]", ()), ("S5", ()), ("U3", ()), (">i4", ()), (">f8", ()),
+    ("int16", (3,)), ("float32", (2, 2)), ("S2", (2,)),
+    ([("a", "<i4"), ("b", "<f8"), ("c", "S3")], ()),
+]
+
+_TEXT = list("ab \x00é€😀xyz")
+_BYTES = [b"a", b"b", b"\x00", b"\xff", b" ", b"\x01z"]
+
+
+def _random_str(rng, alphabet, longest):
+    n = int(rng.integers(0, longest + 1))
+    return "".join(rng.choice(alphabet, n)) if n else ""
+
+
+class Kind:
+    """One column kind; ``label`` names it in failure reports."""
+
+    label = "?"
+    itemwise = False           # items compared as Python objects (vlen, categorical)
+    where_ok = True            # numeric 1-d: usable in where() expressions
+    frame_ok = True            # todataframe() can hold it
+
+    def create_kwargs(self) -> dict:
+        """Keyword arguments of ``carray(...)`` that make this kind."""
+        return {}
+
+    def values(self, rng, n: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def filler(self, n: int) -> np.ndarray:
+        """What growing by ``n`` (resize, negative trim) appends."""
+        raise NotImplementedError
+
+    def as_input(self, values: np.ndarray, rng):
+        """``values`` in one of the forms a user passes (array, list...)."""
+        return values if rng.random() < 0.5 else values.tolist()
+
+    def bad_values(self, n: int):
+        """Values an append or assignment of this kind must refuse (None: there are none)."""
+        return None
+
+    def check(self, got, expected: np.ndarray, what: str) -> None:
+        raise NotImplementedError
+
+    def check_item(self, got, expected, what: str) -> None:
+        """One item read (``c[i]``) is the model's."""
+        if type(got) is not type(expected) or got != expected:
+            raise AssertionError(f"{what}: {got!r} != {expected!r}")
+
+    def frame_values(self, series) -> np.ndarray:
+        """A DataFrame column of this kind as a model array."""
+        return series.to_numpy()
+
+
+class Fixed(Kind):
+    """Atoms of one numpy dtype and shape."""
+
+    def __init__(self, dtype, shape, dflt):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+        self.dflt = dflt
+        self.atom = np.dtype((self.dtype, self.shape)) if self.shape else self.dtype
+        self.label = f"{self.dtype.str if not self.dtype.names else 'struct'}{self.shape or ''}"
+        self.where_ok = not self.shape and self.dtype.kind in "iufb" and \
+            self.dtype.isnative
+        self.frame_ok = not self.shape and not self.dtype.names
+
+    @classmethod
+    def draw(cls, rng, spec, with_dflt: bool):
+        dtype, shape = spec
+        dflt = cls._random(rng, np.dtype(dtype), (), ())[()] if with_dflt else None
+        return cls(dtype, shape, dflt)
+
+    @staticmethod
+    def _random(rng, dtype, shape, n):
+        shape = (n,) + tuple(shape) if n != () else tuple(shape)
+        if dtype.names:
+            out = np.zeros(shape, dtype=dtype)
+            for name in dtype.names:
+                out[name] = random_values(rng, dtype[name], shape)
+            return out
+        if not dtype.isnative:
+            return random_values(rng, dtype.newbyteorder("="), shape).astype(dtype)
+        if dtype.kind == "c":
+            parts = random_values(rng, np.dtype(f"f{dtype.itemsize // 2}"), shape + (2,))
+            return (parts[..., 0] + 1j * parts[..., 1]).astype(dtype)
+        if dtype.kind == "m":
+            return random_values(rng, np.dtype("M8[s]"), shape).view("i8").view(dtype)
+        return random_values(rng, dtype, shape)
+
+    def create_kwargs(self):
+        return {} if self.dflt is None else {"dflt": self.dflt}
+
+    def values(self, rng, n):
+        return self._random(rng, self.dtype, self.shape, n)
+
+    def filler(self, n):
+        out = np.zeros((n,) + self.shape, dtype=self.dtype)
+        if self.dflt is not None:
+            out[...] = self.dflt
+        return out
+
+    def bad_values(self, n):
+        if self.dtype.kind in "iufc" and not self.shape:     # (numpy makes any str a bool)
+            return ["not a number"] * n
+        return None
+
+    def check(self, got, expected, what):
+        got = np.asarray(got)
+        assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
+        assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+        if got.tobytes() != expected.tobytes():
+            diff = np.flatnonzero(got.reshape(len(got), -1).view(np.uint8).reshape(len(got), -1)
+                                  != expected.reshape(len(expected), -1).view(np.uint8)
+                                  .reshape(len(expected), -1)) if len(got) else []
+            raise AssertionError(f"{what}: bytes differ (first differing byte {diff[:1]});\n"
+                                 f"got      {got!r}\nexpected {expected!r}")
+
+    def check_item(self, got, expected, what):
+        got = np.asarray(got, dtype=self.dtype)
+        expected = np.asarray(expected, dtype=self.dtype)
+        assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+        assert got.tobytes() == expected.tobytes(), f"{what}: {got!r} != {expected!r}"
+
+    def frame_values(self, series):
+        return series.to_numpy(dtype=self.dtype)
+
+
+class Vlen(Kind):
+    """Variable-length str or bytes items, some missing."""
+
+    itemwise = True
+    where_ok = False
+
+    def __init__(self, kind: str, dflt):
+        self.kind = kind
+        self.dflt = dflt
+        self.label = f"vlen-{kind}"
+
+    @classmethod
+    def draw(cls, rng, kind, with_dflt):
+        dflt = None
+        if with_dflt:
+            dflt = _random_str(rng, _TEXT, 4) if kind == "str" else b"d\x00"
+        return cls(kind, dflt)
+
+    def create_kwargs(self):
+        out = {"dtype": bcolz_store.vlen(self.kind, nullable=True)}
+        if self.dflt is not None:
+            out["dflt"] = self.dflt
+        return out
+
+    def item(self, rng):
+        if rng.random() < 0.1:
+            return None
+        if self.kind == "str":
+            return _random_str(rng, _TEXT, 12 if rng.random() < 0.9 else 300)
+        n = int(rng.integers(0, 13))
+        return b"".join(rng.choice(_BYTES, n)) if n else b""
+
+    def values(self, rng, n):
+        out = np.empty(n, dtype=object)
+        for i in range(n):
+            out[i] = self.item(rng)
+        return out
+
+    def filler(self, n):
+        out = np.empty(n, dtype=object)
+        out[:] = [self.dflt if self.dflt is not None else ("" if self.kind == "str" else b"")] \
+            * n
+        return out
+
+    def as_input(self, values, rng):
+        return values.tolist() if rng.random() < 0.5 else values
+
+    def bad_values(self, n):
+        return [3.5] * n if n else None
+
+    def check(self, got, expected, what):
+        got_items = list(np.asarray(got, dtype=object).ravel()) if not isinstance(got, list) \
+            else got
+        want = list(expected)
+        assert len(got_items) == len(want), f"{what}: {len(got_items)} items != {len(want)}"
+        for i, (g, w) in enumerate(zip(got_items, want)):
+            if type(g) is not type(w) or g != w:
+                raise AssertionError(f"{what}: item {i} is {g!r}, expected {w!r}")
+
+    def frame_values(self, series):
+        values = series.astype(object).to_numpy()
+        return np.array([None if _is_missing(v) else v for v in values] or [], dtype=object)
+
+
+class Categorical(Vlen):
+    """Items from a fixed set of categories, some missing."""
+
+    def __init__(self, kind: str, categories: list, explicit: bool):
+        super().__init__(kind, None)
+        self.categories = categories
+        self.explicit = explicit
+        self.label = f"category-{kind}"
+
+    @classmethod
+    def draw(cls, rng, kind, explicit):
+        n = int(rng.integers(1, 6))
+        pool = ["buy", "sell", "", "é\x00x", "zz", "a b", "😀"]
+        cats = list(dict.fromkeys(rng.choice(pool, n).tolist()))
+        if kind == "bytes":
+            cats = [c.encode("utf-8") for c in cats]
+        return cls(kind, cats, explicit)
+
+    def create_kwargs(self):
+        return {"dtype": bcolz_store.category(self.categories if self.explicit else None)}
+
+    def item(self, rng):
+        if rng.random() < 0.15:
+            return None
+        return self.categories[int(rng.integers(0, len(self.categories)))]
+
+    def initial(self, rng, n):
+        """Initial values holding every category (implicit categories are the
+        distinct initial items)."""
+        out = self.values(rng, n)
+        if not self.explicit:
+            extra = np.empty(len(self.categories), dtype=object)
+            extra[:] = list(self.categories)
+            out = np.concatenate([extra, out])
+        return out
+
+    def filler(self, n):
+        return np.full(n, None, dtype=object)
+
+    def bad_values(self, n):
+        if not n:
+            return None
+        return ["not a category" if self.kind == "str" else b"not a category"] * n
+
+
+def _is_missing(value) -> bool:
+    if value is None:
+        return True
+    try:
+        import pandas as pd
+        return bool(pd.isna(value)) if not isinstance(value, (str, bytes)) else False
+    except (TypeError, ValueError):
+        return False
+
+
+def draw_kind(rng, allow=("fixed", "vlen", "category")) -> Kind:
+    """A random column kind."""
+    family = allow[int(rng.integers(0, len(allow)))]
+    if family == "fixed":
+        spec = FIXED[int(rng.integers(0, len(FIXED)))]
+        return Fixed.draw(rng, spec, bool(rng.random() < 0.4))
+    kind = "str" if rng.random() < 0.6 else "bytes"
+    if family == "vlen":
+        return Vlen.draw(rng, kind, bool(rng.random() < 0.4))
+    return Categorical.draw(rng, kind, bool(rng.random() < 0.5))
+
+
+def initial_values(kind: Kind, rng, n: int) -> np.ndarray:
+    if isinstance(kind, Categorical):
+        return kind.initial(rng, n)
+    return kind.values(rng, n)
+
+
+def concat(*parts: np.ndarray) -> np.ndarray:
+    """``parts`` end to end, in the first one's dtype (numpy's concatenate
+    makes the byte order native)."""
+    first = parts[0]
+    out = np.empty((sum(len(p) for p in parts),) + first.shape[1:], dtype=first.dtype)
+    pos = 0
+    for part in parts:
+        out[pos:pos + len(part)] = part
+        pos += len(part)
+    return out
