@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 
 import bcolz_store
+from bcolz_store.format.vlen_meta import vlen_result_dtype
 from bcolz_store import cli
 
-NSTR = np.dtypes.StringDType(na_object=None)
+NSTR = vlen_result_dtype("str", True)      # StringDType(na_object=None) on numpy 2
 TICKERS = ["AAPL", "MSFT", None, "", "GOOG", "AMZN", "ABC", "XYZ", "A"]
 
 
 def table(rootdir=None, n=3, **kwargs):
     names = (TICKERS * n)[:len(TICKERS) * n]
-    return bcolz_store.ctable([np.arange(len(names)), np.array(names, dtype=NSTR),
+    return bcolz_store.ctable([np.arange(len(names)), bcolz_store.carray(names, dtype="vlen-str"),
                                bcolz_store.carray([s.encode() if s else None for s in names],
                                                   dtype="vlen-bytes")],
                               names=["i", "ticker", "raw"], rootdir=rootdir, chunklen=4,
