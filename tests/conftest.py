@@ -25,6 +25,26 @@ def bcolz_files(root: Path) -> dict:
     return out
 
 
+#: The core marked ``oldest`` (paths under tests/): carray, ctable, dtypes, vlen and categorical
+#: columns, the format, the datasets bcolz wrote, the properties, the clients' flows and the
+#: interop with pandas, numexpr, Arrow, zarr, HDF5 and dask.  ``.ci/run`` runs ``pytest -m
+#: oldest`` a second time on the oldest NumPy and pandas pyproject.toml allows.
+OLDEST = ("test_carray.py", "test_ctable.py", "test_dtypes.py", "test_toplevel.py",
+          "test_eval.py", "test_interop.py", "chunks/", "clients/", "compat/", "format/",
+          "interop/", "properties/", "vlen/")
+
+
+def pytest_collection_modifyitems(config, items):
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            where = Path(item.path).resolve().relative_to(tests).as_posix()
+        except ValueError:
+            continue
+        if where.startswith(OLDEST):
+            item.add_marker(pytest.mark.oldest)
+
+
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     if not FIXTURES.is_dir():
