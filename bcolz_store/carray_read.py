@@ -61,7 +61,7 @@ class CarrayReads:
                 if hits.size:
                     parts.append(self._gather(hits + start))
             if parts:
-                return np.concatenate(parts)
+                return np.concatenate(parts, dtype=parts[0].dtype)
             return np.empty((0,) + self._meta.atom.shape, dtype=self._meta.atom.base)
         return self._gather(np.flatnonzero(np.asarray(mask)))
 

@@ -151,9 +151,10 @@ class cols:
         elif old is not None and old.vlen is not None:     # items of any length, as before
             with self._writing():
                 value = carray(value, dtype=old.category or old.vlen, cparams=old.cparams,
-                               rootdir=rootdir, mode="w", _store=self.column_store(name))
+                               dflt=old.dflt, rootdir=rootdir, mode="w",
+                               _store=self.column_store(name))
         else:
-            dtype = None if old is None else np.dtype((old.dtype, old.shape[1:]))
+            dtype = None if old is None else old.dtype   # (the atom's shape comes with value)
             try:
                 values = np.asarray(value, dtype=dtype)
             except (TypeError, ValueError) as err:
@@ -161,10 +162,10 @@ class cols:
                                  f"dtype {dtype}") from err
             if values.ndim == 0 or values.dtype.kind == "V" and values.dtype.names:
                 raise ValueError(f"`{value!r}` cannot be converted into a carray column")
-            cparams = old.cparams if old is not None else None
-            with self._writing():
-                value = carray(values, cparams=cparams, rootdir=rootdir, mode="w",
-                               _store=self.column_store(name))
+            kept = {} if old is None else {"cparams": old.cparams, "dflt": old.dflt}
+            with self._writing():       # the old column's cparams and dflt are kept
+                value = carray(values, rootdir=rootdir, mode="w", _store=self.column_store(name),
+                               **kept)
         with self._writing():
             if name not in self._cols:
                 self.names.append(name)

@@ -158,6 +158,8 @@ class CtableEdits:
                 else:
                     newcol = newcol.copy(rootdir=col_rootdir, mode="w", _store=store)
             else:
+                if isinstance(newcol, carray) and "dtype" not in kwargs:
+                    kwargs.setdefault("dflt", newcol.dflt)    # a copy keeps its dflt
                 newcol = carray(newcol, **kwargs)
             self.cols.insert(name, pos, newcol)
             if self.auto_flush:

@@ -94,7 +94,9 @@ class chunk:
             self._cdata = codec.compress(raw, 1, cparams.clevel, cparams.shuffle, cparams.cname)
             self._set_sizes(len(raw))
             return
-        array = np.ascontiguousarray(dobject)
+        # In the atom's own dtype: a value of another byte order (numpy's
+        # concatenate makes them native) would otherwise be stored as its bytes.
+        array = np.ascontiguousarray(dobject, dtype=self.atom.base)
         self.nbytes = array.nbytes
         if _memory and array.size and not array.view(np.uint8).any():
             self.isconstant = True

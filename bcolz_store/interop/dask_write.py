@@ -226,7 +226,7 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
         if [p[0] for p in parts] != list(np.cumsum([0] + [len(p[1]) for p in parts[:-1]])):
             raise IntegrityError(f"{column.rootdir}: the pieces of chunk {nchunk} overlap "
                                  f"or leave a gap")
-        rows = np.concatenate([p[1] for p in parts])
+        rows = np.concatenate([p[1] for p in parts], dtype=parts[0][1].dtype)
         if nchunk < col.nfull and len(rows) == col.chunklen and nchunk not in written:
             made = engine.new_chunk(rows)
             engine.chunks.write(nchunk, made)

@@ -301,13 +301,13 @@ def _rebuffer(blocks, blen):
         npending += len(block)
         if npending < blen:
             continue
-        data = np.concatenate(pending)
+        data = np.concatenate(pending, dtype=pending[0].dtype)
         full = (len(data) // blen) * blen
         for start in range(0, full, blen):
             yield data[start:start + blen]
         pending, npending = [data[full:]], len(data) - full
     if npending:
-        yield np.concatenate(pending)
+        yield np.concatenate(pending, dtype=pending[0].dtype)
 
 
 def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, kwargs=None):
@@ -330,7 +330,8 @@ def fetch_where(table, mask, outcols=None, limit=None, skip=0, out_flavor=None, 
     _check_mask(table, mask)
     names = check_outcols(table, outcols)
     blocks = list(_structured_blocks(table, mask, names, limit, skip))
-    data = np.concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(table, names))
+    data = np.concatenate(blocks, dtype=blocks[0].dtype) if blocks else \
+        np.empty(0, dtype=outcols_dtype(table, names))
     if out_flavor == "numpy":
         return data
     vlen = {n: table.cols[n].category or table.cols[n].vlen for n in names

@@ -104,7 +104,9 @@ class Fixed(Kind):
             return random_values(rng, dtype.newbyteorder("="), shape).astype(dtype)
         if dtype.kind == "c":
             parts = random_values(rng, np.dtype(f"f{dtype.itemsize // 2}"), shape + (2,))
-            return (parts[..., 0] + 1j * parts[..., 1]).astype(dtype)
+            out = np.empty(shape, dtype=dtype)
+            out.real, out.imag = parts[..., 0], parts[..., 1]
+            return out
         if dtype.kind == "m":
             return random_values(rng, np.dtype("M8[s]"), shape).view("i8").view(dtype)
         return random_values(rng, dtype, shape)
@@ -266,11 +268,13 @@ def _is_missing(value) -> bool:
         return False
 
 
-def draw_kind(rng, allow=("fixed", "vlen", "category")) -> Kind:
-    """A random column kind."""
+def draw_kind(rng, allow=("fixed", "vlen", "category"), structured=True) -> Kind:
+    """A random column kind (``structured``: structured dtypes too, which a
+    carray may have but a ctable column may not, as in bcolz)."""
     family = allow[int(rng.integers(0, len(allow)))]
     if family == "fixed":
-        spec = FIXED[int(rng.integers(0, len(FIXED)))]
+        specs = [s for s in FIXED if structured or isinstance(s[0], str)]
+        spec = specs[int(rng.integers(0, len(specs)))]
         return Fixed.draw(rng, spec, bool(rng.random() < 0.4))
     kind = "str" if rng.random() < 0.6 else "bytes"
     if family == "vlen":
