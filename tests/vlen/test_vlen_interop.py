@@ -152,7 +152,7 @@ def test_tofixed_makes_a_copy_the_real_bcolz_reads(tmp_path):
 @needs_bcolz
 def test_convert_strings_fixed_from_the_command_line(tmp_path, capsys):
     src = str(tmp_path / "src")
-    bcolz_store.ctable([np.arange(3), np.array(["a", "bb", ""], dtype=np.dtypes.StringDType())],
+    bcolz_store.ctable([np.arange(3), bcolz_store.carray(["a", "bb", ""], dtype="vlen-str")],
                        names=["i", "s"], rootdir=src, mode="w")
     with pytest.raises(TypeError, match="vlen-str: column 's'"):
         real_bcolz.open(src)
