@@ -435,7 +435,8 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
     ImportError
         When pyarrow is not installed (``pip install bcolz_store[arrow]``).
     DatasetNotFoundError
-        When a local ``path`` does not exist.
+        When a local ``path`` (or, with ``storage_options``, a URL) does not
+        exist.
     FormatError
         When ``path`` is not a Parquet file, or its metadata is malformed.
     TypeError, ValueError, DatasetExistsError
@@ -478,7 +479,8 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
     ImportError
         When pyarrow is not installed (``pip install bcolz_store[arrow]``).
     DatasetNotFoundError
-        When a local ``path`` does not exist.
+        When a local ``path`` (or, with ``storage_options``, a URL) does not
+        exist.
     FormatError
         When ``path`` is neither an Arrow IPC file nor stream (Feather v1
         files included), or its metadata is malformed.

@@ -229,7 +229,8 @@ def todataframe(table, columns=None, orient="columns"):
     ImportError
         When pandas is not installed.
     ValueError
-        An unknown ``orient``.
+        An unknown ``orient``, or a ``timezone`` column attr naming a zone
+        pandas does not know.
     KeyError
         An unknown column name.
     """
