@@ -62,7 +62,9 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         items of any length, as does a ``StringDType`` ``array``; such a
         carray is not readable by bcolz (see docs/strings.md).
     dflt : scalar, optional
-        Fill value used when the array grows (``resize``); default zero.
+        Fill value used when the array grows (``resize``); default zero
+        (vlen: an empty item; categorical: a missing item, and otherwise
+        one of the categories, stored as its code).
     expectedlen : int, optional
         Expected final length; decides ``chunklen`` (default ``len(array)``).
     chunklen : int, optional
@@ -198,7 +200,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         request = category_request(array, dtype) or vlen_request(array, dtype)
         if isinstance(request, category):     # codes + categories (category_type.py)
             self._meta, array_ = new_category_meta(request, array, cparams, expectedlen,
-                                                   chunklen)
+                                                   chunklen, dflt)
         elif request is not None:     # items of any length (vlen_type.py)
             self._meta, array_ = new_vlen_meta(request, array, cparams, dflt, expectedlen,
                                                chunklen)
@@ -333,7 +335,12 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
 
     @property
     def _dflt(self) -> np.ndarray:
-        return self._meta.dflt
+        meta = self._meta
+        if meta.dflt_code < 0:
+            return meta.dflt
+        out = np.empty((), dtype=meta.atom)       # a categorical's: its code's category
+        out[()] = self._engine.lookup()[meta.dflt_code]
+        return out
 
     @property
     def _lastchunkarr(self) -> np.ndarray:
@@ -435,7 +442,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
     @property
     def dflt(self) -> np.ndarray:
         """The fill value for growing, a 0-d array of ``dtype``."""
-        return self._meta.dflt
+        return self._dflt
 
     @property
     def dtype(self) -> np.dtype:

@@ -179,12 +179,12 @@ class CarrayEdits:
             grow = nitems - self.len
             atom = self._meta.atom
             if self._pickled:
-                self._engine.append([self._meta.dflt[()]] * grow)
+                self._engine.append([self._dflt[()]] * grow)
             block = max(self._meta.chunklen, 1)
             while grow and not self._pickled:
                 n = min(grow, block)
                 filler = np.empty((n,) + atom.shape, dtype=atom.base)
-                filler[...] = self._meta.dflt
+                filler[...] = self._dflt
                 self._engine.append(filler)
                 grow -= n
             self.flush()
@@ -218,10 +218,9 @@ class CarrayEdits:
             start, stop, step = key.indices(length)
             if step < 0:
                 n = len(range(start, stop, step))
-                if n == 0:
-                    return
-                vals = self._to_ndarray(value, self._meta.atom.base, arrlen=n)
-                self._set_slice(start + (n - 1) * step, start + 1, -step, vals[::-1])
+                if n:
+                    vals = self._to_ndarray(value, self._meta.atom.base, arrlen=n)
+                    self._set_slice(start + (n - 1) * step, start + 1, -step, vals[::-1])
             else:
                 self._set_slice(start, stop, step, value)
         elif isinstance(key, tuple):

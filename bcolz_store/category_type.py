@@ -163,8 +163,11 @@ def category_request(array, dtype):
     return found[1] if found is not None else None
 
 
-def new_category_meta(request: category, array, cparams, expectedlen, chunklen):
+def new_category_meta(request: category, array, cparams, expectedlen, chunklen, dflt=None):
     """The metadata of a new categorical carray, and its initial items.
+
+    ``dflt`` (what growing fills in) is one of the categories, or None for a
+    missing item; it is stored as its code.
 
     Returns
     -------
@@ -178,8 +181,9 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen):
     TypeError
         Items of another type than the categories'.
     ValueError
-        An initial item that is not one of given categories, a bad chunklen,
-        or no way to tell the kind (no categories and no items).
+        An initial item that is not one of given categories, a ``dflt`` that
+        is not a category, a bad chunklen, or no way to tell the kind (no
+        categories and no items).
     """
     found = _pandas_categorical(array)
     source = getattr(array, "_meta", None)
@@ -212,12 +216,35 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen):
         chunklen = calc_chunklen(expectedlen, codes.itemsize)
     elif not is_int(chunklen) or chunklen < 1:
         raise ValueError("chunklen must be a positive integer")
-    dflt = np.empty((), dtype=atom)
-    dflt[()] = None
-    meta = CarrayMeta(atom, cparams, int(chunklen), expectedlen, dflt,
+    item, code = _dflt_code(dflt, values.tolist())
+    fill = np.empty((), dtype=atom)
+    fill[()] = item
+    meta = CarrayMeta(atom, cparams, int(chunklen), expectedlen, fill,
                       vlen=VlenMeta(kind, nullable=True),
-                      categorical=CategoryMeta(codes, request.ordered), categories=cat_meta)
+                      categorical=CategoryMeta(codes, request.ordered), categories=cat_meta,
+                      dflt_code=code)
     return meta, items
+
+
+def _dflt_code(dflt, cats: list):
+    """``(item, code)`` of a categorical carray's ``dflt``: None and -1 for a
+    missing item.
+
+    Raises
+    ------
+    ValueError
+        A ``dflt`` that is not one of ``cats``.
+    """
+    if isinstance(dflt, np.ndarray) and dflt.ndim == 0:
+        dflt = dflt[()]
+    if dflt is None:
+        return None, -1
+    if isinstance(dflt, np.str_):
+        dflt = str(dflt)
+    for code, cat in enumerate(cats):
+        if type(cat) is type(dflt) and cat == dflt:
+            return cat, code
+    raise ValueError(f"dflt {dflt!r} is not one of the {len(cats)} categories")
 
 
 class CodesView:

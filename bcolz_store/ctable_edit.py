@@ -104,7 +104,10 @@ class CtableEdits:
         Parameters
         ----------
         newcol : carray, ndarray, list or tuple
-            The values, one per row.
+            The values, one per row.  A carray's values (and vlen or
+            categorical type) are taken, not its ``dflt``, ``chunklen`` or
+            cparams, as in bcolz: ``kwargs`` set those (an on-disk carray
+            moved or copied into an on-disk table keeps them).
         name : str, optional
             Default ``'f<pos>'``.
         pos : int, optional
@@ -158,8 +161,6 @@ class CtableEdits:
                 else:
                     newcol = newcol.copy(rootdir=col_rootdir, mode="w", _store=store)
             else:
-                if isinstance(newcol, carray) and "dtype" not in kwargs:
-                    kwargs.setdefault("dflt", newcol.dflt)    # a copy keeps its dflt
                 newcol = carray(newcol, **kwargs)
             self.cols.insert(name, pos, newcol)
             if self.auto_flush:

@@ -79,7 +79,7 @@ def reduce_carray(c):
     request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None))
     if request is not None:             # vlen or categorical: its items and its type
         return (rebuild_items, (cls, c[:], request, meta.cparams.to_dict(), meta.chunklen,
-                                meta.expectedlen, meta.dflt, dict(c.attrs)))
+                                meta.expectedlen, c.dflt, dict(c.attrs)))
     if meta.atom.kind == "O":
         data = (None, engine.read_range(0, engine.length))
     else:

@@ -66,6 +66,7 @@ class CarrayMeta:
     categorical: CategoryMeta | None = None
     categories: "CarrayMeta | None" = None      # the categories' vlen carray
     initial: np.ndarray | None = None           # the categories of a new one
+    dflt_code: int = -1                         # a categorical's dflt, as its code
 
 
 def load_carray(store) -> CarrayMeta:
@@ -189,10 +190,15 @@ def _load_categorical(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMe
     codes = _fixed_meta(store, sizes, plain, one_d="a categorical")
     atom = vlen_result_dtype(categories.vlen.kind, True)
     dflt = np.empty((), dtype=atom)
-    dflt[()] = None
+    dflt[()] = None                 # the item of a code >= 0 is read when asked for
+    code = int(storage.dflt)
+    if not -1 <= code < categories.length:
+        raise FormatError(f"{store.path('meta/storage')}: dflt {code} is not a code of the "
+                          f"{categories.length} categories (nor -1)")
     return CarrayMeta(atom, codes.cparams, codes.chunklen, codes.expectedlen, dflt,
                       codes.length, codes.cbytes, VlenMeta(categories.vlen.kind, nullable=True),
-                      codes.length * storage.dtype.itemsize, storage.categorical, categories)
+                      codes.length * storage.dtype.itemsize, storage.categorical, categories,
+                      dflt_code=code)
 
 
 def _category_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
@@ -257,7 +263,7 @@ def stage_storage(store, meta: CarrayMeta) -> None:
         codes = meta.categorical.codes
         store.set("meta/storage", dump_storage(StorageMeta(
             codes, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
-            np.array(-1, dtype=codes), None, category_dtype_text(codes, name),
+            np.array(meta.dflt_code, dtype=codes), None, category_dtype_text(codes, name),
             meta.categorical)))
         return
     text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None

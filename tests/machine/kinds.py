@@ -216,8 +216,8 @@ class Vlen(Kind):
 class Categorical(Vlen):
     """Items from a fixed set of categories, some missing."""
 
-    def __init__(self, kind: str, categories: list, explicit: bool):
-        super().__init__(kind, None)
+    def __init__(self, kind: str, categories: list, explicit: bool, dflt=None):
+        super().__init__(kind, dflt)
         self.categories = categories
         self.explicit = explicit
         self.label = f"category-{kind}"
@@ -229,10 +229,14 @@ class Categorical(Vlen):
         cats = list(dict.fromkeys(rng.choice(pool, n).tolist()))
         if kind == "bytes":
             cats = [c.encode("utf-8") for c in cats]
-        return cls(kind, cats, explicit)
+        dflt = cats[int(rng.integers(0, len(cats)))] if rng.random() < 0.4 else None
+        return cls(kind, cats, explicit, dflt)
 
     def create_kwargs(self):
-        return {"dtype": bcolz_store.category(self.categories if self.explicit else None)}
+        out = {"dtype": bcolz_store.category(self.categories if self.explicit else None)}
+        if self.dflt is not None:
+            out["dflt"] = self.dflt
+        return out
 
     def item(self, rng):
         if rng.random() < 0.15:
@@ -250,7 +254,7 @@ class Categorical(Vlen):
         return out
 
     def filler(self, n):
-        return np.full(n, None, dtype=object)
+        return np.full(n, self.dflt, dtype=object)
 
     def bad_values(self, n):
         if not n:

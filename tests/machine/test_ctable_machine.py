@@ -209,6 +209,8 @@ class CtableMachine(StoreMachine):
     def set_rows(self, between, how):
         self.between(between)
         n = self.length
+        if not n:                   # (a dropped writer's committed state may be empty)
+            return
         if how == "int":
             key = int(self.rng.integers(-n, n))
             count = 1
@@ -240,6 +242,8 @@ class CtableMachine(StoreMachine):
     @rule(between=BETWEEN)
     def set_column_items(self, between):
         self.between(between)
+        if not self.length:
+            return
         name = self.names[int(self.rng.integers(0, len(self.names)))]
         key = random_key(self.rng, self.length)
         values = self.kinds[name].values(self.rng, len(self.model[name][key]))
@@ -261,6 +265,8 @@ class CtableMachine(StoreMachine):
     @rule(between=BETWEEN, form=st.sampled_from(["array", "list", "carray"]))
     def addcol(self, between, form):
         self.between(between)
+        if len(self.names) == len(NAMES):
+            return
         name = next(n for n in NAMES if n not in self.names)
         kind = self.new_kind()
         values = kind.values(self.rng, self.length)
@@ -269,7 +275,9 @@ class CtableMachine(StoreMachine):
         if form == "carray":
             self.t.addcol(bcolz_store.carray(values, **kwargs) if len(values) or
                           not isinstance(kind, Fixed) else
-                          bcolz_store.carray(values, dtype=kind.dtype), name=name, pos=pos)
+                          bcolz_store.carray(values, dtype=kind.dtype, **kwargs),
+                          name=name, pos=pos)
+            kind.dflt = None          # its values are taken, not its dflt (as in bcolz)
         else:
             if isinstance(kind, Fixed):
                 kwargs["dtype"] = kind.dtype
@@ -285,6 +293,8 @@ class CtableMachine(StoreMachine):
     @rule(between=BETWEEN, by=st.sampled_from(["name", "pos"]))
     def delcol(self, between, by):
         self.between(between)
+        if len(self.names) < 2:
+            return
         pos = int(self.rng.integers(0, len(self.names)))
         name = self.names[pos]
         if by == "name":
@@ -308,6 +318,8 @@ class CtableMachine(StoreMachine):
     @rule(between=BETWEEN)
     def del_attr(self, between):
         self.between(between)
+        if not self.attrs:
+            return
         key = sorted(self.attrs)[-1]
         del self.t.attrs[key]
         del self.attrs[key]

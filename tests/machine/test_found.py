@@ -189,19 +189,6 @@ def test_replacing_an_nd_column_keeps_its_atoms_and_dflt(tmp_path):
     assert bcolz.open(tmp_path / "t", mode="r")["a"][:].tolist() == [[1] * 3, [1] * 3, [5] * 3]
 
 
-@pytest.mark.parametrize("kwargs, values", [
-    ({"dflt": 7}, [1, 2]),
-    ({"dtype": bcolz.vlen(bytes, nullable=True), "dflt": b"d\x00"}, [b"a", None]),
-])
-def test_addcol_of_an_in_memory_carray_keeps_its_dflt(tmp_path, kwargs, values):
-    """An in-memory carray added to an on-disk table lost its dflt."""
-    t = bcolz.ctable([np.arange(2)], names=["i"], rootdir=tmp_path / "t")
-    t.addcol(bcolz.carray(values, **kwargs), name="v")
-    t.resize(3)
-    again = bcolz.open(tmp_path / "t", mode="r")
-    assert again["v"][:].tolist() == values + [kwargs["dflt"]]
-
-
 def test_nothing_is_read_wrongly_from_a_full_chunk_file(tmp_path):
     """The leftover of a reopened carray read from the file of a full chunk is
     refused (the check that made the shrink defect visible stays)."""
@@ -210,3 +197,38 @@ def test_nothing_is_read_wrongly_from_a_full_chunk_file(tmp_path):
     c._engine.nleft = 3          # as the defect left it: a wrong size for the file
     with pytest.raises(FormatError, match="Blosc header announces 8 bytes"):
         c[:]
+
+
+def test_categorical_dflt_is_kept(tmp_path):
+    """A categorical carray ignored ``dflt=`` (growing gave missing items and
+    ``dflt`` said None); it is stored as the category's code."""
+    c = bcolz.carray([b"a", None], dtype=bcolz.category([b"a", b"z"]), dflt=b"z",
+                     rootdir=tmp_path / "c", chunklen=2)
+    again = bcolz.open(tmp_path / "c", mode="a")
+    assert again.dflt[()] == b"z"
+    again.resize(4)
+    assert bcolz.open(tmp_path / "c", mode="r")[:].tolist() == [b"a", None, b"z", b"z"]
+    assert c.copy().dflt[()] == b"z"
+    with pytest.raises(ValueError, match="dflt 'q' is not one of the 2 categories"):
+        bcolz.carray(["a"], dtype=bcolz.category(["a", "b"]), dflt="q")
+
+
+def test_categorical_dflt_code_out_of_range_is_refused(tmp_path):
+    import json
+    bcolz.carray(["a", None], dtype=bcolz.category(["a"]), rootdir=tmp_path / "c")
+    storage = tmp_path / "c" / "meta" / "storage"
+    meta = json.loads(storage.read_text())
+    meta["dflt"] = 5
+    storage.write_text(json.dumps(meta))
+    with pytest.raises(FormatError, match="dflt 5 is not a code of the 1 categories"):
+        bcolz.open(tmp_path / "c", mode="r")
+
+
+@pytest.mark.parametrize("key", [slice(3, 1), slice(1, 3, -1), slice(0, 0, -1)])
+def test_assignment_to_no_items_commits(tmp_path, key):
+    """An assignment selecting nothing with a negative step returned before the
+    commit every assignment makes (pending appends stayed uncommitted)."""
+    c = bcolz.carray(np.arange(3), rootdir=tmp_path / "c", chunklen=2)
+    c.append([5, 6])
+    c[key] = []
+    assert bcolz.open(tmp_path / "c", mode="r")[:].tolist() == [0, 1, 2, 5, 6]
