@@ -24,7 +24,7 @@ import numpy as np
 
 from ..chunks.vlen_items import NAN_STRING, missing_mask
 
-__all__ = ["STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
+__all__ = ["NullableItems", "STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
 
 
 def is_vlen_operand(value) -> bool:
@@ -36,10 +36,67 @@ def is_vlen_operand(value) -> bool:
 
 def as_operand(block: np.ndarray) -> np.ndarray:
     """A block of a vlen column as the expression sees it: missing items as
-    NaN-like nulls (StringDType), or None (object arrays)."""
+    NaN-like nulls (StringDType), or an object array whose comparisons are
+    false at missing items (:class:`NullableItems`: bytes items, and str
+    items on numpy 1.x)."""
     if block.dtype.kind == "T" and hasattr(block.dtype, "na_object"):
         return block.astype(NAN_STRING)
+    if block.dtype.kind == "O":
+        return block.view(NullableItems)
     return block
+
+
+def _plain(value):
+    if isinstance(value, NullableItems):
+        return value.view(np.ndarray)
+    return value
+
+
+class NullableItems(np.ndarray):
+    """An object array of str or bytes items (None for a missing one) whose
+    comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) are false
+    wherever either side is missing, as StringDType's NaN-like nulls are;
+    Python's would find ``None != 'a'`` true and refuse ``None < 'a'``."""
+
+    def _compare(self, other, op):
+        items = self.view(np.ndarray)
+        other = _plain(other)
+        missing = _missing(items)
+        if isinstance(other, np.ndarray) and other.ndim:
+            other = np.broadcast_to(other, items.shape)
+            if other.dtype.kind in "TO":
+                missing = missing | _missing(other)
+            pick = lambda values: values[~missing]     # noqa: E731
+            right = pick(other)
+        elif other is None:
+            return np.zeros(items.shape, dtype=bool)
+        else:
+            right = other
+        out = np.zeros(items.shape, dtype=bool)
+        present = items[~missing]
+        if present.size:
+            out[~missing] = np.asarray(op(present, right), dtype=bool)
+        return out
+
+    def __eq__(self, other):
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    __hash__ = None
 
 
 def _missing(x: np.ndarray) -> np.ndarray:

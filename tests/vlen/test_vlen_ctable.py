@@ -72,6 +72,22 @@ def test_where_with_equality_startswith_and_missing_items():
     assert [b["ticker"].tolist() for b in blocks][0] == ["AAPL", None, "GOOG"]
 
 
+@pytest.mark.parametrize("kind", ["bytes", "str"])
+def test_comparisons_are_false_at_missing_items_of_object_blocks(kind):
+    """Object blocks (bytes items; str items on numpy 1.x) compared as Python
+    does: ``None != b'a'`` was true and ``None < b'Z'`` raised TypeError."""
+    def item(text):
+        return text.encode() if kind == "bytes" else text
+    t = bcolz_store.ctable([np.arange(4), bcolz_store.carray(
+        [item("a"), None, item("M"), item("")], dtype=bcolz_store.vlen(kind))], names=["i", "v"])
+    lit = repr(item("a"))
+    assert [r.i for r in t.where(f"v != {lit}")] == [2, 3]
+    assert [r.i for r in t.where(f"v < {repr(item('Z'))}")] == [2, 3]
+    assert [r.i for r in t.where(f"{repr(item('Z'))} > v")] == [2, 3]
+    assert [r.i for r in t.where("v == v")] == [0, 2, 3]
+    assert [r.i for r in t.where(f"(v >= {lit}) | (i == 1)")] == [0, 1]
+
+
 def test_fetchwhere_keeps_the_columns_vlen(tmp_path):
     t = table(str(tmp_path / "t"), mode="w")
     found = t.fetchwhere("i >= 20", outcols="i, ticker")
