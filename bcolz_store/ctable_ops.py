@@ -369,12 +369,22 @@ class CtableOps:
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):
         """A ctable from a PyTables Table node.
 
-        See :func:`bcolz_store.interop.hdf5.fromhdf5`.
+        See :func:`bcolz_store.interop.hdf5.fromhdf5` (``drop_attrs=True``
+        leaves out the node's attributes).
 
         Raises
         ------
         ImportError
             When PyTables is not installed (extra ``bcolz_store[hdf5]``).
+        OSError
+            When the file cannot be opened.
+        TypeError
+            When the node is not a Table.
+        ValueError
+            When an attribute holds a value JSON cannot hold (named), unless
+            ``drop_attrs``.
+        FormatError
+            When an attribute bcolz_store wrote is malformed.
         """
         return fromhdf5(cls, filepath, nodepath, **kwargs)
 
@@ -387,6 +397,13 @@ class CtableOps:
         ------
         ImportError
             When PyTables is not installed (extra ``bcolz_store[hdf5]``).
+        DatasetExistsError
+            With mode 'w' when ``filepath`` exists.
+        TypeError
+            For datetime64, timedelta64 or object columns (nothing is written).
+        ValueError
+            For unicode past U+10FFFF, or an attribute name bcolz_store uses
+            itself (nothing is written).
         """
         return tohdf5(self, filepath, nodepath, mode=mode, cparams=cparams, cname=cname)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
 from .format.consolidated import load_consolidated
 from .format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, OWN_NAMES,
-                            TEMP_PREFIX, is_metadata_key)
+                            ROOTDIRS_FILE, TEMP_PREFIX, is_metadata_key)
 from .storage.checksums import load_checksums, md5_hex, read_limit
 from .storage.files import describe_mode
 from .storage.journal import Journal
@@ -72,6 +72,10 @@ class VerifyReport:
         return out
 
 
+# One of these is in every carray or ctable folder.
+_DATASET_KEYS = (CHECKSUM_FILE, CONSOLIDATED_FILE, ROOTDIRS_FILE, "meta/sizes", "meta/storage")
+
+
 def verify(rootdir, *, storage_options=None) -> VerifyReport:
     """Check every file of a carray or ctable against ``bcolz_store.md5``.
 
@@ -95,14 +99,20 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     Raises
     ------
     DatasetNotFoundError
-        If nothing is stored at ``rootdir``.
+        If nothing is stored at ``rootdir``, or a file or a folder that holds
+        none of a dataset's files.
     FormatError
         If the checksum file itself is malformed, is not a regular file, or
         is too large.
     """
     store = open_store(rootdir, True, storage_options)
-    if store.root_state() != "folder":
-        raise DatasetNotFoundError(f"{store.url}: no dataset here (not a directory)")
+    state = store.root_state()
+    if state != "folder":
+        what = "a file, not a folder" if state == "other" else "the path does not exist"
+        raise DatasetNotFoundError(f"{store.url}: no dataset here ({what})")
+    if not any(store.exists(key) for key in _DATASET_KEYS):
+        raise DatasetNotFoundError(f"{store.url}: not a bcolz dataset (a folder without "
+                                   f"__rootdirs__, meta/sizes or {CHECKSUM_FILE})")
     report = VerifyReport(store.url)
     journal = Journal(store, readonly=True)
     try:

@@ -130,7 +130,10 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     3
     """
     store = open_store(rootdir, mode == "r", storage_options)
-    if not store.remote and store.root_state() != "folder":
+    state = "folder" if store.remote else store.root_state()
+    if state == "other":
+        raise DatasetNotFoundError(f"{store.url}: not a bcolz dataset (a file, not a folder)")
+    if state != "folder":
         raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does not "
                                    f"exist)")
     dataset = DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)

@@ -367,3 +367,17 @@ def test_docstring_examples_run(module, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # the examples' folders go here
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_open_and_verify_say_what_a_path_that_is_no_dataset_is(tmp_path):
+    (tmp_path / "file.txt").write_text("hello")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "readme.txt").write_text("hello")
+    with pytest.raises(bcolz.DatasetNotFoundError, match="not a bcolz dataset \\(a file"):
+        bcolz.open(tmp_path / "file.txt")
+    with pytest.raises(bcolz.DatasetNotFoundError, match="no dataset here \\(a file"):
+        bcolz.verify(tmp_path / "file.txt")
+    with pytest.raises(bcolz.DatasetNotFoundError, match="not a bcolz dataset \\(a folder"):
+        bcolz.verify(tmp_path / "folder")
+    with pytest.raises(bcolz.DatasetNotFoundError, match="the path does not exist"):
+        bcolz.verify(tmp_path / "nothing")

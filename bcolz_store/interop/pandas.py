@@ -166,7 +166,8 @@ def fromdataframe(table_class, df, **kwargs):
         cannot read; missing values kept as None), a
         :class:`~bcolz_store.vlen` (its zstd level, dictionary and nullable;
         the kind from the data), or a dict of column -> one of those (other
-        columns 'fixed').  See :mod:`.pandas_columns`.
+        columns 'fixed').  A ``category`` column of str or bytes becomes a
+        categorical column in every case.  See :mod:`.pandas_columns`.
     kwargs
         Other ctable constructor parameters (``rootdir``, ``cparams``...).
 
@@ -229,7 +230,8 @@ def todataframe(table, columns=None, orient="columns"):
     ImportError
         When pandas is not installed.
     ValueError
-        An unknown ``orient``, or a ``timezone`` column attr naming a zone
+        An unknown ``orient``, a column of items that are arrays (atoms of
+        more than one value), or a ``timezone`` column attr naming a zone
         pandas does not know.
     KeyError
         An unknown column name.
@@ -242,6 +244,11 @@ def todataframe(table, columns=None, orient="columns"):
         columns = None
     else:
         raise ValueError(f"orient must be 'columns' or 'index', not {orient!r}")
+    for key in keys:
+        shape = table.cols[key].shape[1:]
+        if shape:
+            raise ValueError(f"column {key!r} holds items of shape {shape}; a DataFrame "
+                             f"column holds one value per row (leave it out with columns=)")
     data = frame_data(table, keys, pd)          # vlen columns as pandas had them
     df = pd.DataFrame.from_dict(data, columns=columns, orient=orient)
     if orient == "columns":

@@ -1,5 +1,5 @@
 """pandas columns that bcolz has no column kind for, kept exactly: text and bytes
-of any length (vlen columns) and, where asked, categoricals.
+of any length (vlen columns) and categoricals.
 
 ``fromdataframe(df, strings='vlen')`` stores:
 
@@ -24,8 +24,10 @@ Each such column gets the attribute ``bcolz_store.pandas`` (JSON) recording
 the pandas dtype (and its storage and missing-value marker), which
 ``todataframe`` uses to give the column back as it was; columns without it
 come back as ``object`` (str or bytes, None for missing).  With the default
-``strings='fixed'`` nothing here is used: bcolz's fixed-width conversion is
-kept.
+``strings='fixed'`` str and bytes columns take bcolz's fixed-width conversion
+instead; a ``category`` column of str or bytes becomes a categorical column
+whatever ``strings`` says (bcolz stored it as pickled objects, a missing
+value as NaN; ``tofixed`` writes a copy bcolz reads).
 
 pandas is imported by the callers (:mod:`.pandas`); nothing here imports it.
 """
@@ -203,8 +205,8 @@ def frame_columns(df, names, strings, fixed):
         if not (isinstance(spec, vlen) or spec in _STRINGS):
             raise ValueError(f"strings must be 'fixed', 'vlen', a vlen type or a dict of them "
                              f"(column {name!r}: {spec!r})")
-        found = _categorical(df[name]) if spec != "fixed" else None
-        if found is not None:           # codes + categories
+        found = _categorical(df[name])
+        if found is not None:           # codes + categories, whatever ``strings`` says
             dtypes[name] = found[1]
             columns.append(found[0])
             continue

@@ -50,6 +50,8 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
 
     Raises
     ------
+    ValueError
+        If ``dst`` does not end in ``.zip``.
     DatasetExistsError
         If ``dst`` exists and ``overwrite`` is false.
     DatasetNotFoundError
@@ -58,6 +60,8 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
         If a file does not match the checksum file.
     """
     dst = os.fspath(dst)
+    if not dst.lower().endswith(".zip"):
+        raise ValueError(f"{dst}: a pack's name ends in .zip (it is opened as a pack by that)")
     if os.path.lexists(dst) and not overwrite:
         raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace it)")
     store = open_store(src, True, storage_options)
@@ -74,6 +78,7 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
     names = read_consistently(journal, keys)
     tmp = f"{dst}.{TEMP_PREFIX}{os.getpid()}"
     total = 0
+    entries = len(names)
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
             for key in names:
@@ -88,12 +93,13 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
                     continue
                 zf.writestr(_entry(key), data)
                 total += len(data)
+                entries += 1
         journal.check_reading()
         os.replace(tmp, dst)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return {"files": len(names), "bytes": total}
+    return {"files": entries, "bytes": total}
 
 
 def _entry(key: str) -> zipfile.ZipInfo:
@@ -122,6 +128,8 @@ def unpack(src, dst, *, overwrite=False) -> dict:
 
     Raises
     ------
+    ValueError
+        If ``dst`` does not end in ``.zip``.
     DatasetExistsError
         If ``dst`` exists and ``overwrite`` is false.
     FormatError

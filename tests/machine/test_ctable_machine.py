@@ -122,8 +122,8 @@ class CtableMachine(StoreMachine):
                 kind.dflt = None
         if form == "dataframe" and self.frame_ok() and length:  # (no rows: object columns)
             df = self.dataframe(self.model)
-            strings = {n: "vlen" if isinstance(k, Categorical) else k.create_kwargs()["dtype"]
-                       for n, k in self.kinds.items() if not isinstance(k, Fixed)}
+            strings = {n: k.create_kwargs()["dtype"] for n, k in self.kinds.items()
+                       if not isinstance(k, (Fixed, Categorical))}   # (categoricals stay)
             self.obj = bcolz_store.ctable.fromdataframe(df, strings=_strings(strings),
                                                         **kwargs)
             for name, kind in self.kinds.items():       # what fromdataframe made of them
@@ -437,6 +437,9 @@ def check_ctable(t, names, kinds, model, attrs, rng, what):
             check_rows(block, rows[pos:pos + len(block)], f"whereblocks({expr!r})")
             pos += len(block)
         assert pos == len(rows), f"{what}.whereblocks({expr!r}): {pos} rows != {len(rows)}"
+    if any(getattr(kinds[k], "shape", ()) for k in names) and rng.random() < 0.2:
+        with pytest.raises(ValueError, match="holds items of shape"):
+            t.todataframe()
     if all(kinds[k].frame_ok for k in names) and rng.random() < 0.5:
         df = t.todataframe()
         assert list(df.columns) == names

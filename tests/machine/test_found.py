@@ -232,3 +232,24 @@ def test_assignment_to_no_items_commits(tmp_path, key):
     c.append([5, 6])
     c[key] = []
     assert bcolz.open(tmp_path / "c", mode="r")[:].tolist() == [0, 1, 2, 5, 6]
+
+
+def test_todataframe_names_a_column_of_array_items():
+    """A column of (2,) atoms made pandas fail with 'Per-column arrays must each be
+    1-dimensional', naming no column."""
+    pytest.importorskip("pandas")
+    t = bcolz.ctable([np.arange(3), np.zeros((3, 2), dtype="f4")], names=["i", "m"])
+    with pytest.raises(ValueError, match="column 'm' holds items of shape \\(2,\\)"):
+        t.todataframe()
+    assert t.todataframe(columns=["i"])["i"].tolist() == [0, 1, 2]
+
+
+def test_fromdataframe_keeps_a_category_column_by_default(tmp_path):
+    """strings='fixed' (the default) stored a pandas category column as pickled
+    objects, a missing value as NaN, which reopening then refused to unpickle."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"side": pd.Categorical(["buy", None, "sell"]), "n": [1, 2, 3]})
+    bcolz.ctable.fromdataframe(df, rootdir=tmp_path / "t")
+    back = bcolz.open(tmp_path / "t", mode="r")
+    assert back["side"][:].tolist() == ["buy", None, "sell"]
+    pd.testing.assert_frame_equal(back.todataframe(), df)

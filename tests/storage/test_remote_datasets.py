@@ -191,9 +191,13 @@ def test_pack_entries_are_stored_at_their_paths(tmp_path):
     src = tmp_path / "a"
     bcolz_store.carray(np.arange(10_000), chunklen=1000, rootdir=str(src), mode="w")
     from bcolz_store.storage.packs import pack
-    pack(str(src), str(tmp_path / "a.zip"))
+    done = pack(str(src), str(tmp_path / "a.zip"))
     with zipfile.ZipFile(tmp_path / "a.zip") as zf:
         infos = {i.filename: i for i in zf.infolist()}
+    assert done["files"] == len(infos)       # the checksum and metadata files too
+    with pytest.raises(ValueError, match="ends in .zip"):
+        pack(str(src), str(tmp_path / "a.tar"))
+    assert not (tmp_path / "a.tar").exists()
     assert all(i.compress_type == zipfile.ZIP_STORED for i in infos.values())
     files = {p.relative_to(src).as_posix() for p in src.rglob("*") if p.is_file()
              and ".bcolz_store-journal" not in p.parts}
