@@ -219,6 +219,9 @@ def frame_columns(df, names, strings, fixed):
             continue
         items, kind, record = found
         given = spec if isinstance(spec, vlen) else vlen()
+        if record["dtype"] == "object" and isinstance(spec, vlen) and \
+                all(v is None for v in items.tolist()):
+            kind = given.kind           # no item to tell: the kind asked for
         nullable = True if given.nullable is None else given.nullable
         dtypes[name] = vlen(kind, given.level, given.dictionary, nullable, given.dict_size)
         columns.append(items)

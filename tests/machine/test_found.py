@@ -253,3 +253,15 @@ def test_fromdataframe_keeps_a_category_column_by_default(tmp_path):
     back = bcolz.open(tmp_path / "t", mode="r")
     assert back["side"][:].tolist() == ["buy", None, "sell"]
     pd.testing.assert_frame_equal(back.todataframe(), df)
+
+
+def test_fromdataframe_takes_the_vlen_kind_asked_for_when_no_item_tells(tmp_path):
+    """A column of only missing values given strings={'b': vlen(bytes)} became a
+    str column, which then refused bytes."""
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"b": pd.Series([None], dtype=object)})
+    t = bcolz.ctable.fromdataframe(df, strings={"b": bcolz.vlen(bytes)},
+                                   rootdir=tmp_path / "t")
+    assert t.cols["b"].vlen.kind == "bytes"
+    t.append(np.array([(b"\xffab",)], dtype=[("b", object)]))
+    assert bcolz.open(tmp_path / "t", mode="r")["b"][:].tolist() == [None, b"\xffab"]
