@@ -254,6 +254,9 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             if self._store.state() != "folder":
                 raise DatasetNotFoundError(f"{self._rootdir}: no carray here (directory "
                                            f"does not exist)")
+        if self._store.store.readonly and self._mode == "a":   # a pack: read-only, and says so
+            self._mode = "r"
+            self._store.readonly = True
         self._load_committed()
 
     def _load_committed(self):

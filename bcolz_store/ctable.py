@@ -150,6 +150,8 @@ class ctable(CtableEdits, CtableOps):
             self._root_state = "missing"
         exists = self._root_state != "missing"
         mode = kwargs.setdefault("mode", "a" if exists else "w")
+        if store is not None and store.readonly and exists and mode == "a" and columns is None:
+            mode = kwargs["mode"] = "r"        # a pack: read-only, and says so
         if mode not in ("r", "w", "a"):
             raise ValueError(f"mode must be 'r', 'w' or 'a', not {mode!r}")
         if columns is not None and exists and mode != "w":

@@ -87,8 +87,9 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
         ``memory://``, ``https://`` read-only...) opened through fsspec; a
         ``.zip`` pack (read-only); or a :class:`bcolz_store.storage.Store`.
     mode : {'a', 'r', 'w'}, optional
-        'r' read-only, 'a' read and write (default), 'w' empty the existing
-        data first.
+        'r' read-only, 'a' read and write (default; a read-only store, such
+        as a pack, is opened in 'r' and says so in ``.mode``), 'w' empty the
+        existing data first.
     verify : bool, default False
         Check every file read against the dataset's checksum file
         (``bcolz_store.md5``); a mismatch raises ``IntegrityError``.
@@ -130,6 +131,8 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     3
     """
     store = open_store(rootdir, mode == "r", storage_options)
+    if store.readonly and mode == "a":
+        mode = "r"                      # a pack: read-only, and says so
     state = "folder" if store.remote else store.root_state()
     if state == "other":
         raise DatasetNotFoundError(f"{store.url}: not a bcolz dataset (a file, not a folder)")

@@ -130,8 +130,9 @@ def decode_dtype(text: str, where: str = "meta/storage") -> np.dtype:
         raise FormatError(f"{where}: unknown dtype {text!r:.200}") from err
     if dtype.itemsize == 0:
         raise FormatError(f"{where}: dtype {text!r} has items of zero bytes")
-    if dtype.itemsize > MAX_ATOM_BYTES:
-        raise FormatError(f"{where}: dtype {text!r:.200} has items of {dtype.itemsize} bytes, "
+    if dtype.itemsize < 0 or dtype.itemsize > MAX_ATOM_BYTES:   # (numpy 1.x wraps V2**31)
+        raise FormatError(f"{where}: dtype {text!r:.200} has items of "
+                          f"{dtype.itemsize if dtype.itemsize > 0 else 'more than 2**31'} bytes, "
                           f"more than a Blosc chunk can hold")
     storage_kind(dtype, where)
     return dtype

@@ -253,9 +253,6 @@ def test_packed_minute_bars_are_read_only(tmp_path):
     assert len(bcolz.open(packed)) == 3 * PER_DAY
 
 
-@pytest.mark.xfail(strict=True, reason="bcolz_store defect: open() and ctable()/carray() keep the "
-                   "mode asked for ('a', open's default) on a read-only pack; writes then raise "
-                   "ReadOnlyError 'because mode is 'r'' while .mode says 'a'")
 def test_a_pack_opened_in_the_default_mode_says_it_is_read_only(tmp_path):
     from .conftest import Place
     place = Place("pack", tmp_path)

@@ -265,3 +265,18 @@ def test_fromdataframe_takes_the_vlen_kind_asked_for_when_no_item_tells(tmp_path
     assert t.cols["b"].vlen.kind == "bytes"
     t.append(np.array([(b"\xffab",)], dtype=[("b", object)]))
     assert bcolz.open(tmp_path / "t", mode="r")["b"][:].tolist() == [None, b"\xffab"]
+
+
+def test_a_pack_opens_read_only_and_says_so(tmp_path):
+    """open(), carray() and ctable() kept mode 'a' on a read-only pack: .mode said
+    'a' while writes were refused 'because mode is r'."""
+    from bcolz_store.storage.packs import pack
+    bcolz.ctable([np.arange(3)], names=["i"], rootdir=tmp_path / "t")
+    bcolz.carray(np.arange(3), rootdir=tmp_path / "c")
+    pack(tmp_path / "t", tmp_path / "t.zip")
+    pack(tmp_path / "c", tmp_path / "c.zip")
+    for obj in (bcolz.open(tmp_path / "t.zip"), bcolz.ctable(rootdir=str(tmp_path / "t.zip")),
+                bcolz.open(tmp_path / "c.zip"), bcolz.carray(rootdir=str(tmp_path / "c.zip"))):
+        assert obj.mode == "r"
+        with pytest.raises(bcolz.ReadOnlyError):
+            obj.resize(1)
