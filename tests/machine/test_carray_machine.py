@@ -333,15 +333,15 @@ def _run(machine, share, steps=25):
 
 
 def test_local():
-    _run(CarrayMachine, 0.25)
+    _run(CarrayMachine, 0.27)
 
 
 def test_in_memory():
-    _run(InMemoryCarrayMachine, 0.05)
+    _run(InMemoryCarrayMachine, 0.06)
 
 
 def test_memory_url():
-    _run(MemoryUrlCarrayMachine, 0.07)
+    _run(MemoryUrlCarrayMachine, 0.08)
 
 
 def test_s3(s3_bucket):

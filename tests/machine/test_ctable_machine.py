@@ -488,17 +488,17 @@ def _run(machine, share, steps=20):
 
 
 def test_local():
-    _run(CtableMachine, 0.3)
+    _run(CtableMachine, 0.35)
 
 
 def test_in_memory():
-    _run(InMemoryCtableMachine, 0.08)
+    _run(InMemoryCtableMachine, 0.09)
 
 
 def test_memory_url():
-    _run(MemoryUrlCtableMachine, 0.1)
+    _run(MemoryUrlCtableMachine, 0.11)
 
 
 def test_s3(s3_bucket):
     S3CtableMachine.s3 = s3_bucket
-    _run(S3CtableMachine, 0.03, steps=10)
+    _run(S3CtableMachine, 0.02, steps=10)
