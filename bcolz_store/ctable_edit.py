@@ -220,7 +220,9 @@ class CtableEdits:
         Parameters
         ----------
         key : str, int, slice, list, ndarray or carray
-            A column name replaces that column (same length required).  A
+            A column name replaces that column's values (same length
+            required; its dtype, cparams and dflt are kept, and the values
+            converted to that dtype; a carray value is taken as it is).  A
             boolean expression string, int, slice, integer list/array or
             boolean array selects rows.
         value

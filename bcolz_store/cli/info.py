@@ -126,6 +126,17 @@ def _exists(path: str, options) -> bool:
         raise failure from err
 
 
+def _command_error(err: Exception, path: str, what: str):
+    """The one-line CommandError for ``err`` raised while reading ``path``, or
+    None for an error of another kind (a bug: let it show)."""
+    failure = _remote_failure(err, path)
+    if failure is not None:
+        return failure
+    if not isinstance(err, (BcolzStoreError, OSError)):
+        return None
+    return CommandError(describe(err, path, what))
+
+
 def _check_dataset(path: str, options) -> None:
     """CommandError unless ``path`` holds a bcolz dataset: nothing there, a file
     that is not a ``.zip`` pack, a folder (or URL) without a dataset's files."""
@@ -196,12 +207,10 @@ def dataset_info(path, storage_options=None) -> dict:
     except CommandError:
         raise
     except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
-        failure = _remote_failure(err, path)
-        if failure is not None:
-            raise failure from err
-        if not isinstance(err, (BcolzStoreError, OSError)):
+        failure = _command_error(err, path, "not a readable bcolz dataset")
+        if failure is None:
             raise
-        raise CommandError(describe(err, path, "not a readable bcolz dataset")) from err
+        raise failure from err
     return facts
 
 
@@ -342,12 +351,10 @@ def verify_dataset(path, storage_options=None) -> dict:
         report = check(path, storage_options=storage_options) if storage_options else \
             check(path)
     except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
-        failure = _remote_failure(err, path)
-        if failure is not None:
-            raise failure from err
-        if not isinstance(err, (BcolzStoreError, OSError)):
+        failure = _command_error(err, path, "cannot verify")
+        if failure is None:
             raise
-        raise CommandError(describe(err, path, "cannot verify")) from err
+        raise failure from err
     facts = {"path": path, "ok": bool(report.ok),
              "no_checksums": bool(getattr(report, "no_checksums", False))}
     for kind in PROBLEM_KINDS:

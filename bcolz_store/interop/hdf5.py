@@ -167,19 +167,27 @@ def hdf5_attrs(node, filepath) -> dict:
     return out
 
 
+def _json_attr(node, attr: str, filepath: str):
+    """``(the JSON object in attribute attr, where)``: ``({}, where)`` when the
+    node has no such attribute; FormatError naming the file when it is not a
+    JSON object."""
+    where = f"HDF5 file '{filepath}', node '{node._v_pathname}'"
+    if attr not in node.attrs._f_list():
+        return {}, where
+    try:
+        marker = json.loads(_jsonable(node.attrs[attr]))
+    except (TypeError, ValueError) as err:
+        raise FormatError(f"{where}: attribute {attr} is not JSON ({err})") from None
+    if not isinstance(marker, dict):
+        raise FormatError(f"{where}: attribute {attr} must be a JSON object")
+    return marker, where
+
+
 def _read_byteorder(node, stored: dict, filepath: str) -> dict:
     """``{column: dtype}`` of the columns the byte-order attribute gives back
     their own byte order (empty without one); FormatError when it does not
     fit the Table."""
-    if BYTEORDER_ATTR not in node.attrs._f_list():
-        return {}
-    where = f"HDF5 file '{filepath}', node '{node._v_pathname}'"
-    try:
-        marker = json.loads(_jsonable(node.attrs[BYTEORDER_ATTR]))
-    except (TypeError, ValueError) as err:
-        raise FormatError(f"{where}: attribute {BYTEORDER_ATTR} is not JSON ({err})") from None
-    if not isinstance(marker, dict):
-        raise FormatError(f"{where}: attribute {BYTEORDER_ATTR} must be a JSON object")
+    marker, where = _json_attr(node, BYTEORDER_ATTR, filepath)
     out = {}
     for name, spec in marker.items():
         try:
@@ -198,15 +206,7 @@ def _read_byteorder(node, stored: dict, filepath: str) -> dict:
 def _read_marker(node, stored: dict, filepath: str) -> dict:
     """``{column: unicode dtype}`` from the Table's UTF-8 marker (empty without
     one); FormatError naming the file when it does not fit the Table."""
-    if UTF8_ATTR not in node.attrs._f_list():
-        return {}
-    where = f"HDF5 file '{filepath}', node '{node._v_pathname}'"
-    try:
-        marker = json.loads(_jsonable(node.attrs[UTF8_ATTR]))
-    except (TypeError, ValueError) as err:
-        raise FormatError(f"{where}: attribute {UTF8_ATTR} is not JSON ({err})") from None
-    if not isinstance(marker, dict):
-        raise FormatError(f"{where}: attribute {UTF8_ATTR} must be a JSON object")
+    marker, where = _json_attr(node, UTF8_ATTR, filepath)
     text = {}
     for name, spec in marker.items():
         if name not in stored:

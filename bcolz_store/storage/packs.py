@@ -128,8 +128,6 @@ def unpack(src, dst, *, overwrite=False) -> dict:
 
     Raises
     ------
-    ValueError
-        If ``dst`` does not end in ``.zip``.
     DatasetExistsError
         If ``dst`` exists and ``overwrite`` is false.
     FormatError

@@ -28,14 +28,17 @@ import tempfile
 import uuid
 
 import numpy as np
-from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 import bcolz_store
 from bcolz_store import threads
 from bcolz_store.storage.packs import pack
+from tests.machine import PHASES, budget
 
-BETWEEN_STORED = ["none", "none", "none", "reopen", "refresh", "drop"]
-BETWEEN_MEMORY = ["none"]
+#: What happens before a step (drawn with it; "none" most often).
+BETWEEN = st.sampled_from(["none", "none", "none", "reopen", "refresh", "drop"])
 
 
 class StoreMachine(RuleBasedStateMachine):
@@ -77,9 +80,6 @@ class StoreMachine(RuleBasedStateMachine):
     @property
     def stored(self) -> bool:
         return self.url is not None
-
-    def between_choices(self):
-        return BETWEEN_STORED if self.stored else BETWEEN_MEMORY
 
     def location(self) -> dict:
         """Keyword arguments that put a new dataset where this machine keeps it."""
@@ -128,10 +128,41 @@ class StoreMachine(RuleBasedStateMachine):
         """``obj`` (opened in mode 'r' or from a pack) holds the committed model."""
         raise NotImplementedError
 
-    # ------------------------------------------------------------ pack
+    # ------------------------------------------------------------ attrs
 
-    def pack_and_check(self) -> None:
-        """Pack the committed dataset and check what the pack holds."""
+    @rule(between=BETWEEN, key=st.sampled_from(["a", "first_row", "ünï"]),
+          value=st.one_of(st.integers(-10, 10), st.text(max_size=5), st.none(),
+                          st.lists(st.integers(0, 3), max_size=3),
+                          st.dictionaries(st.sampled_from(["a", "b"]), st.integers(0, 3))))
+    def set_attr(self, between, key, value):
+        self.between(between)
+        self.obj.attrs[key] = value
+        self.attrs[key] = value
+        self.committed_now()
+
+    @rule(between=BETWEEN)
+    def del_attr(self, between):
+        self.between(between)
+        if not self.attrs:
+            return
+        key = sorted(self.attrs)[0]
+        del self.obj.attrs[key]
+        del self.attrs[key]
+        self.committed_now()
+
+    # ------------------------------------------------------------ readers
+
+    @rule(between=BETWEEN)
+    def reader(self, between):
+        """A reader opened in mode 'r' beside the writer sees the committed state."""
+        self.between(between)
+        if self.stored:
+            self.check_committed(self.open("r"))
+
+    @rule(between=BETWEEN)
+    def pack(self, between):
+        """``bcolz-store pack`` of the committed dataset, read back."""
+        self.between(between)
         if not self.stored:
             return
         self.packs += 1
@@ -143,11 +174,6 @@ class StoreMachine(RuleBasedStateMachine):
             pack(self.url, dst, storage_options=self.opts)
         packed = bcolz_store.open(dst, mode="r")
         self.check_committed(packed)
-
-    def reader_check(self) -> None:
-        """A reader opened in mode 'r' beside the writer sees the committed state."""
-        if self.stored:
-            self.check_committed(self.open("r"))
 
 
 def random_key(rng, n: int):
@@ -164,3 +190,14 @@ def random_positions(rng, n: int, size: int | None = None) -> np.ndarray:
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     return rng.integers(-n, n, size=size)
+
+
+def run_machine(machine, store, share: float, steps: int, s3=None) -> None:
+    """Run ``machine`` with its dataset on ``store`` ('local', 'memory', 's3' with
+    ``s3`` its bucket and options, or None: in memory) for ``share`` of the
+    example budget, ``steps`` steps each."""
+    kind = type(f"{machine.__name__}On{str(store).title()}", (machine,),
+                {"store": store, "s3": s3})
+    run_state_machine_as_test(kind, settings=settings(
+        max_examples=budget(share), stateful_step_count=steps, report_multiple_bugs=False,
+        phases=PHASES))

@@ -18,18 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, precondition, rule, \
-    run_state_machine_as_test
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError
-from tests.machine import PHASES, budget
-from tests.machine.base import StoreMachine, random_key, random_positions
+from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
 from tests.machine.kinds import Fixed, concat, draw_kind, initial_values
 
-BETWEEN = st.sampled_from(["none", "none", "none", "reopen", "refresh", "drop"])
 CNAMES = ["blosclz", "lz4", "zstd", "zlib"]
 
 
@@ -185,26 +181,6 @@ class CarrayMachine(StoreMachine):
         self.model[idx] = value
         self.commits()
 
-    @rule(between=BETWEEN, key=st.sampled_from(["a", "b", "ünï"]),
-          value=st.one_of(st.integers(-10, 10), st.text(max_size=5),
-                          st.lists(st.integers(0, 3), max_size=3), st.none()))
-    def set_attr(self, between, key, value):
-        self.between(between)
-        self.c.attrs[key] = value
-        self.attrs[key] = value
-        self.commits()
-
-    @precondition(lambda self: len(self.attrs) > 0)
-    @rule(between=BETWEEN)
-    def del_attr(self, between):
-        self.between(between)
-        if not self.attrs:
-            return
-        key = sorted(self.attrs)[0]
-        del self.c.attrs[key]
-        del self.attrs[key]
-        self.commits()
-
     @rule(between=BETWEEN, what=st.sampled_from(["append", "assign", "trim", "resize"]))
     def refused(self, between, what):
         """Input the carray must refuse, with a clear error and no change."""
@@ -228,16 +204,6 @@ class CarrayMachine(StoreMachine):
         else:
             with pytest.raises(ValueError):
                 self.c.resize(-1)
-
-    @rule(between=BETWEEN)
-    def reader(self, between):
-        self.between(between)
-        self.reader_check()
-
-    @rule(between=BETWEEN)
-    def pack(self, between):
-        self.between(between)
-        self.pack_and_check()
 
     # ------------------------------------------------------------ checks
 
@@ -313,37 +279,11 @@ def _concat(blocks, empty):
     return out
 
 
-class InMemoryCarrayMachine(CarrayMachine):
-    store = None
+@pytest.mark.parametrize("store, share", [("local", 0.27), (None, 0.06),
+                                          ("memory", 0.08)])
+def test_carray_machine(store, share):
+    run_machine(CarrayMachine, store, share, steps=25)
 
 
-class MemoryUrlCarrayMachine(CarrayMachine):
-    store = "memory"
-
-
-class S3CarrayMachine(CarrayMachine):
-    store = "s3"
-
-
-def _run(machine, share, steps=25):
-    run_state_machine_as_test(machine, settings=settings(max_examples=budget(share),
-                                                         stateful_step_count=steps,
-                                                         report_multiple_bugs=False,
-                                                         phases=PHASES))
-
-
-def test_local():
-    _run(CarrayMachine, 0.27)
-
-
-def test_in_memory():
-    _run(InMemoryCarrayMachine, 0.06)
-
-
-def test_memory_url():
-    _run(MemoryUrlCarrayMachine, 0.08)
-
-
-def test_s3(s3_bucket):
-    S3CarrayMachine.s3 = s3_bucket
-    _run(S3CarrayMachine, 0.02, steps=12)
+def test_carray_machine_on_s3(s3_bucket):
+    run_machine(CarrayMachine, "s3", 0.02, steps=12, s3=s3_bucket)

@@ -22,18 +22,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, precondition, rule, \
-    run_state_machine_as_test
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError
-from tests.machine import PHASES, budget
-from tests.machine.base import StoreMachine, random_key, random_positions
+from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
 from tests.machine.kinds import Categorical, Fixed, concat, draw_kind
 
-BETWEEN = st.sampled_from(["none", "none", "none", "reopen", "refresh", "drop"])
 NAMES = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
 
@@ -305,26 +301,6 @@ class CtableMachine(StoreMachine):
         del self.kinds[name], self.model[name]
         self.commits()
 
-    @rule(between=BETWEEN, key=st.sampled_from(["x", "first_row", "calendar"]),
-          value=st.one_of(st.integers(-10, 10), st.text(max_size=5),
-                          st.dictionaries(st.sampled_from(["a", "b"]), st.integers(0, 3))))
-    def set_attr(self, between, key, value):
-        self.between(between)
-        self.t.attrs[key] = value
-        self.attrs[key] = value
-        self.commits()
-
-    @precondition(lambda self: len(self.attrs) > 0)
-    @rule(between=BETWEEN)
-    def del_attr(self, between):
-        self.between(between)
-        if not self.attrs:
-            return
-        key = sorted(self.attrs)[-1]
-        del self.t.attrs[key]
-        del self.attrs[key]
-        self.commits()
-
     @rule(between=BETWEEN, what=st.sampled_from(["append", "addcol", "delcol", "trim",
                                                 "columns"]))
     def refused(self, between, what):
@@ -351,16 +327,6 @@ class CtableMachine(StoreMachine):
         else:
             with pytest.raises(errors):
                 self.t.append([self.model[self.names[0]][:1]] * (len(self.names) + 1))
-
-    @rule(between=BETWEEN)
-    def reader(self, between):
-        self.between(between)
-        self.reader_check()
-
-    @rule(between=BETWEEN)
-    def pack(self, between):
-        self.between(between)
-        self.pack_and_check()
 
     # ------------------------------------------------------------ checks
 
@@ -469,36 +435,11 @@ def _condition(col, values, rng):
     return f"{col} {op} {threshold}", mask
 
 
-class InMemoryCtableMachine(CtableMachine):
-    store = None
+@pytest.mark.parametrize("store, share", [("local", 0.35), (None, 0.09),
+                                          ("memory", 0.11)])
+def test_ctable_machine(store, share):
+    run_machine(CtableMachine, store, share, steps=20)
 
 
-class MemoryUrlCtableMachine(CtableMachine):
-    store = "memory"
-
-
-class S3CtableMachine(CtableMachine):
-    store = "s3"
-
-
-def _run(machine, share, steps=20):
-    run_state_machine_as_test(machine, settings=settings(
-        max_examples=budget(share), stateful_step_count=steps, report_multiple_bugs=False,
-        phases=PHASES))
-
-
-def test_local():
-    _run(CtableMachine, 0.35)
-
-
-def test_in_memory():
-    _run(InMemoryCtableMachine, 0.09)
-
-
-def test_memory_url():
-    _run(MemoryUrlCtableMachine, 0.11)
-
-
-def test_s3(s3_bucket):
-    S3CtableMachine.s3 = s3_bucket
-    _run(S3CtableMachine, 0.02, steps=10)
+def test_ctable_machine_on_s3(s3_bucket):
+    run_machine(CtableMachine, "s3", 0.02, steps=10, s3=s3_bucket)
