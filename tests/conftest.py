@@ -26,12 +26,13 @@ def bcolz_files(root: Path) -> dict:
 
 
 #: The core marked ``oldest`` (paths under tests/): carray, ctable, dtypes, vlen and categorical
-#: columns, the format and hostile metadata, the datasets bcolz wrote, the properties, the
-#: clients' flows and the interop with pandas, numexpr, Arrow, zarr, HDF5 and dask.  ``.ci/run``
+#: columns, the format and hostile metadata, the datasets bcolz wrote, the properties and the
+#: operation machines (with a smaller budget there), the clients' flows and the interop with
+#: pandas, numexpr, Arrow, zarr, HDF5 and dask.  ``.ci/run``
 #: runs ``pytest -m oldest`` a second time on the oldest NumPy and pandas pyproject.toml allows.
 OLDEST = ("test_carray.py", "test_ctable.py", "test_dtypes.py", "test_toplevel.py",
           "test_eval.py", "test_interop.py", "test_hostile.py", "chunks/", "clients/", "compat/",
-          "format/", "interop/", "properties/", "vlen/")
+          "format/", "interop/", "machine/", "properties/", "vlen/")
 
 
 def pytest_collection_modifyitems(config, items):
