@@ -22,7 +22,7 @@ from .ctable import ctable
 from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetChangedError,
                      DatasetExistsError, DatasetNotFoundError, FormatError, IntegrityError,
-                     IntegrityWarning, QueryError, ReadOnlyError, UnsafeDataError,
+                     IntegrityWarning, LimitError, QueryError, ReadOnlyError, UnsafeDataError,
                      WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
@@ -48,7 +48,7 @@ tables_here = _here("tables")
 __all__ = sorted([
     "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetChangedError",
     "DatasetExistsError", "DatasetNotFoundError", "FormatError", "IntegrityError",
-    "IntegrityWarning", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
+    "IntegrityWarning", "LimitError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
     "VerifyReport", "WriteFailedError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "category", "chunk", "cparams", "ctable", "dask_here", "defaults",

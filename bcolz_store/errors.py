@@ -17,7 +17,8 @@ working::
     ├── ConcurrentWriteError              another writer committed first
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
-    └── QueryError(ValueError)            an expression cannot be evaluated
+    ├── QueryError(ValueError)            an expression cannot be evaluated
+    └── LimitError(ValueError)            an input asks for more than a documented limit
 
 Messages say where (path, chunk number), what was expected and what was found.
 
@@ -45,6 +46,7 @@ __all__ = [
     "IntegrityError",
     "QueryError",
     "IntegrityWarning",
+    "LimitError",
     "ReadOnlyError",
     "UnsafeDataError",
     "WriteFailedError",
@@ -129,4 +131,14 @@ class ConcurrentWriteError(BcolzStoreError):
     Nothing of this writer's change is committed; it is discarded, the
     container returns to the newest committed state, and the change can be
     made again.  Pass ``lock=True`` (local folders) to serialise writers.
+    """
+
+
+class LimitError(BcolzStoreError, ValueError):
+    """An input asks for more than one of bcolz_store's documented limits allows.
+
+    Raised instead of allocating: a file or a conversion source that would
+    need more memory, more dimensions or deeper nesting than the limit named
+    in the message (``bcolz_store.limits`` lists them, docs/durability.md
+    says why).  The input may be valid; it is refused, never changed.
     """
