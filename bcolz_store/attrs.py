@@ -90,6 +90,38 @@ class attrs:
         dump_attrs(attrs)  # TypeError (not JSON-serialisable) before anything changes
         self._commit(attrs)
 
+    def update(self, other=(), /, **kwargs) -> None:
+        """Set several attributes in one commit (``dict.update`` semantics).
+
+        Setting n attributes one by one rewrites the file n times; this
+        writes it once.
+
+        Parameters
+        ----------
+        other : mapping or iterable of (name, value) pairs, optional
+        **kwargs
+            More attributes.
+
+        Raises
+        ------
+        ReadOnlyError
+            In mode 'r'.
+        TypeError
+            When a name is not a str or a value cannot be serialised to JSON;
+            nothing is changed then.
+        """
+        self._check("modify")
+        new = dict(other, **kwargs)
+        for name in new:
+            if not isinstance(name, str):
+                raise TypeError(f"attribute names must be strings, not {type(name).__name__}")
+        if not new:
+            return
+        attrs = dict(self.attrs)
+        attrs.update(new)
+        dump_attrs(attrs)
+        self._commit(attrs)
+
     def __delitem__(self, name):
         self._check("remove")
         attrs = dict(self.attrs)

@@ -241,6 +241,23 @@ def test_attrs_persist(store):
             assert json.load(f) == {"unit": "m", "scale": 2.5}
 
 
+def test_attrs_update_is_one_commit(store):
+    c = store.make(np.arange(3))
+    c.attrs["keep"] = 0
+    if store.on_disk:
+        journal = c.attrs._store.journal
+        before = journal._generation
+    c.attrs.update({"a": 1, "b": [2]}, c="x")
+    if store.on_disk:
+        assert journal._generation == before + 1
+    assert dict(store.reopen(c).attrs) == {"keep": 0, "a": 1, "b": [2], "c": "x"}
+    with pytest.raises(TypeError):
+        c.attrs.update({"ok": 1, "bad": object()})
+    with pytest.raises(TypeError):
+        c.attrs.update({1: 1})
+    assert dict(store.reopen(c).attrs) == {"keep": 0, "a": 1, "b": [2], "c": "x"}
+
+
 # --------------------------------------------------------------- append
 
 APPEND_SIZES = [0, 1, CL - 1, CL, CL + 1, 3 * CL + 1]
