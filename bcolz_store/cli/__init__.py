@@ -21,7 +21,8 @@ dataset, cannot be read or written, or (``verify``) has a missing, extra or
 damaged file, 2 on a command-line usage error, 3 when ``verify`` could check
 nothing because the dataset has no checksum file, 130 when interrupted.
 Errors are one line on stderr (``--traceback`` shows the Python traceback as
-well).
+well); every error of :mod:`bcolz_store.errors` exits 1 with its message,
+and ``unexpected error`` is kept for what would be a bug.
 
 Only the public API of :mod:`bcolz_store` is used here, so the command works
 on anything ``bcolz_store.open`` can open.
@@ -33,6 +34,7 @@ import argparse
 import sys
 
 import bcolz_store
+from bcolz_store.errors import BcolzStoreError
 
 from .common import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, EXIT_USAGE, PROG,
                      CommandError, add_storage_options)
@@ -142,6 +144,8 @@ def main(argv=None) -> int:
         return args.func(args)
     except CommandError as err:
         return _fail(args, f"{PROG}: error: {err}", err.status)
+    except BcolzStoreError as err:  # bad input (a dataset, a pack): never a bug's message
+        return _fail(args, f"{PROG}: error: {err}", EXIT_FAILURE)
     except KeyboardInterrupt:
         return _fail(args, f"{PROG}: interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:

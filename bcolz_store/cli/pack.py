@@ -32,7 +32,7 @@ def cmd_unpack(args) -> int:
     from bcolz_store.storage.packs import unpack
     try:
         done = unpack(args.src, args.dst, overwrite=args.overwrite)
-    except (BcolzStoreError, OSError) as err:
+    except (BcolzStoreError, OSError, ValueError) as err:     # ValueError: a DST like '.'
         raise CommandError(describe(err, str(args.src), "cannot unpack")) from err
     print(f"{args.dst}: {done['files']} files, {done['bytes']} bytes (from {args.src})")
     return EXIT_OK

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import uuid
 import zipfile
 
-from ..errors import DatasetExistsError, DatasetNotFoundError
+from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
 from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, LOCK_FILE,
-                             MAX_OWN_FILE_BYTES, OWN_NAMES, TEMP_PREFIX)
+                             MAX_OWN_FILE_BYTES, OWN_NAMES, ROOTDIRS_FILE, TEMP_PREFIX)
 from .checksums import read_limit
 from .dataset import DatasetStore
 from .journal import read_consistently
@@ -24,6 +25,10 @@ from .urls import open_store
 from .zip import ZipStore
 
 __all__ = ["pack", "unpack"]
+
+# A pack holds a dataset when it holds one of these at its root: a carray's
+# meta/sizes, a ctable's __rootdirs__, or the consolidated metadata.
+DATASET_FILES = ("meta/sizes", ROOTDIRS_FILE, CONSOLIDATED_FILE)
 
 
 def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
@@ -112,6 +117,14 @@ def _entry(key: str) -> zipfile.ZipInfo:
 def unpack(src, dst, *, overwrite=False) -> dict:
     """Unzip the pack ``src`` into the new folder ``dst`` (a dataset folder).
 
+    Every entry is checked before anything is written (its name, that it is
+    a stored, unencrypted file and not a link, its sizes; see
+    :mod:`~.zip`).  The files are written into a new folder beside ``dst``
+    (``<dst>.tmp-<pid>-<random>``), which becomes ``dst`` when all are
+    written and is removed when anything fails: nothing is written outside
+    ``dst`` and that folder, and a failed unpack leaves neither behind (nor,
+    with ``overwrite``, touches the folder it would have replaced).
+
     Parameters
     ----------
     src : str or os.PathLike
@@ -128,36 +141,90 @@ def unpack(src, dst, *, overwrite=False) -> dict:
 
     Raises
     ------
+    DatasetNotFoundError
+        If there is no file ``src``.
     DatasetExistsError
-        If ``dst`` exists and ``overwrite`` is false.
+        If ``dst`` exists and ``overwrite`` is false (or appears while
+        unpacking).
     FormatError
-        If the pack holds an entry that is not a plain, stored file inside it.
+        If ``src`` is not a zip file, holds no dataset's files, or holds an
+        entry that is not a plain, stored file inside it (named in the
+        message).
+    LimitError
+        If an entry is larger than this process can allocate.
+    OSError
+        If the operating system refuses a write (naming the file).
     """
     pack_ = ZipStore(src)
-    dst = os.fspath(dst)
+    try:
+        return _unpack(pack_, os.fspath(src), os.fspath(dst), overwrite)
+    finally:
+        pack_.close()
+
+
+def _unpack(pack_, src: str, dst: str, overwrite: bool) -> dict:
+    if not dst or not os.path.basename(os.path.normpath(dst)) or \
+            os.path.basename(os.path.normpath(dst)) in (".", ".."):
+        raise ValueError(f"{dst!r}: not a folder name to unpack into")
+    dst = os.path.abspath(dst)
+    if os.path.lexists(dst) and not overwrite:
+        raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace it)")
+    keys = []
+    for key in sorted(pack_._entries):
+        top = key.split("/")[0]
+        if top in (JOURNAL_DIR, LOCK_FILE) or key.rpartition("/")[2].startswith(TEMP_PREFIX):
+            continue
+        limit = MAX_OWN_FILE_BYTES if top in OWN_NAMES else read_limit(key)
+        info = pack_._info(key)          # encrypted, compressed, links, sizes: before writing
+        if info.file_size > limit:
+            raise FormatError(f"{pack_.path(key)}: holds {info.file_size} bytes, more than "
+                              f"the {limit} such a file may hold")
+        keys.append((key, limit))
+    if not any(k in DATASET_FILES for k, _ in keys):
+        raise FormatError(f"{src}: holds no dataset (no {' or '.join(DATASET_FILES)} entry)")
+    parent = os.path.dirname(dst)
+    os.makedirs(parent, exist_ok=True)
+    tmp = f"{dst}{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    os.mkdir(tmp)
+    total = 0
+    try:
+        for key, limit in keys:
+            data = pack_.get(key, limit)
+            target = os.path.join(tmp, *key.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "xb") as fh:
+                fh.write(data)
+            total += len(data)
+        if os.path.exists(os.path.join(tmp, "meta")):
+            for folder in ("data", "meta"):
+                os.makedirs(os.path.join(tmp, folder), exist_ok=True)
+        _move_into_place(tmp, dst, overwrite)
+    finally:
+        if os.path.lexists(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+    return {"files": len(keys), "bytes": total}
+
+
+def _move_into_place(tmp: str, dst: str, overwrite: bool) -> None:
+    """Rename the folder ``tmp`` to ``dst``, replacing what is there with
+    ``overwrite`` (moved aside first, removed once ``tmp`` is in place)."""
+    old = None
     if os.path.lexists(dst):
         if not overwrite:
             raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace "
                                      f"it)")
-        shutil.rmtree(dst) if os.path.isdir(dst) and not os.path.islink(dst) else os.unlink(dst)
-    total = 0
-    tmp = f"{dst}.{TEMP_PREFIX}{os.getpid()}"
+        old = f"{tmp}-old"
+        os.rename(dst, old)
     try:
-        for key in sorted(pack_._entries):
-            if key.split("/")[0] in (JOURNAL_DIR, LOCK_FILE):
-                continue
-            limit = MAX_OWN_FILE_BYTES if key.split("/")[0] in OWN_NAMES else read_limit(key)
-            data = pack_.get(key, limit)
-            target = os.path.join(tmp, *key.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as fh:
-                fh.write(data)
-            total += len(data)
-        for folder in ("data", "meta"):
-            if os.path.exists(os.path.join(tmp, "meta")):
-                os.makedirs(os.path.join(tmp, folder), exist_ok=True)
-        os.replace(tmp, dst)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        pack_.close()
-    return {"files": len(pack_._entries), "bytes": total}
+        os.rename(tmp, dst)
+    except OSError as err:
+        if old is not None:
+            os.rename(old, dst)
+        if os.path.lexists(dst):
+            raise DatasetExistsError(f"{dst}: appeared while unpacking") from err
+        raise
+    if old is not None:
+        if os.path.isdir(old) and not os.path.islink(old):
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.unlink(old)
