@@ -126,6 +126,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._safe = safe
         self._verify = verify
         self._allow_pickle = allow_pickle or array is not None
+        self._allow_pickle_given = bool(allow_pickle)   # what a pickled handle carries
         self._given_store = _store
         self._store = None
         self._attrs = None
@@ -601,8 +602,8 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
                 self._store.store.remove_root()
 
 
-def _rebuild_carray(array, rootdir):     # pickles of earlier versions
+def _rebuild_carray(array, rootdir):     # pickles of earlier versions: a reader, never a writer
     if rootdir:
-        return carray(rootdir=rootdir)
+        return _handles.open_stored(carray, rootdir, None, False, False, None)
     return carray(array)
 
