@@ -518,8 +518,11 @@ def _same_root(a, b) -> bool:
     return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _reopen(rootdir, mode):               # pickles of earlier versions
-    return ctable(rootdir=rootdir, mode=mode)
+def _reopen(rootdir, mode):               # pickles of earlier versions: a reader, never 'w'
+    if mode not in ("r", "a"):
+        raise FormatError(f"not a bcolz_store handle: mode {mode!r:.20} (a pickled ctable is "
+                          f"reopened for reading)")
+    return _handles.open_stored(ctable, rootdir, None, False, False, None)
 
 
 def _rebuild(columns, names, cparams):
