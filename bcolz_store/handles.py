@@ -1,6 +1,13 @@
 """What a pickled carray or ctable carries, so that copies in other threads,
 processes or machines (dask's schedulers) read the same data.
 
+**Unpickling a handle is unpickling.**  Load pickles of carrays and ctables
+only from a source you trust (your own dask scheduler and workers): a pickle
+can call any function, and even one built from bcolz_store's own names alone
+opens whatever path or URL it names, with the rights of the process that
+loads it.  What is below keeps a handle from carrying more than it needs; it
+does not make an untrusted pickle safe.
+
 * A stored carray or ctable pickles as where it is: its rootdir (a path, or a
   URL with its ``storage_options``) and the options that decide how it is
   read (``allow_pickle``, ``verify``, ``consolidated``).  Unpickled, it is
@@ -15,30 +22,123 @@ processes or machines (dask's schedulers) read the same data.
   carray pickles its items and its type (``vlen`` with its level, dictionary
   and nullability; ``category`` with its categories and order), and its
   cparams, chunklen, expectedlen, dflt and attrs; an in-memory ctable pickles
-  its columns.
+  its columns.  An in-memory object carray pickles its objects (the pickle
+  holds them, so its copy reads them as its original does).
+
+**Credentials are not pickled.**  The ``storage_options`` a handle carries
+lose every entry that looks like a credential (see
+:func:`strip_credentials`: ``key``, ``secret``, ``token``, ``password``,
+session tokens, and such entries nested in ``client_kwargs`` or
+``config_kwargs``); the others (``endpoint_url``, ``anon``, ``region_name``,
+``profile``, ...) are kept.  The process that unpickles a handle finds its
+credentials the way fsspec and s3fs find them there: environment variables
+(``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN``,
+``FSSPEC_S3_KEY``...), ``~/.aws`` files or the ``profile`` named, an
+instance role.  To put them in the pickles anyway (workers with no
+credentials of their own, on a network you trust), pickle inside
+``with credentials_in_pickles():``.
+
+**allow_pickle is the user's.**  A handle carries ``allow_pickle=True`` only
+when the carray or ctable was opened or created with ``allow_pickle=True``.
+A carray created from Python objects reads them in its own process; a stored
+copy of it opened elsewhere refuses them (UnsafeDataError) unless it was
+created with ``allow_pickle=True``.
+
+The functions that rebuild a handle refuse (FormatError) what no handle
+holds: a class other than carray and ctable (or their subclasses), a mode
+other than ``'r'``, arguments of the wrong kinds.
 
 A carray or ctable whose store keeps its bytes in this process only (a
 :class:`~bcolz_store.storage.memory.MemoryStore`) cannot be pickled.
 
-The classes are handed in (``type(obj)``): this module imports neither
-:mod:`bcolz_store.carray` nor :mod:`bcolz_store.ctable`, whose ``__reduce__``
-call it.
+The classes are handed in (``type(obj)``): this module does not import
+:mod:`bcolz_store.carray` or :mod:`bcolz_store.ctable` when it is imported
+(they call it); it looks them up when a handle is rebuilt.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from contextlib import contextmanager
 
 import numpy as np
 
 from .category_type import category_of
 from .chunks.chunk import chunk
 from .chunks.cparams import cparams as cparams_cls
+from .errors import FormatError
 from .storage.urls import portable_rootdir
 from .vlen_type import vlen_of
 
-__all__ = ["dask_token", "open_column", "open_stored", "reduce_carray",
-           "reduce_ctable", "rebuild_carray", "rebuild_ctable", "rebuild_items"]
+__all__ = ["credentials_in_pickles", "dask_token", "open_column", "open_stored",
+           "reduce_carray", "reduce_ctable", "rebuild_carray", "rebuild_ctable", "rebuild_items",
+           "strip_credentials"]
+
+# Names of storage options that are credentials (compared in lower case):
+# these exactly, and any name holding one of the words after them.
+_SECRET_NAMES = frozenset({"key", "access_key", "access_key_id", "aws_access_key_id",
+                           "account_key", "session", "sas", "connection_string"})
+_SECRET_WORDS = ("secret", "password", "passwd", "token", "credential", "auth",
+                 "private_key", "api_key", "apikey", "signature")
+
+_KEEP = {"depth": 0}
+_KEEP_LOCK = threading.Lock()
+
+
+@contextmanager
+def credentials_in_pickles():
+    """Pickle credentials with handles while the block runs (process-wide).
+
+    Handles pickled inside carry their ``storage_options`` whole, key and
+    secret included: anyone who reads such a pickle has them.  Meant for
+    workers that have no credentials of their own, on a network you trust.
+    Process-wide, so that the threads dask pickles in see it too.
+    """
+    with _KEEP_LOCK:
+        _KEEP["depth"] += 1
+    try:
+        yield
+    finally:
+        with _KEEP_LOCK:
+            _KEEP["depth"] -= 1
+
+
+def _is_secret(name) -> bool:
+    if not isinstance(name, str):
+        return False
+    low = name.lower()
+    return low in _SECRET_NAMES or any(word in low for word in _SECRET_WORDS)
+
+
+def strip_credentials(options):
+    """``storage_options`` without their credentials, as a handle carries them.
+
+    Drops, at any depth of nested dicts and lists, the entries named ``key``,
+    ``access_key``, ``access_key_id``, ``aws_access_key_id``,
+    ``account_key``, ``session``, ``sas``, ``connection_string`` or holding
+    ``secret``, ``password``, ``passwd``, ``token``, ``credential``,
+    ``auth``, ``private_key``, ``api_key``, ``apikey`` or ``signature`` in
+    their name (any case); keeps the rest.
+
+    Parameters
+    ----------
+    options : dict or None
+
+    Returns
+    -------
+    dict or None
+        A new dict (None for None or when nothing is left).
+    """
+    def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if not _is_secret(k)}
+        if isinstance(value, (list, tuple)):
+            return type(value)(clean(v) for v in value)
+        return value
+    if options is None:
+        return None
+    return clean(dict(options)) or None
 
 
 def _portable(root_arg, storage_options, what: str):
@@ -53,7 +153,57 @@ def _portable(root_arg, storage_options, what: str):
     if found is None:
         raise TypeError(f"cannot pickle {what}: its store keeps its bytes in this "
                         f"process only ({root_arg!r})")
-    return found
+    root, options = found
+    if not _KEEP["depth"]:
+        options = strip_credentials(options)
+    return root, options
+
+
+def _given_allow_pickle(c) -> bool:
+    """``allow_pickle`` as the user set it (a carray created from objects
+    reads them in its own process without it; its handle does not)."""
+    return bool(getattr(c, "_allow_pickle_given", c._allow_pickle))
+
+
+def _refuse(what: str):
+    raise FormatError(f"not a bcolz_store handle: {what} (handles are made by pickling a "
+                      f"carray or ctable; unpickle only what you trust)")
+
+
+def _check_class(cls, table: bool | None):
+    """``cls`` when it is carray (table False), ctable (True) or either (None),
+    or a subclass."""
+    from .carray import carray
+    kinds = {False: (carray,), True: tuple(TABLE_CLASS), None: (carray, *TABLE_CLASS)}[table]
+    if not (isinstance(cls, type) and issubclass(cls, kinds)):
+        _refuse(f"class {cls!r}")
+    return cls
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON-like (what storage options are)."""
+    if depth > 16:
+        return False
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _check_open(rootdir, storage_options, allow_pickle, verify, consolidated):
+    if not isinstance(rootdir, str) or not rootdir:
+        _refuse(f"rootdir {rootdir!r:.100}")
+    if storage_options is not None and not (isinstance(storage_options, dict)
+                                            and _plain(storage_options)):
+        _refuse(f"storage_options of type {type(storage_options).__name__}")
+    for name, value in (("allow_pickle", allow_pickle), ("verify", verify)):
+        if not isinstance(value, (bool, np.bool_)):
+            _refuse(f"{name}={value!r:.100}")
+    if consolidated is not None and not isinstance(consolidated, (bool, np.bool_)):
+        _refuse(f"consolidated={consolidated!r:.100}")
 
 
 def reduce_carray(c):
@@ -68,11 +218,11 @@ def reduce_carray(c):
     given = c._given_store
     if c._rootdir and given is not None and given.prefix:
         root, options = _portable(given.store, None, f"column {c._rootdir}")
-        return (open_column, (root, options, given.prefix.rstrip("/"), c._allow_pickle,
-                              c._verify, c._consolidated))
+        return (open_column, (root, options, given.prefix.rstrip("/"),
+                              _given_allow_pickle(c), c._verify, c._consolidated))
     if c._rootdir:
         root, options = _portable(c._root_arg, c._storage_options, f"carray {c._rootdir}")
-        return (open_stored, (cls, root, options, c._allow_pickle, c._verify,
+        return (open_stored, (cls, root, options, _given_allow_pickle(c), c._verify,
                               c._consolidated))
     engine = c._engine
     meta = c._meta
@@ -90,8 +240,23 @@ def reduce_carray(c):
 
 
 def rebuild_carray(cls, atom, cparams, chunklen, expectedlen, dflt, data, attrs):
-    """An in-memory carray holding the pickled chunks."""
+    """An in-memory carray holding the pickled chunks.
+
+    Raises
+    ------
+    FormatError
+        For arguments no handle holds (a class other than carray).
+    """
+    _check_class(cls, False)
+    if not (isinstance(atom, np.dtype) and isinstance(cparams, dict)
+            and isinstance(data, tuple) and len(data) == 2
+            and isinstance(attrs, dict)):
+        _refuse("the arguments of an in-memory carray")
     chunks, rest = data
+    if not (chunks is None or (isinstance(chunks, list) and all(
+            ch is None or isinstance(ch, bytes) for ch in chunks))) or \
+            not isinstance(rest, np.ndarray):
+        _refuse("the chunks of an in-memory carray")
     out = cls(np.empty((0,) + atom.shape, dtype=atom.base), cparams=cparams_cls(**cparams),
               dtype=atom.base, chunklen=chunklen, expectedlen=expectedlen, dflt=dflt[()])
     engine = out._engine
@@ -115,7 +280,16 @@ def rebuild_carray(cls, atom, cparams, chunklen, expectedlen, dflt, data, attrs)
 
 
 def rebuild_items(cls, items, request, cparams, chunklen, expectedlen, dflt, attrs):
-    """An in-memory vlen or categorical carray of ``items`` (its type ``request``)."""
+    """An in-memory vlen or categorical carray of ``items`` (its type ``request``).
+
+    Raises
+    ------
+    FormatError
+        For arguments no handle holds (a class other than carray).
+    """
+    _check_class(cls, False)
+    if not (isinstance(cparams, dict) and isinstance(attrs, dict)):
+        _refuse("the arguments of an in-memory carray")
     kwargs = {} if getattr(request, "categories", None) is not None else {"dflt": dflt}
     out = cls(items, dtype=request, cparams=cparams_cls(**cparams), chunklen=chunklen,
               expectedlen=expectedlen, **kwargs)
@@ -125,7 +299,16 @@ def rebuild_items(cls, items, request, cparams, chunklen, expectedlen, dflt, att
 
 
 def open_stored(cls, rootdir, storage_options, allow_pickle, verify, consolidated):
-    """A stored carray or ctable (``cls``), opened in mode 'r'."""
+    """A stored carray or ctable (``cls``), opened in mode 'r'.
+
+    Raises
+    ------
+    FormatError
+        For arguments no handle holds (a class other than carray or ctable,
+        a rootdir that is not a string, options of the wrong kinds).
+    """
+    _check_class(cls, None)
+    _check_open(rootdir, storage_options, allow_pickle, verify, consolidated)
     return cls(rootdir=rootdir, mode="r", storage_options=storage_options,
                allow_pickle=allow_pickle, verify=verify, consolidated=consolidated)
 
@@ -141,14 +324,28 @@ def reduce_ctable(t):
     cls = type(t)
     if t.rootdir:
         root, options = _portable(t._store.store, None, f"ctable {t.rootdir}")
-        return (open_stored, (cls, root, options, t.cols.allow_pickle, t._store.verify,
+        return (open_stored, (cls, root, options, bool(t.cols.allow_pickle), t._store.verify,
                              t._store.journal.use_consolidated))
     return (rebuild_ctable, (cls, [t.cols[n] for n in t.names], list(t.names),
                              t._cparams.to_dict(), dict(t.attrs)))
 
 
 def rebuild_ctable(cls, columns, names, cparams, attrs=None):
-    """An in-memory ctable of the pickled columns."""
+    """An in-memory ctable of the pickled columns.
+
+    Raises
+    ------
+    FormatError
+        For arguments no handle holds (a class other than ctable, columns
+        that are not in-memory carrays).
+    """
+    from .carray import carray
+    _check_class(cls, True)
+    if not (isinstance(columns, list) and isinstance(names, list)
+            and all(isinstance(c, carray) and not c.rootdir for c in columns)
+            and all(isinstance(n, str) for n in names) and isinstance(cparams, dict)
+            and (attrs is None or isinstance(attrs, dict))):
+        _refuse("the arguments of an in-memory ctable")
     out = cls(columns, names, cparams=cparams)
     for key, value in (attrs or {}).items():
         out.attrs[key] = value
@@ -161,7 +358,15 @@ TABLE_CLASS = []
 
 
 def open_column(rootdir, storage_options, name, allow_pickle, verify, consolidated):
-    """Column ``name`` of the stored ctable at ``rootdir``, opened in mode 'r'."""
+    """Column ``name`` of the stored ctable at ``rootdir``, opened in mode 'r'.
+
+    Raises
+    ------
+    FormatError
+        For arguments no handle holds.
+    """
+    if not isinstance(name, str) or not name:
+        _refuse(f"column name {name!r:.100}")
     table = open_stored(TABLE_CLASS[0], rootdir, storage_options, allow_pickle, verify,
                        consolidated)
     return table.cols[name]

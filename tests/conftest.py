@@ -63,6 +63,25 @@ def _no_fsync_in_process(monkeypatch):
 
 # --- S3 on loopback: a moto server for the tests that need one -------------------------------
 
+# Pickled handles carry no credentials: processes that unpickle them (dask's workers) find
+# them as s3fs does, in the environment.  Set for the whole session, before any worker
+# process starts (a module's dask cluster may start before the first S3 test).
+_S3_TEST_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_DEFAULT_REGION": "eu-west-1"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _s3_test_credentials_in_the_environment():
+    saved = {name: os.environ.get(name) for name in _S3_TEST_CREDENTIALS}
+    os.environ.update(_S3_TEST_CREDENTIALS)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 def _free_port() -> int:
     import socket
     with socket.socket() as sock:
@@ -85,8 +104,7 @@ def s3_server():
     pytest.importorskip("moto.server")
     port = _free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
-               AWS_DEFAULT_REGION="eu-west-1")
+    env = dict(os.environ, **_S3_TEST_CREDENTIALS)
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
                              "-p", str(port)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
