@@ -58,6 +58,7 @@ The classes are handed in (``type(obj)``): this module does not import
 
 from __future__ import annotations
 
+import sys
 import threading
 import uuid
 from contextlib import contextmanager
@@ -170,10 +171,16 @@ def _refuse(what: str):
                       f"carray or ctable; unpickle only what you trust)")
 
 
+def _carray_class():
+    """bcolz_store.carray.carray, looked up (importing bcolz_store imports it,
+    and it imports this module)."""
+    return sys.modules[__package__ + ".carray"].carray
+
+
 def _check_class(cls, table: bool | None):
     """``cls`` when it is carray (table False), ctable (True) or either (None),
     or a subclass."""
-    from .carray import carray
+    carray = _carray_class()
     kinds = {False: (carray,), True: tuple(TABLE_CLASS), None: (carray, *TABLE_CLASS)}[table]
     if not (isinstance(cls, type) and issubclass(cls, kinds)):
         _refuse(f"class {cls!r}")
@@ -339,7 +346,7 @@ def rebuild_ctable(cls, columns, names, cparams, attrs=None):
         For arguments no handle holds (a class other than ctable, columns
         that are not in-memory carrays).
     """
-    from .carray import carray
+    carray = _carray_class()
     _check_class(cls, True)
     if not (isinstance(columns, list) and isinstance(names, list)
             and all(isinstance(c, carray) and not c.rootdir for c in columns)
