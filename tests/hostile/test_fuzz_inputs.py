@@ -14,7 +14,7 @@ hostile pickle was executed).
   ``BCOLZ_STORE_FUZZ3_CLI`` is the share of pack and conversion cases that
   also run the CLI (default 0.1); ``BCOLZ_STORE_FUZZ_REPORT`` is the folder of
   fuzz3-findings.txt and fuzz3-cases.txt; ``BCOLZ_STORE_FUZZ_TIMEOUT``,
-  ``BCOLZ_STORE_FUZZ_BOMB_TIMEOUT`` (40) and ``BCOLZ_STORE_FUZZ_CLI_TIMEOUT``
+  ``BCOLZ_STORE_FUZZ_BOMB_TIMEOUT`` (20) and ``BCOLZ_STORE_FUZZ_CLI_TIMEOUT``
   (30) are the seconds an operation may take.
 * ``test_fuzz_inputs_replay``: ``BCOLZ_STORE_FUZZ3_REPLAY='{"family": ...}'``
   (printed with every finding) runs that case again and keeps its sandbox.
