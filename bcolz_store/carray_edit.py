@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from .carray_read import CarrayReads
+from .chunks.category_engine import CategoryEngine
 from .chunks.vlen_items import as_items
 from .datasets.carray_files import stage_sizes
 from .indexing import as_nitems, is_int, positions, within_rows
@@ -30,6 +31,17 @@ class CarrayEdits:
     def _to_ndarray(self, value, dtype, arrlen=None) -> np.ndarray:
         """Convert ``value`` to a contiguous array of ``dtype``; scalars become length 1."""
         vlen = self._meta.vlen if hasattr(self, "_meta") else None
+        if isinstance(value, (list, tuple)) and isinstance(getattr(self, "_engine", None),
+                                                          CategoryEngine):
+            # references to the items, no copies: each becomes a code (one
+            # long category repeated is not repeated in memory)
+            items = np.fromiter(value, dtype=object, count=len(value))
+            if arrlen is not None and len(items) != arrlen:
+                if len(items) != 1:
+                    raise ValueError(f"{self._rootdir or 'carray'}: cannot assign "
+                                     f"{len(items)} items to {arrlen} positions")
+                items = np.full(arrlen, items[0], dtype=object)
+            return items
         if vlen is not None:        # items of any length: one strict conversion
             return as_items(value, vlen.kind, self._meta.atom, vlen.nullable, arrlen,
                             self._rootdir or "carray")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from .chunks.codec import typesize_for
-from .datasets.carray_files import CarrayMeta
-from .format.meta import storage_kind
+from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
+from .errors import LimitError
+from .format.meta import MAX_NDIM, storage_kind
 from .indexing import calc_chunklen, is_int
 
 __all__ = ["atom_of", "new_fixed_meta"]
@@ -42,6 +43,8 @@ def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarra
     ------
     TypeError, ValueError
         As :func:`atom_of`; a chunklen that is not a positive integer.
+    LimitError
+        As :func:`atom_of`; a chunklen whose chunks would exceed Blosc's 2 GiB.
     """
     if isinstance(dtype, str):
         dtype = np.dtype(dtype)
@@ -63,6 +66,10 @@ def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarra
         chunklen = calc_chunklen(expectedlen, atom.itemsize)
     elif not is_int(chunklen) or chunklen < 1:
         raise ValueError("chunklen must be a positive integer")
+    if storage_kind(atom) != "pickle" and int(chunklen) * atom.itemsize > MAX_CHUNK_BYTES:
+        raise LimitError(f"chunklen {chunklen} of {atom.itemsize}-byte atoms makes chunks of "
+                         f"{int(chunklen) * atom.itemsize} bytes, more than Blosc's "
+                         f"{MAX_CHUNK_BYTES} (and than any reader accepts)")
     return CarrayMeta(atom, cparams, int(chunklen), expectedlen, fill), array_
 
 
@@ -76,12 +83,19 @@ def atom_of(dtype: np.dtype, array: np.ndarray) -> np.dtype:
         bytes, a typesize Blosc refuses).
     ValueError
         For atoms of 2 GB or more.
+    LimitError
+        For atoms of more than 31 dimensions (``MAX_NDIM``, 32, counts the
+        carray's length too; the reader refuses more).
     """
     if storage_kind(dtype) == "pickle":
         if array.ndim > 1:
             raise TypeError("object carrays are one-dimensional (each item is pickled)")
         return dtype
     atom = np.dtype((dtype.base, dtype.shape + array.shape[1:]))
+    if 1 + len(atom.shape) > MAX_NDIM:      # meta/sizes' shape: the length, then the atom's
+        raise LimitError(f"an atom of {len(atom.shape)} dimensions {atom.shape} makes a carray "
+                         f"of {1 + len(atom.shape)}, more than the {MAX_NDIM} a carray may have "
+                         f"(numpy 1.x's limit, kept so that every reader can open it)")
     storage_kind(atom)
     if atom.itemsize >= 2 ** 31:
         raise ValueError("atomic size is too large (>= 2 GB)")

@@ -109,7 +109,7 @@ class CarrayReads:
                 self._check_pickle()
                 return self._engine.item(i)
             nchunk, pos = divmod(i, self._meta.chunklen)
-            value = self._engine.chunk_array(nchunk)[pos]
+            value = self._engine.point(nchunk, pos)
             if isinstance(value, np.ndarray):
                 return value.copy()
             return value.item() if atom.kind in PYTHON_SCALAR_KINDS else value

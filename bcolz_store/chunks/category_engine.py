@@ -11,14 +11,18 @@ Layout: format/category_meta.py.
 
 from __future__ import annotations
 
+import collections.abc
+
 import numpy as np
 
 from ..errors import FormatError
+from ..limits import check_alloc
 
 __all__ = ["CategoryEngine", "PreparedCodes"]
 
 
 _MAX_FIXED_BYTES = 1 << 26
+_MAX_CAST_WIDTH = 1 << 12
 
 
 def _fixed_width(items: list, atom: np.dtype):
@@ -33,7 +37,18 @@ def _fixed_width(items: list, atom: np.dtype):
     width = max(max(map(len, raw)), 1)
     if width * len(raw) > _MAX_FIXED_BYTES or any(r.endswith(b"\0") for r in raw):
         return None
+    if atom.kind == "T" and width > _MAX_CAST_WIDTH:
+        return None                   # numpy's S -> StringDType cast buffers 128 x the width
     return np.array(raw, dtype=f"S{width}")
+
+
+def _item_nbytes(item, atom: np.dtype) -> int:
+    """Bytes a read allocates for one copy of ``item`` beyond its slot: its
+    UTF-8 in a ``StringDType`` array; nothing for an object array (the
+    items are references to the categories)."""
+    if atom.kind != "T":
+        return 0
+    return len(item.encode("utf-8", "surrogatepass")) if isinstance(item, str) else len(item)
 
 
 class PreparedCodes:
@@ -68,6 +83,7 @@ class CategoryEngine:
         self._lookup = None         # categories + a missing item, as an array of atom
         self._index = None          # category -> code
         self._fixed = None          # the categories as one S<n> array, when that keeps them
+        self._nbytes = None         # bytes of each category as an item read (+ 0: missing)
 
     # ------------------------------------------------------------ the categories
 
@@ -92,6 +108,8 @@ class CategoryEngine:
             table[-1] = None
             self._lookup, self._index = table, index
             self._fixed = _fixed_width(items, self.atom)
+            self._nbytes = np.array([_item_nbytes(v, self.atom) for v in items] + [0],
+                                    dtype=np.int64)
         return self._lookup
 
     @property
@@ -115,10 +133,17 @@ class CategoryEngine:
             where = self.codes.store.root if self.codes.store else "categorical carray"
             raise FormatError(f"{where}: a code outside -1..{n - 1} (there are {n} categories)")
         missing = codes < 0
-        if self._fixed is None:
+        # The items are copies (StringDType) or references (object): sized
+        # from the codes before anything is allocated.
+        need = codes.size * self.atom.itemsize + int(self._nbytes[np.where(missing, n, codes)]
+                                                     .sum(dtype=np.int64))
+        where = self.codes.store.root if self.codes.store else "categorical carray"
+        check_alloc(need, f"{where}: reading {codes.size} categorical items")
+        fixed = self._fixed
+        if fixed is None or fixed.itemsize * codes.size > max(2 * need, 1 << 16):
             return table[np.where(missing, n, codes)]
         # a fixed-width gather, then one cast: far faster than taking strings
-        picked = self._fixed.take(np.where(missing, 0, codes))
+        picked = fixed.take(np.where(missing, 0, codes))
         out = np.empty(codes.shape, dtype=self.atom)
         if self.atom.kind == "T":
             np.copyto(out, picked, casting="unsafe")
@@ -135,10 +160,19 @@ class CategoryEngine:
         ------
         ValueError
             An item that is not a category.
+        TypeError
+            An item that cannot be one (unhashable: a list, a dict...).
         """
         index = self.index
-        codes = np.fromiter((-1 if v is None else index.get(v, -2) for v in items.tolist()),
-                            dtype=np.int64, count=len(items))
+        try:
+            codes = np.fromiter((-1 if v is None else index.get(v, -2) for v in items.tolist()),
+                                dtype=np.int64, count=len(items))
+        except TypeError:               # an unhashable item: never a category
+            pos = next(i for i, v in enumerate(items.tolist())
+                       if not isinstance(v, collections.abc.Hashable))
+            raise TypeError(f"item {pos} ({type(items[pos]).__name__}) cannot be an item of "
+                            f"this categorical carray (its categories are str or bytes)") \
+                from None
         bad = np.flatnonzero(codes == -2)
         if bad.size:
             item = items[int(bad[0])]
@@ -172,10 +206,15 @@ class CategoryEngine:
     def copy_for_view(self) -> "CategoryEngine":
         out = CategoryEngine(self.codes.copy_for_view(), self.categories, self.atom)
         out._lookup, out._index, out._fixed = self._lookup, self._index, self._fixed
+        out._nbytes = self._nbytes
         return out
 
     def chunk_array(self, nchunk: int) -> np.ndarray:
         return self.items_of(self.codes.chunk_array(nchunk))
+
+    def point(self, nchunk: int, pos: int):
+        """One item: the chunk's codes are decoded (and cached), one is looked up."""
+        return self.items_of(self.codes.chunk_array(nchunk)[pos:pos + 1])[0]
 
     def read_range(self, start: int, stop: int) -> np.ndarray:
         return self.items_of(self.codes.read_range(start, stop))

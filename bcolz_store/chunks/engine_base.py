@@ -140,6 +140,16 @@ class EngineBase:
             journal.roll_back(error)
         return error
 
+    def point(self, nchunk: int, pos: int):
+        """Item ``pos`` of chunk ``nchunk`` (a point read: the chunk is decoded
+        and cached, as the reads around it will want it)."""
+        return self.chunk_array(nchunk)[pos]
+
+    def _leftover_room(self, n: int) -> np.ndarray:
+        """The leftover buffer, holding at least ``n <= chunklen`` items (a
+        fixed-size carray's always holds ``chunklen``)."""
+        return self.leftover
+
     def copy_for_view(self):
         """An engine sharing these chunks, with its own leftover copy and cache."""
         out = type(self).__new__(type(self))
@@ -233,8 +243,8 @@ class EngineBase:
         self._prepare_edit()
         pos = 0
         if self.nleft:
-            leftover = self.leftover
             take = min(cl - self.nleft, n)
+            leftover = self._leftover_room(self.nleft + take)
             leftover[self.nleft:self.nleft + take] = arr[:take]
             self.nleft += take
             pos = take
@@ -247,7 +257,7 @@ class EngineBase:
             pos += nfull * cl
         rest = n - pos
         if rest:
-            self.leftover[:rest] = arr[pos:]
+            self._leftover_room(rest)[:rest] = arr[pos:]
             self.nleft = rest
         self._leftover_edited()
 

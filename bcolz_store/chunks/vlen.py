@@ -55,7 +55,8 @@ import operator
 import numpy as np
 import zstandard as zstd
 
-from ..errors import CodecError, FormatError
+from ..errors import CodecError, FormatError, LimitError
+from ..limits import check_alloc
 from ..format.idata import pack_index, parse_index
 from ..format.vlen_header import (VLEN_CODEC_ZSTD, VLEN_FLAG_INDEX_FILTER, VLEN_FLAG_VALIDITY,
                                   VLEN_FORMAT_VERSION, VLEN_HEADER_LENGTH, VLEN_MAX_RAWBYTES,
@@ -400,13 +401,18 @@ def _decompress(frame, hdr: VlenHeader, dictionary, where: str) -> bytes:
                           f"header says {hdr.dict_id}")
     if not params.has_checksum:
         raise FormatError(f"{where}: zstd frame has no content checksum")
-    dctx = zstd.ZstdDecompressor(dict_data=zdict) if zdict is not None else zstd.ZstdDecompressor()
+    # the payload, and the items made from it (docs/durability.md, memory)
+    check_alloc(2 * hdr.rawbytes, f"{where}: decoding a vlen chunk of {hdr.rawbytes} bytes")
     try:
+        if zdict is not None:
+            dctx = zstd.ZstdDecompressor(dict_data=zdict)
+        else:
+            dctx = zstd.ZstdDecompressor()
         raw = dctx.decompress(frame, max_output_size=hdr.rawbytes, allow_extra_data=False)
     except zstd.ZstdError as err:
         raise CodecError(f"{where}: zstd could not decompress the chunk: {err}") from err
-    except MemoryError as err:
-        raise CodecError(f"{where}: no memory to decompress {hdr.rawbytes} bytes") from err
+    except MemoryError:
+        raise LimitError(f"{where}: no memory to decompress {hdr.rawbytes} bytes") from None
     if len(raw) != hdr.rawbytes:
         raise FormatError(f"{where}: decompressed {len(raw)} bytes, header says {hdr.rawbytes}")
     return raw
@@ -488,12 +494,20 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
         raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
     valid = _read_validity(raw, hdr, ends, where)
     dtype = vlen_result_dtype(kind, valid is not None)
+    if kind == "str" and ends.size:     # a str is made of an item on its way to the result
+        longest = int(np.diff(ends, prepend=0).max())
+        if longest > 1 << 20:
+            check_alloc(2 * hdr.rawbytes + longest, f"{where}: decoding an item of {longest} bytes")
     if out is not None:
         if out.shape != (hdr.nitems,):
             raise ValueError(f"out has shape {out.shape}, the chunk holds {hdr.nitems} items")
         if valid is not None and out.dtype.kind == "T" and not hasattr(out.dtype, "na_object"):
             raise ValueError("out cannot hold missing items (a StringDType without na_object)")
-    out = rebuild_items(raw, ends, kind, dtype, where, out)
+    try:
+        out = rebuild_items(raw, ends, kind, dtype, where, out)
+    except MemoryError:
+        raise LimitError(f"{where}: no memory for the {hdr.nitems} items of "
+                         f"{hdr.rawbytes} bytes") from None
     if valid is not None:
         out[~valid] = None
     return out

@@ -29,7 +29,8 @@ def vlen_chunk_key(nchunk: int) -> str:
     return f"data/__{nchunk}{VLEN_CHUNK_SUFFIX}"
 
 
-def check_chunk(data, nitems: int, kind: str, dict_id: int, where: str):
+def check_chunk(data, nitems: int, kind: str, dict_id: int, where: str,
+                nullable: bool = True):
     """The header of chunk ``data``, checked against the carray's metadata.
 
     Parameters
@@ -43,6 +44,9 @@ def check_chunk(data, nitems: int, kind: str, dict_id: int, where: str):
         The id of the carray's zstd dictionary (0 for none).
     where : str
         The chunk file, for messages.
+    nullable : bool, default True
+        Whether the carray may hold missing items; a chunk of a carray that
+        may not must have no validity bitmap.
 
     Returns
     -------
@@ -54,7 +58,7 @@ def check_chunk(data, nitems: int, kind: str, dict_id: int, where: str):
         If the header is malformed (see
         :func:`~bcolz_store.format.vlen_header.parse_vlen_header`), or holds
         another number of items, another kind, or names a dictionary other
-        than the carray's.
+        than the carray's, or has missing items where the carray may have none.
     """
     hdr = parse_vlen_header(data, where)
     if hdr.nitems != nitems:
@@ -62,6 +66,8 @@ def check_chunk(data, nitems: int, kind: str, dict_id: int, where: str):
                           f"implies {nitems}")
     if hdr.kind != kind:
         raise FormatError(f"{where}: chunk holds {hdr.kind} items, the carray holds {kind}")
+    if hdr.has_validity and not nullable:
+        raise FormatError(f"{where}: chunk holds missing items, the carray is not nullable")
     if hdr.dict_id not in (0, dict_id):
         raise FormatError(f"{where}: chunk was compressed with zstd dictionary {hdr.dict_id}, "
                           f"the carray's is {dict_id or 'none'}")

@@ -69,7 +69,9 @@ class VlenEngine(EngineBase):
         self.chunks = VlenMemoryChunks() if store is None else VlenDiskChunks(store, nchunks)
         self.nleft = nleft
         self.dict_id = dictionary_id(vlen.dictionary) if vlen.dictionary is not None else 0
-        self._leftover = None if nleft else self._empty(chunklen)
+        # The leftover grows with its items (up to chunklen), never allocated
+        # chunklen slots up front: a chunklen is input, an item count is data.
+        self._leftover = None if nleft else self._empty(0)
         # Sizes of the full chunks: known at once unless a stored leftover is
         # still unread (then meta/sizes' totals include its file).
         self._stored = (max(int(nbytes), 0), max(int(cbytes), 0))
@@ -123,7 +125,8 @@ class VlenEngine(EngineBase):
 
     @property
     def leftover(self) -> np.ndarray:
-        """The leftover buffer, ``chunklen`` items (read from its file on first use).
+        """The leftover buffer: its ``nleft`` items first, room for at most
+        ``chunklen`` (read from its file on first use).
 
         Raises
         ------
@@ -132,7 +135,7 @@ class VlenEngine(EngineBase):
         """
         buffer = self._leftover
         if buffer is None:
-            buffer = self._empty(self.chunklen)
+            buffer = self._empty(self.nleft)
             nfull = len(self.chunks)
 
             def read():
@@ -150,6 +153,16 @@ class VlenEngine(EngineBase):
     def leftover(self, value: np.ndarray) -> None:
         self._leftover = value
         self._left = None
+
+    def _leftover_room(self, n: int) -> np.ndarray:
+        """The leftover buffer with room for ``n <= chunklen`` items, grown
+        geometrically (its items kept)."""
+        buffer = self.leftover
+        if len(buffer) < n:
+            grown = self._empty(min(self.chunklen, max(n, 2 * len(buffer), 64)))
+            grown[:self.nleft] = buffer[:self.nleft]
+            self._leftover = buffer = grown
+        return buffer
 
     def copy_for_view(self) -> "VlenEngine":
         """An engine sharing these chunks, with its own leftover copy and cache."""
@@ -181,7 +194,7 @@ class VlenEngine(EngineBase):
         (into ``out`` when given)."""
         where = self.chunks.path(nchunk)
         try:
-            check_chunk(data, nitems, self.vlen.kind, self.dict_id, where)
+            check_chunk(data, nitems, self.vlen.kind, self.dict_id, where, self.vlen.nullable)
             return decode_chunk(data, self.vlen.kind, where, self.vlen.dictionary, out)
         except (FormatError, CodecError):
             if self.store is not None:
@@ -271,7 +284,7 @@ class VlenEngine(EngineBase):
 
     def _check_header(self, nchunk: int) -> None:
         check_chunk(self.chunks.get(nchunk), self.chunklen, self.vlen.kind, self.dict_id,
-                    self.chunks.path(nchunk))
+                    self.chunks.path(nchunk), self.vlen.nullable)
 
     def chunk_arrays(self, nchunks: list):
         """Yield ``(nchunk, decoded items)`` for each of ``nchunks`` (the leftover
@@ -340,7 +353,7 @@ class VlenEngine(EngineBase):
             while len(self.chunks):
                 self.chunks.drop_last(read=False)   # sizes are reset below
             self._full = [0, 0]
-            self._leftover = self._empty(self.chunklen)
+            self._leftover = self._empty(0)
             self.nleft = 0
             self._left = None
             self.drop_cache()
@@ -355,7 +368,7 @@ class VlenEngine(EngineBase):
             self._add_sizes(self.chunks.drop_last(), -1)
         self.drop_cache()
         if nleft:
-            self.leftover[:nleft] = carry
+            self._leftover = carry
         self.nleft = nleft
         self._left = None
 

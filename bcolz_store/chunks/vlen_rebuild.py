@@ -7,7 +7,9 @@ about 1 MiB) are padded with NULs into a fixed-width ``S`` array and cast in
 one numpy call to ``StringDType`` (after checking their UTF-8: the data
 region decodes, and no item starts on a continuation byte) or to bytes
 objects; this keeps them exactly unless an item ends in NUL, and pays while
-the padding stays within four times the data.  Other blocks get a separator
+the padding stays within four times the data and str items are at most
+4 KiB (numpy's ``S`` -> ``StringDType`` cast takes a buffer of 128 times the
+width).  Other blocks get a separator
 byte that does not occur in the block inserted between the items (numpy),
 are decoded once (``codecs.utf_8_decode``, which validates) and split once
 (``str.split``), and the list is assigned into the result in one call; a
@@ -28,6 +30,7 @@ __all__ = ["rebuild_items"]
 
 _BLOCK_NBYTES = 1 << 20         # items are rebuilt in ~1 MiB blocks (cache-sized)
 _SHORT_MAX_PADDED = 1 << 26     # a fixed-width cast's padded copy takes up to 64 MiB
+_LONG_ITEM = 1 << 12            # longer str items are not cast (numpy buffers 128 x their size)
 
 
 def _free_byte(raw: bytes, u8: np.ndarray, start: int, stop: int, kind: str):
@@ -70,6 +73,8 @@ def _cast_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, kind: str, out
     if maxlen == 0:
         out[...] = "" if kind == "str" else b""
         return True
+    if kind == "str" and maxlen > _LONG_ITEM:
+        return False                # numpy's S -> StringDType cast buffers 128 x maxlen
     padded_nbytes = lengths.size * maxlen
     if padded_nbytes > max(4 * (stop - start), 1 << 16) or padded_nbytes > _SHORT_MAX_PADDED:
         return False
@@ -93,9 +98,11 @@ def _split_items(raw, u8, ends, a, b, kind, where):
     """Items a..b-1 as a list: separators inserted, one decode, one split."""
     start = int(ends[a - 1]) if a else 0
     stop = int(ends[b - 1])
-    if b - a == 1:  # one item (maybe a huge one): no separator, no mask
+    if b - a == 1:  # one item (maybe a huge one): no separator, no mask, no copy
+        if kind == "bytes":
+            return [raw[start:stop]]
         try:
-            return [raw[start:stop].decode() if kind == "str" else raw[start:stop]]
+            return [codecs.utf_8_decode(memoryview(raw)[start:stop], "strict", True)[0]]
         except UnicodeDecodeError as err:
             raise FormatError(f"{where}: item {a} is not valid UTF-8 ({err.reason})") from None
     sep = _free_byte(raw, u8, start, stop, kind)
