@@ -254,6 +254,7 @@ class CarrayOps:
         out = type(self)(rootdir=self._root_arg, mode="a" if self._mode == "w" else self._mode,
                          _store=self._given_store, allow_pickle=self._allow_pickle,
                          storage_options=self._storage_options)
+        out._allow_pickle_given = self._allow_pickle_given    # what its handle carries
         out.mode = self._mode
         return out
 

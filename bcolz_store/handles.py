@@ -74,7 +74,7 @@ from .vlen_type import vlen_of
 
 __all__ = ["credentials_in_pickles", "dask_token", "open_column", "open_stored",
            "reduce_carray", "reduce_ctable", "rebuild_carray", "rebuild_ctable", "rebuild_items",
-           "strip_credentials"]
+           "strip_credentials", "carried_options"]
 
 # Names of storage options that are credentials (compared in lower case):
 # these exactly, and any name holding one of the words after them.
@@ -155,9 +155,13 @@ def _portable(root_arg, storage_options, what: str):
         raise TypeError(f"cannot pickle {what}: its store keeps its bytes in this "
                         f"process only ({root_arg!r})")
     root, options = found
-    if not _KEEP["depth"]:
-        options = strip_credentials(options)
-    return root, options
+    return root, carried_options(options)
+
+
+def carried_options(options):
+    """``storage_options`` as a pickle carries them: without credentials
+    (:func:`strip_credentials`) unless :func:`credentials_in_pickles` is active."""
+    return options if _KEEP["depth"] else strip_credentials(options)
 
 
 def _given_allow_pickle(c) -> bool:

@@ -138,3 +138,24 @@ def test_no_pickle_of_bcolz_store_names_opens_a_writer(tmp_path):
 def test_handles_say_unpickling_is_unpickling():
     assert "Unpickling a handle is unpickling" in handles.__doc__
     assert "only from a source you trust" in handles.__doc__
+
+
+def test_a_reshaped_object_carray_carries_allow_pickle_only_when_given(tmp_path):
+    objs = np.array([{"a": i} for i in range(6)], dtype=object)
+    c = bcolz_store.carray(objs, rootdir=str(tmp_path / "o"), mode="w")
+    r = c.reshape((6,))
+    assert [v["a"] for v in r[:]] == list(range(6))      # still readable here
+    assert r.__reduce__()[1][3] is False                  # its handle does not allow pickles
+
+
+def test_from_dask_plans_carry_no_credentials():
+    from bcolz_store.handles import credentials_in_pickles
+    from bcolz_store.interop.dask_write import _Plan
+    plan = _Plan(("s3://b/x", {"key": "AKIDKEY123", "secret": "SECRETVALUE",
+                               "endpoint_url": "http://127.0.0.1:1"}), "f", False, ())
+    sent = pickle.dumps(plan)
+    assert b"SECRETVALUE" not in sent and b"AKIDKEY123" not in sent
+    assert pickle.loads(sent).store == ("s3://b/x", {"endpoint_url": "http://127.0.0.1:1"})
+    assert plan.store[1]["secret"] == "SECRETVALUE"      # the writer's own copy is whole
+    with credentials_in_pickles():
+        assert pickle.loads(pickle.dumps(plan)).store == plan.store

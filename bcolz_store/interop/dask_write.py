@@ -37,6 +37,7 @@ from ..errors import BcolzStoreError, DatasetExistsError, IntegrityError
 from ..format.layout import validate_names
 from ..storage.dataset import DatasetStore
 from ..storage.records import blob_key, write_blob
+from ..handles import carried_options
 from ..storage.urls import open_store, portable_rootdir
 from .dask import import_dask, is_dask_array, is_dask_dataframe
 
@@ -65,6 +66,14 @@ class _Plan:
     folder: str            # the writer's blob folder
     sync: bool             # fsync each blob (local disks)
     columns: tuple
+
+    def __reduce__(self):
+        # sent to worker processes: storage options without credentials
+        # (the workers find their own), as every handle (handles.py)
+        store = self.store
+        if isinstance(store, tuple):
+            store = (store[0], carried_options(store[1]))
+        return (type(self), (store, self.folder, self.sync, self.columns))
 
 
 def _open(plan: _Plan):
