@@ -10,7 +10,9 @@
   dtypes and removes what it built when the conversion fails;
 - :func:`check_attrs_kept`, the refusal to drop attrs silently;
 - :func:`is_remote` and :func:`local_path`, for locations given as paths or
-  URLs.
+  URLs;
+- :func:`check_fixed_width`, the limit on how much a fixed-width string
+  column may pad its values (one huge string among many short ones).
 """
 
 from __future__ import annotations
@@ -28,16 +30,23 @@ from pathlib import Path
 import numpy as np
 
 import bcolz_store
-from bcolz_store.errors import DatasetExistsError
+from bcolz_store.errors import DatasetExistsError, LimitError
+from bcolz_store.limits import check_alloc
 from bcolz_store.storage.base import Store
 from bcolz_store.storage.urls import open_store
 
-__all__ = ["BLOCK_BYTES", "DATADINGS_SUFFIXES", "Sink", "atom_of", "block_rows",
-           "check_attrs_kept", "column_attrs", "columns_of", "is_remote", "kind_of",
+__all__ = ["BLOCK_BYTES", "DATADINGS_SUFFIXES", "FIXED_WIDTH_FREE", "FIXED_WIDTH_SLACK", "Sink",
+           "atom_of", "block_rows", "check_attrs_kept", "check_fixed_width", "column_attrs", "columns_of", "is_remote", "kind_of",
            "local_path", "local_rootdir", "progress_bar", "require", "rootdir_arg",
            "row_blocks"]
 
 BLOCK_BYTES = 16 << 20      # uncompressed bytes per streamed block (all columns)
+# A fixed-width (S/U) column is as wide as its longest value: one 10 MiB string
+# among 200,000 short ones makes 8 TB of U.  A column whose padded size is over
+# FIXED_WIDTH_FREE bytes and over FIXED_WIDTH_SLACK times what its values hold is
+# refused (LimitError, suggesting strings='vlen').
+FIXED_WIDTH_FREE = 1 << 30
+FIXED_WIDTH_SLACK = 64
 # Files beside a datadings ``NAME.msgpack`` that belong to it (the legacy index too).
 DATADINGS_SUFFIXES = ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5", ".index")
 
@@ -179,6 +188,42 @@ def check_attrs_kept(obj, drop_attrs: bool, where: str, table: bool = True) -> N
                          f"without them")
 
 
+def check_fixed_width(where: str, name: str, dtype, values: int, held: int) -> None:
+    """Refuse a fixed-width string column that would pad its values absurdly.
+
+    Parameters
+    ----------
+    where : str
+        The source, for the message.
+    name : str
+        The column.
+    dtype : numpy.dtype
+        Its ``S<n>`` or ``U<n>`` dtype (the width of its longest value).
+    values : int
+        How many values (rows times values per row) it holds.
+    held : int
+        The characters (U) or bytes (S) its values hold together.
+
+    Raises
+    ------
+    LimitError
+        When ``values * dtype.itemsize`` is over :data:`FIXED_WIDTH_FREE`
+        bytes and over :data:`FIXED_WIDTH_SLACK` times what the values hold,
+        or when one value is more than this process can allocate; the
+        message names the column and suggests ``strings='vlen'``.
+    """
+    dtype = np.dtype(dtype)
+    check_alloc(dtype.itemsize, f"{where}: one value of column {name!r} ({dtype.str})")
+    padded = int(values) * dtype.itemsize
+    unit = 4 if dtype.kind == "U" else 1
+    if padded > FIXED_WIDTH_FREE and padded > FIXED_WIDTH_SLACK * max(int(held), 1) * unit:
+        raise LimitError(f"{where}: column {name!r}: its longest value makes it {dtype.str} "
+                         f"(fixed width) for {values:,} values, {padded:,} bytes, more than "
+                         f"{FIXED_WIDTH_SLACK} times the {int(held) * unit:,} its values hold; "
+                         f"read it as a vlen column instead: strings='vlen' (bcolz-store "
+                         f"convert --strings vlen)")
+
+
 class Sink:
     """A carray or ctable being built from blocks of exactly its dtypes.
 
@@ -280,12 +325,12 @@ class Sink:
 
     def finish(self, attrs=None, col_attrs=None):
         """Set the attrs, flush, and return the carray or ctable."""
-        for key, value in (attrs or {}).items():
-            self.obj.attrs[key] = value
+        if attrs:
+            self.obj.attrs.update(attrs)
         if isinstance(self.obj, bcolz_store.ctable):
             for name, values in (col_attrs or {}).items():
-                for key, value in values.items():
-                    self.obj.cols[name].attrs[key] = value
+                if values:
+                    self.obj.cols[name].attrs.update(values)
         self.obj.flush()
         return self.obj
 

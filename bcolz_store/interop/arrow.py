@@ -306,7 +306,7 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
             col_attrs[name] = attrs
     if unsized:
         atoms.update(sized_atoms(pa, {name: atoms[name] for name in unsized},
-                                 batches(unsized, READ_BLOCK_ROWS)))
+                                 batches(unsized, READ_BLOCK_ROWS), where))
     if kind is None:
         kind = "carray" if meta.get("kind") == "carray" and len(names) == 1 else "ctable"
     attrs = meta.get("attrs") or {}
@@ -398,12 +398,37 @@ def _input(pa, path, storage_options=None):
         yield source
 
 
+def _bad_file(pa, err) -> bool:
+    """True for pyarrow's complaints about a malformed file (not its OSErrors,
+    which say that reading it failed)."""
+    return isinstance(err, pa.ArrowException) and not isinstance(err, OSError)
+
+
+def _validated(pa, where, batches):
+    """Each record batch of ``batches``, fully validated before it is used.
+
+    A damaged IPC or Parquet file can hold offsets or lengths that point
+    outside its buffers; pyarrow reads them as they are (and the process dies
+    of a segmentation fault when they are used), so every batch goes through
+    ``validate(full=True)`` first, one at a time, so memory stays bounded.
+    """
+    for batch in batches:
+        try:
+            batch.validate(full=True)
+        except pa.ArrowException as err:
+            raise FormatError(f"{where}: damaged record batch: {err}") from None
+        yield batch
+
+
 def _format_errors(pa, where, batches):
-    """``batches`` with pyarrow's complaints about the file as FormatError."""
+    """``batches`` validated, with pyarrow's complaints about the file as
+    FormatError."""
     def wrapped(names, blen):
         try:
-            yield from batches(names, blen)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+            yield from _validated(pa, where, batches(names, blen))
+        except pa.ArrowException as err:
+            if not _bad_file(pa, err):
+                raise
             raise FormatError(f"{where}: {err}") from err
     return wrapped
 
@@ -438,7 +463,9 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
         When a local ``path`` (or, with ``storage_options``, a URL) does not
         exist.
     FormatError
-        When ``path`` is not a Parquet file, or its metadata is malformed.
+        When ``path`` is not a Parquet file, a row group is damaged (each
+        batch is validated in full before use), or its metadata is
+        malformed.
     TypeError, ValueError, DatasetExistsError
         As :func:`from_arrow`; nothing is left at ``rootdir`` then.
     """
@@ -447,14 +474,17 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
     with _input(pa, path, storage_options) as source:
         try:
             pf = pq.ParquetFile(source)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+            schema, nrows = pf.schema_arrow, pf.metadata.num_rows
+        except pa.ArrowException as err:
+            if not _bad_file(pa, err):
+                raise
             raise FormatError(f"{where}: not a readable Parquet file: {err}") from err
 
         def batches(names, blen):
             return pf.iter_batches(batch_size=min(batch_size, blen), columns=names)
 
-        return _read(pa, pf.schema_arrow, _format_errors(pa, where, batches), where, rootdir,
-                     mode, kind, columns, pf.metadata.num_rows, progress, ctable_kwargs)
+        return _read(pa, schema, _format_errors(pa, where, batches), where, rootdir,
+                     mode, kind, columns, nrows, progress, ctable_kwargs)
 
 
 def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
@@ -483,7 +513,8 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
         exist.
     FormatError
         When ``path`` is neither an Arrow IPC file nor stream (Feather v1
-        files included), or its metadata is malformed.
+        files included), a record batch is damaged (each is validated in
+        full before use), or its metadata is malformed.
     TypeError, ValueError, DatasetExistsError
         As :func:`from_arrow`; nothing is left at ``rootdir`` then.
     """
@@ -500,12 +531,17 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
 
             schema = reader.schema
             nrows = sum(reader.get_batch(i).num_rows for i in range(count))
-        except pa.ArrowInvalid:
+        except pa.ArrowException as first:
+            if not _bad_file(pa, first):
+                raise
             try:
                 source.seek(0)
                 schema = pa.ipc.open_stream(source).schema
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                raise FormatError(f"{where}: not an Arrow IPC file or stream: {err}") from err
+            except pa.ArrowException as err:
+                if not _bad_file(pa, err):
+                    raise
+                raise FormatError(f"{where}: not an Arrow IPC file or stream: {first}; "
+                                  f"as a stream: {err}") from err
             nrows = None
 
             def batches(names, blen):

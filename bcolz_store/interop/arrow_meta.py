@@ -102,6 +102,9 @@ def read_metadata(schema, where: str) -> dict:
     except ValueError as err:
         raise FormatError(f"{where}: malformed {META_KEY.decode()} schema metadata: {err}") \
             from err
+    except RecursionError:
+        raise FormatError(f"{where}: malformed {META_KEY.decode()} schema metadata: JSON "
+                          f"nested too deeply") from None
     return meta
 
 

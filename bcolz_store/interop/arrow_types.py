@@ -47,7 +47,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..format.vlen_meta import vlen_result_dtype
-from ._common import require
+from ._common import check_fixed_width, require
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
@@ -414,7 +414,7 @@ def _flat_from_arrow(pa, arr, base: np.dtype, name: str) -> np.ndarray:
     return raw.view(base).copy()
 
 
-def sized_atoms(pa, atoms: dict, batches) -> dict:
+def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table") -> dict:
     """String and binary atoms as wide as the longest value in the data.
 
     Parameters
@@ -426,6 +426,8 @@ def sized_atoms(pa, atoms: dict, batches) -> dict:
         columns for which :func:`numpy_atom` says ``scan``).
     batches : iterable of pyarrow.RecordBatch
         All the data, holding at least these columns.
+    where : str, default 'Arrow table'
+        The source, for messages.
 
     Returns
     -------
@@ -439,16 +441,26 @@ def sized_atoms(pa, atoms: dict, batches) -> dict:
         When a column holds nulls.
     TypeError
         When a column's rows are not lists of its atom's row shape.
+    LimitError
+        When the fixed width would pad the column absurdly (see
+        :func:`._common.check_fixed_width`): read it with ``strings='vlen'``.
     """
     widths = dict.fromkeys(atoms, 1)
+    counts, held = dict.fromkeys(atoms, 0), dict.fromkeys(atoms, 0)
     for batch in batches:
         for name, atom in atoms.items():
             flat = _flatten(pa, batch.column(name), atom.shape, name)
             _refuse_nulls(flat, name)
             lengths = _strings(pa, flat)[1].to_numpy(zero_copy_only=False)
             widths[name] = max(widths[name], int(lengths.max(initial=0)))
-    return {name: np.dtype((np.dtype(f"{atom.base.kind}{widths[name]}"), atom.shape))
-            for name, atom in atoms.items()}
+            counts[name] += len(lengths)
+            held[name] += int(lengths.sum(dtype=np.int64))
+    out = {}
+    for name, atom in atoms.items():
+        base = np.dtype(f"{atom.base.kind}{widths[name]}")
+        check_fixed_width(where, name, base, counts[name], held[name])
+        out[name] = np.dtype((base, atom.shape))
+    return out
 
 
 def _vlen_from_arrow(pa, arr, kind: str):

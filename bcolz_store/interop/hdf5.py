@@ -27,14 +27,18 @@ Source: bcolz 1.x ``ctable.fromhdf5`` / ``tohdf5``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pickle
+import threading
 
 import numpy as np
 
 from ..errors import DatasetExistsError, FormatError
 
-__all__ = ["BYTEORDER_ATTR", "fromhdf5", "hdf5_attrs", "tohdf5", "UTF8_ATTR"]
+__all__ = ["BYTEORDER_ATTR", "PickledAttribute", "fromhdf5", "hdf5_attrs", "no_unpickling",
+           "reading_hdf5", "tohdf5", "UTF8_ATTR"]
 
 HDF5_EXTRA = "bcolz_store[hdf5]"
 #: The Table attribute naming the unicode columns stored as UTF-8 bytes.
@@ -52,6 +56,93 @@ def _import_tables():
         raise ImportError(f"PyTables is needed for HDF5 conversions; install it, "
                           f"e.g. `pip install {HDF5_EXTRA}`") from err
     return tables
+
+
+# --- attributes PyTables would unpickle ---------------------------------------------
+#
+# PyTables stores an attribute value that HDF5 cannot hold natively as a pickle
+# (a string ending in '.'), and tables.attributeset unpickles every such string
+# as soon as a node's attribute set is read: opening a file reads the root's,
+# getting a node reads the node's.  Unpickling runs code, so while bcolz_store
+# reads an HDF5 file, the ``pickle`` that tables.attributeset calls is one whose
+# ``loads`` gives back the raw bytes wrapped in :class:`PickledAttribute`
+# instead (in this thread only; elsewhere PyTables unpickles as it always did).
+
+class PickledAttribute:
+    """An HDF5 attribute that PyTables would have unpickled: its raw bytes."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes):
+        self.raw = bytes(raw)
+
+    def __repr__(self) -> str:
+        return f"<pickled attribute of {len(self.raw)} bytes, not unpickled>"
+
+
+_refusing = threading.local()
+
+
+class _PickleGate:
+    """Stands in for the ``pickle`` module inside tables.attributeset."""
+
+    def __getattr__(self, name):
+        return getattr(pickle, name)
+
+    @staticmethod
+    def loads(data, *args, **kwargs):
+        if getattr(_refusing, "depth", 0):
+            return PickledAttribute(data)
+        return pickle.loads(data, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def no_unpickling(tables=None):
+    """While inside, PyTables (in this thread) gives pickled attributes back as
+    :class:`PickledAttribute` instead of unpickling them.
+
+    Parameters
+    ----------
+    tables : module, optional
+        PyTables (imported when not given).
+
+    Raises
+    ------
+    ImportError
+        When PyTables is not installed.
+    """
+    tables = tables or _import_tables()
+    attributeset = tables.attributeset
+    if not isinstance(attributeset.pickle, _PickleGate):
+        attributeset.pickle = _PickleGate()
+    _refusing.depth = getattr(_refusing, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _refusing.depth -= 1
+
+
+@contextlib.contextmanager
+def reading_hdf5(filepath, tables=None):
+    """Read an HDF5 file: no unpickling, and PyTables' and libhdf5's complaints
+    about the file (``HDF5ExtError``, the ``RecursionError`` of deep JSON...)
+    as :class:`~bcolz_store.errors.FormatError` naming it.
+
+    Raises
+    ------
+    FormatError
+        For those complaints.
+    """
+    tables = tables or _import_tables()
+    with no_unpickling(tables):
+        try:
+            yield
+        except tables.HDF5ExtError as err:
+            raise FormatError(f"HDF5 file '{filepath}': not a readable HDF5 file: "
+                              f"{' '.join(str(err).split())[:300]}") from None
+        except RecursionError:
+            raise FormatError(f"HDF5 file '{filepath}': holds values nested too deeply to "
+                              f"read") from None
 
 
 def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
@@ -92,14 +183,16 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         When an attribute holds a value JSON cannot hold (the message names
         it), unless ``drop_attrs``.
     FormatError
-        When the ``bcolz_store_utf8`` or ``bcolz_store_byteorder`` attribute
-        does not fit the Table, or a column the first names holds bytes that
-        are not UTF-8 or too long.
+        When the file is not a readable HDF5 file, an attribute holds a
+        pickle (never unpickled; a user attribute is left behind with
+        ``drop_attrs``), the ``bcolz_store_utf8`` or
+        ``bcolz_store_byteorder`` attribute does not fit the Table, or a
+        column the first names holds bytes that are not UTF-8 or too long.
     """
     tb = _import_tables()
     filepath = os.fspath(filepath)
     drop_attrs = bool(kwargs.pop("drop_attrs", False))
-    with tb.open_file(filepath, mode="r") as h5:
+    with reading_hdf5(filepath, tb), tb.open_file(filepath, mode="r") as h5:
         node = h5.get_node(nodepath)
         if not isinstance(node, tb.Table):
             raise TypeError(f"HDF5 file '{filepath}': node '{node._v_pathname}' is a "
@@ -122,8 +215,7 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
             table.append([_decode(block[name], text[name], name, filepath)
                           if name in text else block[name].astype(atoms[name].base)
                           for name in names])
-        for key, value in attrs.items():
-            table.attrs[key] = value
+        table.attrs.update(attrs)
     table.flush()
     return table
 
@@ -145,16 +237,22 @@ def hdf5_attrs(node, filepath) -> dict:
 
     Raises
     ------
+    FormatError
+        When an attribute holds a pickle (PyTables' way to store other
+        Python objects), naming it and the file: unpickling runs code, so it
+        is never unpickled (pass ``drop_attrs=True`` to read the data
+        without attrs).  The node must have been got inside
+        :func:`no_unpickling`.
     ValueError
-        When an attribute holds a value JSON cannot hold (bytes, or an
-        object PyTables pickled), naming it: it is refused rather than
-        changed (pass ``drop_attrs=True`` to read the data without attrs).
+        When an attribute holds a value JSON cannot hold (bytes, say),
+        naming it: it is refused rather than changed (pass
+        ``drop_attrs=True`` to read the data without attrs).
     """
     out = {}
     for key in node.attrs._f_list():
         if key in _OWN_ATTRS:
             continue
-        value = _jsonable(node.attrs[key])
+        value = _jsonable(_plain(node, key, filepath))
         try:
             json.dumps(value, allow_nan=True)
         except (TypeError, ValueError) as err:
@@ -167,6 +265,18 @@ def hdf5_attrs(node, filepath) -> dict:
     return out
 
 
+def _plain(node, key: str, filepath: str):
+    """The value of attribute ``key``; FormatError when it is a pickle."""
+    value = node.attrs[key]
+    if isinstance(value, PickledAttribute) or (
+            isinstance(value, np.ndarray) and value.dtype.hasobject):
+        raise FormatError(f"HDF5 file '{filepath}', node '{node._v_pathname}': attribute "
+                          f"{key!r} holds a Python pickle, which is never unpickled "
+                          f"(unpickling runs code); pass drop_attrs=True (bcolz-store convert "
+                          f"--drop-attrs) to read the data without the attributes")
+    return value
+
+
 def _json_attr(node, attr: str, filepath: str):
     """``(the JSON object in attribute attr, where)``: ``({}, where)`` when the
     node has no such attribute; FormatError naming the file when it is not a
@@ -175,7 +285,11 @@ def _json_attr(node, attr: str, filepath: str):
     if attr not in node.attrs._f_list():
         return {}, where
     try:
-        marker = json.loads(_jsonable(node.attrs[attr]))
+        marker = json.loads(_jsonable(_plain(node, attr, filepath)))
+    except RecursionError:
+        raise FormatError(f"{where}: attribute {attr} is JSON nested too deeply") from None
+    except FormatError:
+        raise
     except (TypeError, ValueError) as err:
         raise FormatError(f"{where}: attribute {attr} is not JSON ({err})") from None
     if not isinstance(marker, dict):
@@ -344,7 +458,7 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     filters = tb.Filters(complevel=params["clevel"], shuffle=bool(params["shuffle"]),
                          complib=cname if cname is not None else "blosc:" + params["cname"])
     parent, name = os.path.split(nodepath.rstrip("/"))
-    with tb.open_file(filepath, mode=mode) as h5:
+    with no_unpickling(tb), tb.open_file(filepath, mode=mode) as h5:
         node = h5.create_table(parent or "/", name, stored, filters=filters,
                                expectedrows=max(len(table), 1), createparents=True)
         for key, value in table.attrs:

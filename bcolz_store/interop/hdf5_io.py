@@ -24,7 +24,7 @@ from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
 
 from ._common import (BLOCK_BYTES, Sink, check_attrs_kept, columns_of, kind_of, progress_bar,
                       require)
-from .hdf5 import fromhdf5, hdf5_attrs, tohdf5
+from .hdf5 import _plain, fromhdf5, hdf5_attrs, reading_hdf5, tohdf5
 
 __all__ = ["HDF5_KIND_ATTR", "read_hdf5", "write_hdf5"]
 
@@ -136,11 +136,12 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DatasetNotFoundError(f"{path}: no such file")
-    with tables.open_file(path, mode="r") as h5:
+    with reading_hdf5(path, tables), tables.open_file(path, mode="r") as h5:
         node = _node(tables, h5, path, nodepath)
         if isinstance(node, tables.Array):
             return _read_array(node, path, rootdir, mode, drop_attrs, progress, kwargs)
-        kind = node.attrs[HDF5_KIND_ATTR] if HDF5_KIND_ATTR in node.attrs._f_list() else None
+        kind = _plain(node, HDF5_KIND_ATTR, path) if HDF5_KIND_ATTR in node.attrs._f_list() \
+            else None
     target = {} if rootdir is None else {"rootdir": os.fspath(rootdir), "mode": "w"}
     if kind != "carray":
         return fromhdf5(bcolz_store.ctable, path, nodepath, **target, drop_attrs=drop_attrs,
@@ -148,9 +149,7 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
     table = fromhdf5(bcolz_store.ctable, path, nodepath, drop_attrs=drop_attrs)
     data = table.cols["data"]
     out = data.copy(**target, **kwargs)
-    for key, value in table.attrs:
-        if key != HDF5_KIND_ATTR:
-            out.attrs[key] = value
+    out.attrs.update({key: value for key, value in table.attrs if key != HDF5_KIND_ATTR})
     out.flush()
     return out
 
