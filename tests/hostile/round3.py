@@ -1160,6 +1160,10 @@ def _cli(args: list, cwd: Path, timeout: float) -> dict:
     if proc.returncode == 1 and len(lines) == 1 and "unexpected error" not in err.lower() \
             and "Traceback" not in err:
         return {"result": "error", "type": "exit 1", "message": err[:400]}
+    report = proc.stdout.decode(errors="replace")
+    if proc.returncode == 1 and not lines and report.strip() and "Traceback" not in report:
+        # ``verify``: the problems on stdout, exit status 1
+        return {"result": "error", "type": "exit 1", "message": report.strip().splitlines()[-1]}
     return {"result": "foreign", "type": f"exit {proc.returncode}",
             "message": (lines[-1] if lines else "(no message)")[:400], "traceback": err[-2000:]}
 
