@@ -132,6 +132,9 @@ def run_convert(args) -> int:
             message = f"{PROG}: error: convert: {reason}"
         elif isinstance(err, _EXPECTED):
             message = f"{PROG}: error: convert: {err}"
+        elif isinstance(err, RecursionError):
+            message = (f"{PROG}: error: convert: {args.src}: holds values nested too deeply "
+                       f"to read")
         else:
             message = (f"{PROG}: unexpected error: {type(err).__name__}: {err} "
                        f"(rerun with --traceback for details)")

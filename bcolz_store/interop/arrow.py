@@ -281,8 +281,14 @@ def _sliced(batches, blen: int):
 def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progress, kwargs):
     """Build a carray/ctable from ``batches(names, blen)``, record batches of at
     most ``blen`` rows; called twice when string columns need a width scan."""
+    try:
+        present = list(schema.names)
+        for field in schema:
+            str(field.type)
+    except (UnicodeDecodeError, pa.ArrowException) as err:
+        raise FormatError(f"{where}: malformed schema: {err}") from None
     meta = read_metadata(schema, where)
-    names = list(columns) if columns is not None else list(schema.names)
+    names = list(columns) if columns is not None else present
     strings = kwargs.pop("strings", "fixed")
     if strings not in ("fixed", "vlen"):
         raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
@@ -398,10 +404,14 @@ def _input(pa, path, storage_options=None):
         yield source
 
 
-def _bad_file(pa, err) -> bool:
-    """True for pyarrow's complaints about a malformed file (not its OSErrors,
-    which say that reading it failed)."""
-    return isinstance(err, pa.ArrowException) and not isinstance(err, OSError)
+def _bad_file(pa, err, local: bool = True) -> bool:
+    """True for pyarrow's complaints about a malformed file: any of them for a
+    local file (pyarrow says "IOError" for corrupt compressed data or lengths
+    that do not match), all but its OSErrors for a URL (where they may say
+    that reading failed)."""
+    if isinstance(err, UnicodeDecodeError):
+        return True
+    return isinstance(err, (pa.ArrowException, OSError)) and (local or not isinstance(err, OSError))
 
 
 def _validated(pa, where, batches):
@@ -420,14 +430,14 @@ def _validated(pa, where, batches):
         yield batch
 
 
-def _format_errors(pa, where, batches):
+def _format_errors(pa, where, batches, local=True):
     """``batches`` validated, with pyarrow's complaints about the file as
     FormatError."""
     def wrapped(names, blen):
         try:
             yield from _validated(pa, where, batches(names, blen))
-        except pa.ArrowException as err:
-            if not _bad_file(pa, err):
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as err:
+            if not _bad_file(pa, err, local):
                 raise
             raise FormatError(f"{where}: {err}") from err
     return wrapped
@@ -470,20 +480,20 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
         As :func:`from_arrow`; nothing is left at ``rootdir`` then.
     """
     pa, pq = import_pyarrow(), _pq()
-    where = str(path)
+    where, local = str(path), local_path(path) is not None
     with _input(pa, path, storage_options) as source:
         try:
             pf = pq.ParquetFile(source)
             schema, nrows = pf.schema_arrow, pf.metadata.num_rows
-        except pa.ArrowException as err:
-            if not _bad_file(pa, err):
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as err:
+            if not _bad_file(pa, err, local):
                 raise
             raise FormatError(f"{where}: not a readable Parquet file: {err}") from err
 
         def batches(names, blen):
             return pf.iter_batches(batch_size=min(batch_size, blen), columns=names)
 
-        return _read(pa, schema, _format_errors(pa, where, batches), where, rootdir,
+        return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
                      mode, kind, columns, nrows, progress, ctable_kwargs)
 
 
@@ -519,7 +529,7 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
         As :func:`from_arrow`; nothing is left at ``rootdir`` then.
     """
     pa = import_pyarrow()
-    where = str(path)
+    where, local = str(path), local_path(path) is not None
     with _input(pa, path, storage_options) as source:
         try:
             reader = pa.ipc.open_file(source)
@@ -531,14 +541,14 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
 
             schema = reader.schema
             nrows = sum(reader.get_batch(i).num_rows for i in range(count))
-        except pa.ArrowException as first:
-            if not _bad_file(pa, first):
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as first:
+            if not _bad_file(pa, first, local):
                 raise
             try:
                 source.seek(0)
                 schema = pa.ipc.open_stream(source).schema
-            except pa.ArrowException as err:
-                if not _bad_file(pa, err):
+            except (pa.ArrowException, OSError, UnicodeDecodeError) as err:
+                if not _bad_file(pa, err, local):
                     raise
                 raise FormatError(f"{where}: not an Arrow IPC file or stream: {first}; "
                                   f"as a stream: {err}") from err
@@ -548,5 +558,5 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
                 source.seek(0)
                 return _sliced((b.select(names) for b in pa.ipc.open_stream(source)), blen)
 
-        return _read(pa, schema, _format_errors(pa, where, batches), where, rootdir, mode,
-                     kind, columns, nrows, progress, ctable_kwargs)
+        return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
+                     mode, kind, columns, nrows, progress, ctable_kwargs)

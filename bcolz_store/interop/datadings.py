@@ -59,9 +59,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from ._common import (DATADINGS_SUFFIXES, Sink, check_attrs_kept, columns_of, progress_bar,
-                      require, row_blocks)
+from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, LimitError
+from ..limits import MAX_NDIM
+from ._common import (DATADINGS_SUFFIXES, Sink, check_attrs_kept, check_fixed_width, columns_of,
+                      progress_bar, require, row_blocks)
 from .datadings_index import BLOOM_MAGIC, bloom_filter, key_hashes, read_offsets, write_index
 
 __all__ = ["BLOOM_MAGIC", "bloom_filter", "from_datadings", "key_hashes", "to_datadings",
@@ -292,12 +293,32 @@ def _decode_numpy(obj: dict):
     return obj
 
 
+def _too_deep(where, name, ndim) -> LimitError:
+    return LimitError(f"{where}: field {name!r} holds values of {ndim}+ dimensions; a column "
+                      f"has at most {MAX_NDIM} (its length included), so it cannot be "
+                      f"converted")
+
+
+def _check_depth(value: list, name: str, where: str) -> None:
+    """LimitError when nested lists would make rows of too many dimensions
+    (checked along the first items, before numpy sees the list)."""
+    depth = 0
+    while isinstance(value, list):
+        depth += 1
+        if depth + 1 > MAX_NDIM:
+            raise _too_deep(where, name, depth)
+        if not value:
+            return
+        value = value[0]
+
+
 class _Column:
     """What the samples' values of one field have been: dtype and row shape."""
 
     def __init__(self, name):
         self.name, self.dtype, self.shape = name, None, None
         self.low, self.high = 0, 0              # range of plain ints
+        self.count, self.held = 0, 0            # str/bytes values and their lengths
 
     def add(self, value, where) -> None:
         if isinstance(value, bool):
@@ -310,10 +331,14 @@ class _Column:
                 raise FormatError(f"{where}: field {self.name!r}: a value ending in NUL, "
                                   f"which a fixed-width column would cut")
             dtype, shape = np.asarray(value).dtype, ()
+            self.count, self.held = self.count + 1, self.held + len(value)
         elif isinstance(value, (float, complex, np.generic, np.ndarray)):
             arr = np.asarray(value)
             dtype, shape = arr.dtype, arr.shape
+            if arr.ndim + 1 > MAX_NDIM:
+                raise _too_deep(where, self.name, arr.ndim)
         elif isinstance(value, list):
+            _check_depth(value, self.name, where)
             try:
                 arr = np.asarray(value)
                 exact = not arr.dtype.hasobject and arr.tolist() == value
@@ -348,6 +373,8 @@ class _Column:
                 raise FormatError(f"{where}: field {self.name!r} holds integers beyond both "
                                   f"int64 and uint64")
             dtype = np.dtype("u8")
+        if dtype.kind in "SU" and not self.shape:
+            check_fixed_width(where, self.name, dtype, self.count, self.held)
         return np.dtype((dtype, self.shape)) if self.shape else dtype
 
 
@@ -472,6 +499,11 @@ def from_datadings(path, rootdir=None, mode="w", *, key_column="key", progress=N
         str ``key``, duplicate keys, samples with other fields, or fields
         whose type or shape differs between samples, holds maps, None,
         mixed lists or pickled objects.
+    LimitError
+        Naming the file and the field, before anything is written: values
+        of more dimensions than a column can have (nested lists or arrays
+        of 32 or more levels: ``MAX_NDIM`` counts the length too), or
+        strings that a fixed width would pad absurdly.
     ValueError
         Field names that are not identifiers; a ``key_column`` that is
         also a field; a bad ``mode``.

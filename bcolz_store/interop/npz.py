@@ -52,6 +52,7 @@ import numpy as np
 
 from ..category_type import category_from_json, category_to_json
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
+from ..limits import check_alloc
 from ..format.vlen_meta import vlen_result_dtype
 from ..vlen_type import vlen_from_json, vlen_to_json
 from ._common import Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar
@@ -230,8 +231,11 @@ class _Member:
                 if reader is None:
                     raise ValueError(f"npy format version {version} is not read block by block")
                 shape, fortran, dtype = reader(f)
-            except ValueError as err:
+            except (ValueError, SyntaxError, TypeError) as err:
                 raise FormatError(f"{self.where}: not a .npy array: {err}") from err
+            except RecursionError:
+                raise FormatError(f"{self.where}: not a .npy array: its header is nested "
+                                  f"too deeply") from None
             self.offset = f.tell()
         if dtype.hasobject:
             raise UnsafeDataError(f"{self.where}: holds Python objects, which would be "
@@ -242,7 +246,8 @@ class _Member:
         if len(shape) == 0:
             raise ValueError(f"{self.where}: a 0-d array has no rows")
         self.dtype, self.shape = dtype, tuple(shape)
-        self.rowbytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+        self.rowbytes = int(np.prod(shape[1:], dtype=object)) * dtype.itemsize
+        check_alloc(self.rowbytes, f"{self.where}: one row of {shape[1:]} {dtype}")
         expected = self.offset + shape[0] * self.rowbytes
         found = zf.getinfo(member).file_size
         if found != expected:
@@ -272,6 +277,9 @@ def _read_meta(zf, stored: list, where: str) -> tuple:
             meta = json.loads(str(text[()]))
         except (ValueError, TypeError) as err:
             raise FormatError(f"{where}: malformed {META_MEMBER}: {err}") from err
+        except RecursionError:
+            raise FormatError(f"{where}: malformed {META_MEMBER}: JSON nested too "
+                              f"deeply") from None
     masks = meta.get("missing", {}) if isinstance(meta, dict) else None
     if isinstance(masks, dict) and all(isinstance(m, str) for m in masks.values()):
         present = [n for n in present if n not in set(masks.values())]
@@ -342,8 +350,11 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
     ------
     DatasetNotFoundError
         When ``path`` does not exist.
+    LimitError
+        A member whose one row is more than this process can allocate.
     FormatError
-        Not a zip archive, a malformed or truncated member, or a
+        Not a zip archive, an archive with no arrays, a malformed (JSON
+        nested too deeply included) or truncated member, or a
         ``bcolz_store.json`` that does not match the members.
     UnsafeDataError
         A member holding Python objects.
@@ -364,6 +375,9 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
         raise FormatError(f"{where}: not an .npz (zip) archive: {err}") from err
     with zf:
         stored = [n[:-4] for n in zf.namelist() if n.endswith(".npy")]
+        if not stored:
+            raise FormatError(f"{where}: an .npz archive that holds no arrays (no .npy "
+                              f"members)")
         meta, present = _read_meta(zf, stored, where)
         names = meta.get("names", present)
         if columns is not None:

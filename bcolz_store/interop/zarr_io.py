@@ -51,12 +51,13 @@ import os
 import numpy as np
 
 from ..chunks.vlen_items import missing_mask
-from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
+from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
+from ..limits import check_alloc
 from ..format.vlen_meta import vlen_result_dtype
 from ..category_type import category_from_json, category_to_json
 from ..vlen_type import vlen, vlen_from_json, vlen_to_json
-from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, column_attrs, columns_of, kind_of,
-                      local_path, progress_bar, require)
+from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, check_fixed_width, column_attrs,
+                      columns_of, kind_of, local_path, progress_bar, require)
 
 __all__ = ["RESERVED_ATTR", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]
 
@@ -245,7 +246,7 @@ def _lengths(values: np.ndarray, name: str) -> tuple:
         values.shape)
 
 
-def numpy_atom(array, name="?", blen=None) -> np.dtype:
+def numpy_atom(array, name="?", blen=None, where=None) -> np.dtype:
     """The atom of the bcolz column that holds a zarr ``array``.
 
     Parameters
@@ -256,6 +257,8 @@ def numpy_atom(array, name="?", blen=None) -> np.dtype:
     blen : int, optional
         Rows per read when variable-length strings need a scan for their
         longest value (default: whole chunks).
+    where : str, optional
+        The source, for messages (default: the array's store path).
 
     Returns
     -------
@@ -269,24 +272,73 @@ def numpy_atom(array, name="?", blen=None) -> np.dtype:
         For a 0-d array (a column needs a length).
     TypeError
         For object values that are not all str or all bytes.
+    LimitError
+        When variable-length strings would make a fixed-width column that
+        pads its values absurdly (see :func:`._common.check_fixed_width`):
+        read it with ``strings='vlen'``.
     """
     if len(array.shape) == 0:
         raise ValueError(f"column {name!r}: a 0-d zarr array has no rows")
     dtype, shape = np.dtype(array.dtype), tuple(array.shape[1:])
     if dtype.kind in "OT":
-        kind, width, step = "U", 1, blen or _read_rows(array)
+        kind, width, step, count, held = "U", 1, blen or _read_rows(array), 0, 0
         for start in range(0, array.shape[0], step):
             kind, lengths = _lengths(array[start:start + step], name)
             width = max(width, int(lengths.max(initial=0)))
+            count, held = count + lengths.size, held + int(lengths.sum(dtype=np.int64))
         dtype = np.dtype(f"{kind}{width}")
+        check_fixed_width(where or str(array.store_path), name, dtype, count, held)
     return np.dtype((dtype, shape)) if shape else dtype
 
 
 def _read_rows(array) -> int:
-    """Rows per read of one array: whole chunks (shards), about BLOCK_BYTES."""
-    unit = (array.shards or array.chunks)[0] or 1
+    """Rows per read of one array: about BLOCK_BYTES, whole chunks when a
+    chunk is no larger than four blocks."""
     rowbytes = max(int(np.prod(array.shape[1:], dtype=np.int64)) * array.dtype.itemsize, 1)
+    return _block_len(array.chunks[0], rowbytes)
+
+
+def _block_len(unit: int, rowbytes: int) -> int:
+    """Rows per read: about BLOCK_BYTES of rows of ``rowbytes``, a whole number
+    of chunks of ``unit`` rows where such a chunk is at most 4 * BLOCK_BYTES
+    (the zarr chunk length is the input's: never trusted to size a block)."""
+    unit, rowbytes = max(int(unit), 1), max(int(rowbytes), 1)
+    if unit * rowbytes > 4 * BLOCK_BYTES:
+        return max(1, BLOCK_BYTES // rowbytes)
     return max(unit, BLOCK_BYTES // rowbytes // unit * unit)
+
+
+def _pickling_codecs(node) -> list:
+    """The codecs (and object codecs) of ``node``'s metadata that unpickle."""
+    try:
+        meta = node.metadata.to_dict()
+    except Exception:           # noqa: BLE001 - no metadata dict: nothing to find
+        return []
+    found, stack = [], [meta]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in ("id", "name", "object_codec_id"):
+                value = item.get(key)
+                if isinstance(value, str) and "pickle" in value.lower():
+                    found.append(value)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return found
+
+
+def _check_array(array, name: str, where: str) -> None:
+    """Refuse arrays whose codecs unpickle, and chunks larger than this process
+    can allocate (zarr decodes a chunk whole)."""
+    codecs = _pickling_codecs(array)
+    if codecs:
+        raise UnsafeDataError(f"{where}: column {name!r}: its codecs {codecs} unpickle the "
+                              f"data, which runs code; refused")
+    chunks = tuple(int(n) for n in array.chunks)
+    itemsize = max(np.dtype(array.dtype).itemsize, 1)
+    check_alloc(int(np.prod(chunks, dtype=object)) * itemsize,
+                f"{where}: column {name!r}: one zarr chunk shaped {chunks}")
 
 
 def _block(values: np.ndarray, atom: np.dtype, name: str) -> np.ndarray:
@@ -309,8 +361,11 @@ def _open(zarr, source, where, storage_options=None):
         return zarr.open(store=source, mode="r", **remote)
     except (FileNotFoundError, KeyError) as err:
         raise DatasetNotFoundError(f"{where}: no zarr array or group: {err}") from err
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         raise FormatError(f"{where}: not a readable zarr store: {err}") from err
+    except RecursionError:
+        raise FormatError(f"{where}: not a readable zarr store: its JSON metadata is nested "
+                          f"too deeply") from None
 
 
 def _group_columns(zarr, group, where, columns) -> tuple:
@@ -387,7 +442,8 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
         fsspec options for a URL ``source`` (credentials, endpoint...).
     **kwargs
         Other carray/ctable parameters (``cparams``...); ``chunklen``
-        defaults to the zarr chunk length.
+        defaults to the zarr chunk length where one chunk of the widest
+        column holds at most 16 MiB (else bcolz chooses it from the length).
 
     Returns
     -------
@@ -411,6 +467,11 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
         An unknown name in ``columns``.
     DatasetExistsError
         With mode 'a' when ``rootdir`` exists.
+    UnsafeDataError
+        An array whose codecs unpickle its data (numcodecs' ``pickle``).
+    LimitError
+        A zarr chunk larger than this process can allocate, or strings that
+        a fixed width would pad absurdly (read them with ``strings='vlen'``).
     """
     zarr = _zarr()
     where = str(source)
@@ -418,6 +479,14 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     if strings not in ("fixed", "vlen"):
         raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
     node = _open(zarr, source, where, storage_options)
+    try:
+        return _from_node(zarr, node, where, rootdir, mode, kind, columns, strings, progress,
+                          kwargs)
+    except RecursionError:
+        raise FormatError(f"{where}: holds attributes or values nested too deeply") from None
+
+
+def _from_node(zarr, node, where, rootdir, mode, kind, columns, strings, progress, kwargs):
     if isinstance(node, zarr.Group):
         names, arrays, attrs, recorded = _group_columns(zarr, node, where, columns)
         col_attrs = {name: dict(a.attrs) for name, a in zip(names, arrays) if len(a.attrs)}
@@ -431,17 +500,22 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
         kind = kind or "carray"
         if kind == "carray" and recorded is None:
             kwargs.setdefault("dflt", node.fill_value)
+    for name, array in zip(names, arrays):
+        _check_array(array, name, where)
     vlens = _vlen_columns(names, arrays, recorded, strings, where)
     atoms = {name: (vlen_result_dtype(vlens[name].kind, vlens[name].nullable is not False)
-                    if name in vlens else numpy_atom(a, name))
+                    if name in vlens else numpy_atom(a, name, where=where))
              for name, a in zip(names, arrays)}
     nrows = arrays[0].shape[0] if arrays else 0
     chunklens = {a.chunks[0] for a in arrays}
+    widest = max((atom.itemsize for atom in atoms.values()), default=1)
     if len(chunklens) == 1:
-        kwargs.setdefault("chunklen", max(chunklens.pop(), 1))
+        chunklen = max(chunklens.pop(), 1)
+        if chunklen * widest <= BLOCK_BYTES:        # else bcolz chooses, from expectedlen
+            kwargs.setdefault("chunklen", chunklen)
     rowbytes = sum(atom.itemsize for atom in atoms.values())
-    unit = max((a.shards or a.chunks)[0] for a in arrays) if arrays else 1
-    blen = max(unit, BLOCK_BYTES // max(rowbytes, 1) // unit * unit)
+    unit = max(a.chunks[0] for a in arrays) if arrays else 1
+    blen = _block_len(unit, rowbytes)
     with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, **kwargs) as sink, \
             progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
         for start in range(0, nrows, blen):

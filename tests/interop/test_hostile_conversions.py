@@ -121,7 +121,7 @@ _FLIP_CHILD = textwrap.dedent("""
             convert(path, os.path.join(tmp, f"out{n}.bcolz"))
         except BcolzStoreError:
             pass
-        except (ValueError, TypeError, KeyError) as err:
+        except (ValueError, TypeError, KeyError, OSError) as err:
             print("foreign", offset, type(err).__module__, type(err).__name__, err)
     print("survived", len(offsets))
 """)
@@ -159,7 +159,7 @@ def test_zarr_chunk_of_2_to_the_40_is_refused_not_allocated(tmp_path):
     meta = json.loads((store / "zarr.json").read_text())
     meta["chunk_grid"]["configuration"]["chunk_shape"] = [2**40]
     (store / "zarr.json").write_text(json.dumps(meta))
-    with pytest.raises(LimitError, match="chunk"):
+    with pytest.raises(LimitError, match=r"a\.zarr.*chunk"):
         convert(store, tmp_path / "out.bcolz")
     assert not (tmp_path / "out.bcolz").exists()
 
@@ -167,10 +167,10 @@ def test_zarr_chunk_of_2_to_the_40_is_refused_not_allocated(tmp_path):
 def test_zarr_chunk_length_is_not_copied_when_it_is_huge(tmp_path):
     zarr = pytest.importorskip("zarr")
     store = tmp_path / "b.zarr"
-    arr = zarr.create_array(store=str(store), shape=(1000,), chunks=(1 << 24,), dtype="i1")
+    arr = zarr.create_array(store=str(store), shape=(1000,), chunks=(1 << 26,), dtype="i1")
     arr[:] = np.arange(1000) % 100
     out = bcolz_from(convert(store, tmp_path / "out.bcolz"))
-    assert out.chunklen < 1 << 24
+    assert out.chunklen < 1 << 26
     assert np.array_equal(out[:], np.arange(1000) % 100)
 
 
@@ -226,7 +226,7 @@ def test_deep_json_in_parquet_metadata_is_a_format_error(tmp_path):
 
 def test_deep_json_in_npz_metadata_is_a_format_error(tmp_path):
     path = tmp_path / "deep.npz"
-    np.savez(str(path), a=np.arange(3), bcolz_store=np.array(_deep_json()))
+    np.savez(str(path), a=np.arange(3), **{"bcolz_store.json": np.array(_deep_json())})
     with pytest.raises(FormatError, match="deep.npz"):
         convert(path, tmp_path / "out.bcolz")
 
@@ -285,7 +285,7 @@ def test_a_non_hdf5_file_is_a_format_error_and_the_cli_says_so(tmp_path, capsys)
 
 def test_the_cli_reports_deep_json_in_one_line_not_as_unexpected(tmp_path, capsys):
     path = tmp_path / "deep.npz"
-    np.savez(str(path), a=np.arange(3), bcolz_store=np.array(_deep_json()))
+    np.savez(str(path), a=np.arange(3), **{"bcolz_store.json": np.array(_deep_json())})
     assert main(["convert", str(path), str(tmp_path / "out.bcolz")]) == 1
     err = capsys.readouterr().err
     assert "unexpected" not in err and "deep.npz" in err
@@ -346,3 +346,17 @@ def test_two_thousand_hdf5_attributes_convert_quickly(tmp_path):
     back = bcolz.open(done.paths[0], mode="r")
     assert len(back.attrs) == 2000 and back.attrs["a1999"] == 1999
     assert elapsed < 5, elapsed
+
+
+def test_zarr_pickle_codec_is_refused_before_reading(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    numcodecs = pytest.importorskip("numcodecs")
+    store = tmp_path / "p.zarr"
+    meta = {"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "|O", "order": "C",
+            "compressor": None, "fill_value": None, "filters": [{"id": "pickle"}]}
+    store.mkdir()
+    (store / ".zarray").write_text(json.dumps(meta))
+    (store / "0").write_bytes(numcodecs.Pickle().encode(np.array(["a", "b"], dtype=object)))
+    assert zarr is not None
+    with pytest.raises((bcolz.errors.UnsafeDataError, FormatError), match="pickle"):
+        convert(store, tmp_path / "out.bcolz")
