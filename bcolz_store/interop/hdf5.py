@@ -45,7 +45,10 @@ HDF5_EXTRA = "bcolz_store[hdf5]"
 UTF8_ATTR = "bcolz_store_utf8"
 #: The Table attribute naming the columns stored in the other byte order.
 BYTEORDER_ATTR = "bcolz_store_byteorder"
-_OWN_ATTRS = (UTF8_ATTR, BYTEORDER_ATTR)
+#: The Table attribute listing the attributes stored as JSON text (dicts, lists,
+#: None: values PyTables would otherwise pickle).
+JSON_ATTR = "bcolz_store_json"
+_OWN_ATTRS = (UTF8_ATTR, BYTEORDER_ATTR, JSON_ATTR)
 MAX_CODE_POINT = 0x10FFFF
 
 
@@ -249,10 +252,20 @@ def hdf5_attrs(node, filepath) -> dict:
         ``drop_attrs=True`` to read the data without attrs).
     """
     out = {}
+    as_json = _json_names(node, filepath)
     for key in node.attrs._f_list():
         if key in _OWN_ATTRS:
             continue
         value = _jsonable(_plain(node, key, filepath))
+        if key in as_json:
+            try:
+                value = json.loads(value)
+            except RecursionError:
+                raise FormatError(f"HDF5 file '{filepath}', node '{node._v_pathname}': "
+                                  f"attribute {key!r} is JSON nested too deeply") from None
+            except (TypeError, ValueError) as err:
+                raise FormatError(f"HDF5 file '{filepath}', node '{node._v_pathname}': "
+                                  f"attribute {key!r} is not JSON ({err})") from None
         try:
             json.dumps(value, allow_nan=True)
         except (TypeError, ValueError) as err:
@@ -263,6 +276,29 @@ def hdf5_attrs(node, filepath) -> dict:
                              f"the data without the attributes") from None
         out[key] = value
     return out
+
+
+def _json_names(node, filepath: str) -> set:
+    """The attributes that :data:`JSON_ATTR` says are stored as JSON text."""
+    if JSON_ATTR not in node.attrs._f_list():
+        return set()
+    try:
+        names = json.loads(_jsonable(_plain(node, JSON_ATTR, filepath)))
+    except FormatError:
+        raise
+    except (TypeError, ValueError, RecursionError):
+        names = None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise FormatError(f"HDF5 file '{filepath}', node '{node._v_pathname}': attribute "
+                          f"{JSON_ATTR} must be a JSON list of attribute names")
+    return set(names)
+
+
+def _native(value) -> bool:
+    """True for values PyTables stores as HDF5 attributes (not as pickles)."""
+    return isinstance(value, (bool, int, float, str)) and not (
+        isinstance(value, int) and not isinstance(value, bool) and
+        not -2**63 <= value < 2**64)
 
 
 def _plain(node, key: str, filepath: str):
@@ -418,8 +454,12 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
         cannot hold (nothing is written).
     ValueError
         When a unicode column holds code points past U+10FFFF, or the table
-        has an attribute named ``bcolz_store_utf8`` or
-        ``bcolz_store_byteorder`` (nothing is written).
+        has an attribute named ``bcolz_store_utf8``, ``bcolz_store_byteorder``
+        or ``bcolz_store_json`` (nothing is written).
+
+    Attributes that are not a bool, int, float or str (dicts, lists, None),
+    which PyTables would pickle, are written as JSON text and listed in the
+    attribute ``bcolz_store_json``, which :func:`fromhdf5` reads back.
 
     Notes
     -----
@@ -439,6 +479,9 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     if UTF8_ATTR in dict(table.attrs):
         raise ValueError(f"the attribute name {UTF8_ATTR} is reserved for the HDF5 "
                          f"Table's unicode columns; rename it first")
+    if JSON_ATTR in dict(table.attrs):
+        raise ValueError(f"the attribute name {JSON_ATTR} is reserved for the HDF5 "
+                         f"Table's attributes stored as JSON; rename it first")
     if BYTEORDER_ATTR in dict(table.attrs):
         raise ValueError(f"the attribute name {BYTEORDER_ATTR} is reserved for the HDF5 "
                          f"Table's columns of the other byte order; rename it first")
@@ -461,8 +504,13 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     with no_unpickling(tb), tb.open_file(filepath, mode=mode) as h5:
         node = h5.create_table(parent or "/", name, stored, filters=filters,
                                expectedrows=max(len(table), 1), createparents=True)
+        as_json = []
         for key, value in table.attrs:
+            if not _native(value):
+                value, _ = json.dumps(value), as_json.append(key)
             node.attrs[key] = value
+        if as_json:
+            node.attrs[JSON_ATTR] = json.dumps(as_json)
         if widths:
             node.attrs[UTF8_ATTR] = json.dumps(
                 {n: table.dtype.fields[n][0].base.str for n in widths})

@@ -16,11 +16,13 @@ ctable class imports :mod:`.hdf5`, so that module must not import
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 
 import bcolz_store
-from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
+from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError, FormatError
 
 from ._common import (BLOCK_BYTES, Sink, check_attrs_kept, columns_of, kind_of, progress_bar,
                       require)
@@ -74,14 +76,54 @@ def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=Fal
     table = obj
     if kind_of(obj) == "carray":
         table = bcolz_store.ctable(columns=[obj], names=["data"])
-        for key, value in obj.attrs:
-            table.attrs[key] = value
-        table.attrs[HDF5_KIND_ATTR] = "carray"
+        table.attrs.update({**dict(obj.attrs), HDF5_KIND_ATTR: "carray"})
     tohdf5(table, path, nodepath=nodepath, mode="w")
 
 
+_PROBE = ("import sys; from bcolz_store.interop.hdf5_io import probe_hdf5; "
+          "probe_hdf5(sys.argv[1], sys.argv[2])")
+
+
+def probe_hdf5(path, nodepath) -> None:
+    """Read all of ``nodepath`` (attributes and rows, block by block) and
+    nothing else: what :func:`read_hdf5` runs in a child process first, so
+    that a file that crashes libhdf5 kills the child, not the caller.
+
+    Raises
+    ------
+    Exception
+        Whatever reading raises (the caller reads again and reports it).
+    """
+    tables = require("tables", "hdf5", "HDF5 conversions")
+    with reading_hdf5(path, tables), tables.open_file(path, mode="r") as h5:
+        node = h5.get_node(nodepath)
+        for key in node.attrs._f_list("all"):
+            node.attrs[key]
+        nrows = int(node.shape[0]) if node.shape else 0
+        rowbytes = max(int(np.prod(node.shape[1:], dtype=object)) * node.dtype.itemsize, 1) \
+            if node.shape else 1
+        blen = max(1, BLOCK_BYTES // rowbytes)
+        for start in range(0, nrows, blen):
+            node.read(start, min(start + blen, nrows))
+
+
+def _isolated_check(path: str, nodepath: str) -> None:
+    """Run :func:`probe_hdf5` in a child process; FormatError when the child
+    dies of a signal (libhdf5 crashed on the file)."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    proc = subprocess.run([sys.executable, "-c", _PROBE, path, nodepath], env=env,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, check=False)
+    if proc.returncode < 0:
+        raise FormatError(f"HDF5 file '{path}': reading node {nodepath!r} crashed the HDF5 "
+                          f"library (signal {-proc.returncode}, in a child process); the file "
+                          f"is damaged")
+
+
 def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=False,
-              progress=None, **kwargs):
+              progress=None, isolate=True, **kwargs):
     """Read an HDF5 node into a ctable or a carray.
 
     A PyTables Table becomes a ctable (or the carray :func:`write_hdf5`
@@ -104,6 +146,12 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
     progress : bool or None
         A progress bar on stderr for an array (None: when stderr is a
         terminal).
+    isolate : bool, default True
+        Read the node once in a child process first, so that a damaged file
+        that crashes libhdf5 (a segmentation fault) is a FormatError, not
+        the end of this process.  It costs a second read of the node and a
+        Python start (docs/converting.md gives figures); pass False for
+        files you trust.
     kwargs
         Other ctable/carray constructor parameters.
 
@@ -127,7 +175,11 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
     ValueError
         A 0-d array node, or an attribute that attrs cannot hold (named in
         the message) without ``drop_attrs``.
-    OSError, FormatError
+    FormatError
+        A file that is not HDF5, is damaged (a read that crashes libhdf5
+        included, with ``isolate``), or holds a pickled attribute (never
+        unpickled; see :func:`.hdf5.fromhdf5`).
+    OSError
         As :func:`.hdf5.fromhdf5`.
     """
     tables = require("tables", "hdf5", "HDF5 conversions")
@@ -136,6 +188,8 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DatasetNotFoundError(f"{path}: no such file")
+    if isolate:
+        _isolated_check(path, nodepath)
     with reading_hdf5(path, tables), tables.open_file(path, mode="r") as h5:
         node = _node(tables, h5, path, nodepath)
         if isinstance(node, tables.Array):

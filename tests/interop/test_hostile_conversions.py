@@ -360,3 +360,19 @@ def test_zarr_pickle_codec_is_refused_before_reading(tmp_path):
     assert zarr is not None
     with pytest.raises((bcolz.errors.UnsafeDataError, FormatError), match="pickle"):
         convert(store, tmp_path / "out.bcolz")
+
+
+def test_an_hdf5_read_that_crashes_the_library_is_a_format_error(tmp_path, monkeypatch):
+    """The node is read first in a child process; a child killed by a signal
+    (as libhdf5 kills it on some damaged files) is a FormatError here."""
+    tables = pytest.importorskip("tables")
+    from bcolz_store.interop import hdf5_io
+    path = tmp_path / "crash.h5"
+    with tables.open_file(str(path), "w") as h5:
+        h5.create_table("/", "ctable", np.zeros(3, dtype=[("a", "i4")]))
+    monkeypatch.setattr(hdf5_io, "_PROBE", "import os, signal; os.kill(os.getpid(), "
+                                           "signal.SIGSEGV)")
+    with pytest.raises(FormatError, match=r"crash\.h5.*crashed the HDF5 library"):
+        convert(path, tmp_path / "out.bcolz")
+    assert not (tmp_path / "out.bcolz").exists()
+    assert convert(path, tmp_path / "out.bcolz", isolate=False).length == 3
