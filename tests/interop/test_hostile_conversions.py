@@ -7,7 +7,6 @@ Each test names the defect it guards against; the inputs are built here, small.
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import subprocess
 import sys
