@@ -15,7 +15,7 @@ import collections.abc
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, LimitError
 from ..limits import check_alloc
 
 __all__ = ["CategoryEngine", "PreparedCodes"]
@@ -96,21 +96,35 @@ class CategoryEngine:
             If the categories repeat an item or hold a missing one.
         """
         if self._lookup is None:
-            values = self.categories.read_range(0, self.categories.length)
-            items = values.tolist()
-            index = {item: code for code, item in enumerate(items)}
-            if len(index) != len(items) or None in index:
-                where = self.categories.store.root if self.categories.store else "categories"
-                raise FormatError(f"{where}: the categories repeat an item or hold a missing "
-                                  f"one")
-            table = np.empty(len(items) + 1, dtype=self.atom)
-            table[:-1] = values
-            table[-1] = None
-            self._lookup, self._index = table, index
-            self._fixed = _fixed_width(items, self.atom)
-            self._nbytes = np.array([_item_nbytes(v, self.atom) for v in items] + [0],
-                                    dtype=np.int64)
+            try:
+                self._load_lookup()
+            except MemoryError:
+                raise LimitError(f"{self._where()}: no memory for the categories") from None
         return self._lookup
+
+    def _where(self) -> str:
+        if self.codes.store is not None:
+            return self.codes.store.root
+        return "categorical carray"
+
+    def _load_lookup(self) -> None:
+        """Read the categories: as an array, a list, a dict, a fixed-width copy."""
+        # they are held four times over while this runs (items, list, table, S copy)
+        check_alloc(4 * self.categories.nbytes, f"{self._where()}: reading the categories")
+        values = self.categories.read_range(0, self.categories.length)
+        items = values.tolist()
+        index = {item: code for code, item in enumerate(items)}
+        if len(index) != len(items) or None in index:
+            where = self.categories.store.root if self.categories.store else "categories"
+            raise FormatError(f"{where}: the categories repeat an item or hold a missing "
+                              f"one")
+        table = np.empty(len(items) + 1, dtype=self.atom)
+        table[:-1] = values
+        table[-1] = None
+        self._lookup, self._index = table, index
+        self._fixed = _fixed_width(items, self.atom)
+        self._nbytes = np.array([_item_nbytes(v, self.atom) for v in items] + [0],
+                                dtype=np.int64)
 
     @property
     def index(self) -> dict:
@@ -137,8 +151,7 @@ class CategoryEngine:
         # from the codes before anything is allocated.
         need = codes.size * self.atom.itemsize + int(self._nbytes[np.where(missing, n, codes)]
                                                      .sum(dtype=np.int64))
-        where = self.codes.store.root if self.codes.store else "categorical carray"
-        check_alloc(need, f"{where}: reading {codes.size} categorical items")
+        check_alloc(need, f"{self._where()}: reading {codes.size} categorical items")
         fixed = self._fixed
         if fixed is None or fixed.itemsize * codes.size > max(2 * need, 1 << 16):
             return table[np.where(missing, n, codes)]
