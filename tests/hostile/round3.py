@@ -1186,8 +1186,11 @@ def judge_file(op: str, ans: dict, changes: list, spec: dict, expected) -> tuple
         return "escape", f"read a file outside the work folder: {outside[:3]}"
     same = any(s[0] == "expect_same" for s in spec["plan"])
     digest = ans.get("digest")
-    if same and expected is not None and digest is not None and op != "convert" \
-            and digest != expected:
+    # As for folders, only a verified read must notice damage: without
+    # verify=True a pack whose __attrs__ entry lost its name reads like a
+    # folder without that file (docs/durability.md, threat model).
+    if same and expected is not None and digest is not None \
+            and op in ("pack_read_verify", "unpack") and digest != expected:
         return "silent_wrong", ("a damaged pack read back different data without an error: "
                                 + H._diff(digest, expected))
     return "ok", ""
