@@ -59,7 +59,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, LimitError
+from ..errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError, FormatError,
+                      LimitError)
 from ..limits import MAX_NDIM
 from ._common import (DATADINGS_SUFFIXES, Sink, check_attrs_kept, check_fixed_width, columns_of,
                       progress_bar, require, row_blocks)
@@ -395,7 +396,10 @@ def _samples(msgpack, files: dict, where: str):
             except msgpack.OutOfData:
                 raise FormatError(f"{where}: truncated: sample {index} at byte {pos} is cut "
                                   f"off by the end of the file") from None
-            except (ValueError, msgpack.UnpackException) as err:
+            except BcolzStoreError:
+                raise
+            except (ValueError, TypeError, msgpack.UnpackException) as err:
+                # TypeError: a map or an array as a map's key (unhashable)
                 raise FormatError(f"{where}: sample {index} at byte {pos} is not msgpack "
                                   f"datadings can read: {err}") from err
             yield index, sample
@@ -420,7 +424,7 @@ def _fields(sample, index, where, expected):
 def _next_key(msgpack, keys, keys_file):
     try:
         return next(keys, None)
-    except (ValueError, msgpack.UnpackException) as err:
+    except (ValueError, TypeError, msgpack.UnpackException) as err:
         raise FormatError(f"{keys_file}: malformed keys: {err}") from err
 
 
@@ -434,7 +438,7 @@ def _scan(msgpack, files, where, key_column, progress) -> tuple:
             keys = msgpack.Unpacker(stack.enter_context(open(keys_file, "rb")), raw=False)
             try:
                 nkeys = keys.read_array_header()
-            except (ValueError, msgpack.UnpackException, msgpack.OutOfData) as err:
+            except (ValueError, TypeError, msgpack.UnpackException, msgpack.OutOfData) as err:
                 raise FormatError(f"{keys_file}: not a msgpack array of keys: {err}") from err
         count = 0
         for index, sample in _samples(msgpack, files, where):

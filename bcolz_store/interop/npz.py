@@ -46,6 +46,7 @@ import contextlib
 import json
 import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -373,49 +374,52 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
         zf = zipfile.ZipFile(where)
     except zipfile.BadZipFile as err:
         raise FormatError(f"{where}: not an .npz (zip) archive: {err}") from err
-    with zf:
-        stored = [n[:-4] for n in zf.namelist() if n.endswith(".npy")]
-        if not stored:
-            raise FormatError(f"{where}: an .npz archive that holds no arrays (no .npy "
-                              f"members)")
-        meta, present = _read_meta(zf, stored, where)
-        names = meta.get("names", present)
-        if columns is not None:
-            missing = [c for c in columns if c not in present]
-            if missing:
-                raise KeyError(f"{where}: no members {missing}")
-            names = list(columns)
-        vlens = _vlen_types(meta, names, where)
-        members = {name: _Member(zf, f"{name}.npy", where) for name in names}
-        masks = {name: _Member(zf, f"{meta['missing'][name]}.npy", where)
-                 for name in vlens if name in meta.get("missing", {})}
-        lengths = {name: m.shape[0] for name, m in {**members, **{
-            f"{n}{MISSING_SUFFIX}": m for n, m in masks.items()}}.items()}
-        if len(set(lengths.values())) > 1:
-            raise ValueError(f"{where}: members of different lengths {lengths} are not a table")
-        kind = kind or meta.get("kind") or \
-            ("carray" if len(names) == 1 and columns is None else "ctable")
-        atoms = {name: vlen_result_dtype(vlens[name].kind, vlens[name].nullable)
-                 if name in vlens else
-                 np.dtype((m.dtype, m.shape[1:])) if len(m.shape) > 1 else m.dtype
-                 for name, m in members.items()}
-        nrows = next(iter(lengths.values()), 0)
-        blen = max(1, (16 << 20) // max(sum(m.rowbytes for m in members.values()), 1))
-        try:
-            with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens,
-                      **kwargs) as sink, \
-                    progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
-                mask_blocks = {name: m.blocks(blen) for name, m in masks.items()}
-                for blocks in zip(*(m.blocks(blen) for m in members.values())):
-                    blocks = [_vlen_block(block, next(mask_blocks[name])
-                                          if name in mask_blocks else None,
-                                          vlens[name], name, where)
-                              if name in vlens else block
-                              for name, block in zip(members, blocks)]
-                    sink.append(blocks)
-                    bar.update(len(blocks[0]))
-                col_attrs = {n: a for n, a in (meta.get("column_attrs") or {}).items()
-                             if n in names and kind == "ctable"}
-                return sink.finish(meta.get("attrs") or {}, col_attrs)
-        except zipfile.BadZipFile as err:
-            raise FormatError(f"{where}: {err}") from err
+    try:
+        with zf:
+            stored = [n[:-4] for n in zf.namelist() if n.endswith(".npy")]
+            if not stored:
+                raise FormatError(f"{where}: an .npz archive that holds no arrays (no .npy "
+                                  f"members)")
+            meta, present = _read_meta(zf, stored, where)
+            names = meta.get("names", present)
+            if columns is not None:
+                missing = [c for c in columns if c not in present]
+                if missing:
+                    raise KeyError(f"{where}: no members {missing}")
+                names = list(columns)
+            vlens = _vlen_types(meta, names, where)
+            members = {name: _Member(zf, f"{name}.npy", where) for name in names}
+            masks = {name: _Member(zf, f"{meta['missing'][name]}.npy", where)
+                     for name in vlens if name in meta.get("missing", {})}
+            lengths = {name: m.shape[0] for name, m in {**members, **{
+                f"{n}{MISSING_SUFFIX}": m for n, m in masks.items()}}.items()}
+            if len(set(lengths.values())) > 1:
+                raise ValueError(f"{where}: members of different lengths {lengths} are not a table")
+            kind = kind or meta.get("kind") or \
+                ("carray" if len(names) == 1 and columns is None else "ctable")
+            atoms = {name: vlen_result_dtype(vlens[name].kind, vlens[name].nullable)
+                     if name in vlens else
+                     np.dtype((m.dtype, m.shape[1:])) if len(m.shape) > 1 else m.dtype
+                     for name, m in members.items()}
+            nrows = next(iter(lengths.values()), 0)
+            blen = max(1, (16 << 20) // max(sum(m.rowbytes for m in members.values()), 1))
+            try:
+                with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens,
+                          **kwargs) as sink, \
+                        progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
+                    mask_blocks = {name: m.blocks(blen) for name, m in masks.items()}
+                    for blocks in zip(*(m.blocks(blen) for m in members.values())):
+                        blocks = [_vlen_block(block, next(mask_blocks[name])
+                                              if name in mask_blocks else None,
+                                              vlens[name], name, where)
+                                  if name in vlens else block
+                                  for name, block in zip(members, blocks)]
+                        sink.append(blocks)
+                        bar.update(len(blocks[0]))
+                    col_attrs = {n: a for n, a in (meta.get("column_attrs") or {}).items()
+                                 if n in names and kind == "ctable"}
+                    return sink.finish(meta.get("attrs") or {}, col_attrs)
+            except zipfile.BadZipFile as err:
+                raise FormatError(f"{where}: {err}") from err
+    except (zipfile.BadZipFile, zlib.error, EOFError) as err:   # damaged members
+        raise FormatError(f"{where}: a damaged member: {err}") from err

@@ -469,6 +469,8 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
         With mode 'a' when ``rootdir`` exists.
     UnsafeDataError
         An array whose codecs unpickle its data (numcodecs' ``pickle``).
+    FormatError
+        Also for metadata or chunks zarr or its codecs cannot decode (damaged).
     LimitError
         A zarr chunk larger than this process can allocate, or strings that
         a fixed width would pad absurdly (read them with ``strings='vlen'``).
@@ -484,6 +486,23 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
                           kwargs)
     except RecursionError:
         raise FormatError(f"{where}: holds attributes or values nested too deeply") from None
+    except (ValueError, TypeError, RuntimeError, UnicodeDecodeError) as err:
+        if _raised_here(err):           # bcolz_store's own errors keep their types
+            raise
+        # zarr or a codec on damaged metadata or chunks (JSON, chunk grid, zstd...)
+        raise FormatError(f"{where}: damaged zarr data: {type(err).__name__}: {err}") from err
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _raised_here(err: BaseException) -> bool:
+    """Whether ``err`` was raised by bcolz_store's code (not by zarr or numcodecs)."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(
+        _PACKAGE + os.sep)
 
 
 def _from_node(zarr, node, where, rootdir, mode, kind, columns, strings, progress, kwargs):
