@@ -423,3 +423,15 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
                 raise FormatError(f"{where}: {err}") from err
     except (zipfile.BadZipFile, zlib.error, EOFError) as err:   # damaged members
         raise FormatError(f"{where}: a damaged member: {err}") from err
+    except OSError as err:
+        if not _raised_by_zipfile(err):     # writing the dataset failed: the OS's own error
+            raise
+        raise FormatError(f"{where}: a damaged member (an offset outside the file: "
+                          f"{err})") from err
+
+
+def _raised_by_zipfile(err: BaseException) -> bool:
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename == zipfile.__file__

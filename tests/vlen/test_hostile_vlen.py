@@ -179,7 +179,9 @@ def test_a_long_category_repeated_is_refused_before_allocating(tmp_path):
             print("refused", "4002 categorical items" in str(err))
         print(len(c), c[0], len(c[3]), [len(v) for v in c[1000:1004]])
     """, 2 << 30)
-    assert out.split() == ["refused", "True", "4002", "a", str(big_len)] + \
+    # numpy 1.x reads str items as objects: the 4,002 items are references to one str
+    refused = ["refused", "True"] if hasattr(np.dtypes, "StringDType") else []
+    assert out.split() == refused + ["4002", "a", str(big_len)] + \
         [f"[{big_len},", f"{big_len},", f"{big_len},", f"{big_len}]"]
 
 
@@ -198,6 +200,8 @@ def test_atoms_of_32_dimensions_are_refused_at_write(tmp_path):
     ok = bcolz_store.carray(np.zeros((2,) + (1,) * 31), rootdir=str(tmp_path / "ok"), mode="w")
     ok.flush()
     assert bcolz_store.open(str(tmp_path / "ok"))[:].shape == (2,) + (1,) * 31
+    if np.lib.NumpyVersion(np.__version__) < "2.0.0":
+        return                          # numpy 1.x itself has no arrays of 33 dimensions
     for shape in ((2,) + (1,) * 32, (2, 3) + (1,) * 40):
         with pytest.raises(bcolz_store.LimitError, match="more than the 32"):
             bcolz_store.carray(np.zeros(shape), rootdir=str(tmp_path / "bad"), mode="w")
