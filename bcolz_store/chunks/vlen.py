@@ -444,8 +444,9 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
 
     Safe on hostile input: any chunk that is not exactly what
     :func:`encode_chunk` writes raises FormatError or CodecError, and memory
-    use is bounded by a small multiple of the header's ``rawbytes`` (itself at
-    most 2 GiB and 32768 times the chunk size).
+    use is the payload (the header's ``rawbytes``: at most 2 GiB and 32768
+    times the chunk size) and its items, checked against the memory ceiling
+    before decompressing (docs/durability.md).
 
     Parameters
     ----------
@@ -482,6 +483,9 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
     CodecError
         If zstd cannot decompress the frame (corrupt, checksum mismatch), or
         the chunk needs a dictionary that was not given or differs.
+    LimitError
+        If the payload and its items (twice ``rawbytes``, plus the longest
+        str item) are over :func:`bcolz_store.limits.memory_ceiling`.
     """
     kind_code(kind)
     hdr = parse_vlen_header(buf, where)
