@@ -56,7 +56,8 @@ from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, Unsa
 from ..limits import check_alloc
 from ..format.vlen_meta import vlen_result_dtype
 from ..vlen_type import vlen_from_json, vlen_to_json
-from ._common import Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar
+from ._common import (Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar,
+                      raised_in)
 
 __all__ = ["META_MEMBER", "from_npz", "npz_dtype", "to_npz"]
 
@@ -403,35 +404,26 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
                      for name, m in members.items()}
             nrows = next(iter(lengths.values()), 0)
             blen = max(1, (16 << 20) // max(sum(m.rowbytes for m in members.values()), 1))
-            try:
-                with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens,
-                          **kwargs) as sink, \
-                        progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
-                    mask_blocks = {name: m.blocks(blen) for name, m in masks.items()}
-                    for blocks in zip(*(m.blocks(blen) for m in members.values())):
-                        blocks = [_vlen_block(block, next(mask_blocks[name])
-                                              if name in mask_blocks else None,
-                                              vlens[name], name, where)
-                                  if name in vlens else block
-                                  for name, block in zip(members, blocks)]
-                        sink.append(blocks)
-                        bar.update(len(blocks[0]))
-                    col_attrs = {n: a for n, a in (meta.get("column_attrs") or {}).items()
-                                 if n in names and kind == "ctable"}
-                    return sink.finish(meta.get("attrs") or {}, col_attrs)
-            except zipfile.BadZipFile as err:
-                raise FormatError(f"{where}: {err}") from err
+            with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens,
+                      **kwargs) as sink, \
+                    progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
+                mask_blocks = {name: m.blocks(blen) for name, m in masks.items()}
+                for blocks in zip(*(m.blocks(blen) for m in members.values())):
+                    blocks = [_vlen_block(block, next(mask_blocks[name])
+                                          if name in mask_blocks else None,
+                                          vlens[name], name, where)
+                              if name in vlens else block
+                              for name, block in zip(members, blocks)]
+                    sink.append(blocks)
+                    bar.update(len(blocks[0]))
+                col_attrs = {n: a for n, a in (meta.get("column_attrs") or {}).items()
+                             if n in names and kind == "ctable"}
+                return sink.finish(meta.get("attrs") or {}, col_attrs)
     except (zipfile.BadZipFile, zlib.error, EOFError) as err:   # damaged members
         raise FormatError(f"{where}: a damaged member: {err}") from err
     except OSError as err:
-        if not _raised_by_zipfile(err):     # writing the dataset failed: the OS's own error
+        if raised_in(err) != os.path.abspath(zipfile.__file__):   # writing failed: the OS's error
             raise
         raise FormatError(f"{where}: a damaged member (an offset outside the file: "
                           f"{err})") from err
 
-
-def _raised_by_zipfile(err: BaseException) -> bool:
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_code.co_filename == zipfile.__file__

@@ -57,7 +57,7 @@ from ..format.vlen_meta import vlen_result_dtype
 from ..category_type import category_from_json, category_to_json
 from ..vlen_type import vlen, vlen_from_json, vlen_to_json
 from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, check_fixed_width, column_attrs,
-                      columns_of, kind_of, local_path, progress_bar, require)
+                      columns_of, kind_of, local_path, progress_bar, raised_in, require)
 
 __all__ = ["RESERVED_ATTR", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]
 
@@ -487,22 +487,13 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     except RecursionError:
         raise FormatError(f"{where}: holds attributes or values nested too deeply") from None
     except (ValueError, TypeError, RuntimeError, UnicodeDecodeError) as err:
-        if _raised_here(err):           # bcolz_store's own errors keep their types
+        if raised_in(err).startswith(_PACKAGE + os.sep):   # ours keep their types
             raise
         # zarr or a codec on damaged metadata or chunks (JSON, chunk grid, zstd...)
         raise FormatError(f"{where}: damaged zarr data: {type(err).__name__}: {err}") from err
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _raised_here(err: BaseException) -> bool:
-    """Whether ``err`` was raised by bcolz_store's code (not by zarr or numcodecs)."""
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(
-        _PACKAGE + os.sep)
 
 
 def _from_node(zarr, node, where, rootdir, mode, kind, columns, strings, progress, kwargs):
