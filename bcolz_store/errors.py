@@ -34,6 +34,8 @@ library that is not installed.
 
 from __future__ import annotations
 
+import os
+
 __all__ = [
     "BcolzStoreError",
     "ChunkNotFoundError",
@@ -142,3 +144,13 @@ class LimitError(BcolzStoreError, ValueError):
     in the message (``bcolz_store.limits`` lists them, docs/durability.md
     says why).  The input may be valid; it is refused, never changed.
     """
+
+
+def raised_in(err: BaseException) -> str:
+    """The file of the innermost Python frame ``err`` was raised from, to
+    tell which library raised a built-in exception (zipfile, zarr, PyTables,
+    bcolz_store...); '' when it has no traceback."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename) if tb is not None else ""

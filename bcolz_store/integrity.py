@@ -82,8 +82,10 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     Only plain files are read, each within the size the format allows for
     it; a symlink, FIFO, device or oversized file in the dataset is reported
     as damaged (with the reason in :attr:`VerifyReport.reasons`), never
-    followed or read.  A dataset without a checksum file is not read at all
-    (``no_checksums``).
+    followed or read.  A dataset without a checksum file is reported as
+    ``no_checksums``; a folder or URL is then not read at all, while every
+    entry of a ``.zip`` pack is still read, so that its CRC-32 is checked,
+    and an entry that cannot be read is reported as damaged.
 
     Parameters
     ----------
@@ -124,6 +126,9 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         data = store.get(CHECKSUM_FILE, MAX_OWN_FILE_BYTES)
     except DatasetNotFoundError:
         report.no_checksums = True
+        if store.self_checking:
+            _check_files(store, store.list(""), None, report)
+            report.damaged.sort()
         return report
     recorded = load_checksums(data, store.path(CHECKSUM_FILE))
     if isinstance(store, LocalStore):
@@ -136,23 +141,7 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         if key in recorded and problem is not None:
             report.damaged.append(key)
             report.reasons[key] = problem
-    for start in range(0, len(wanted), VERIFY_BATCH):
-        batch = wanted[start:start + VERIFY_BATCH]
-        got = store.get_many(batch, max(read_limit(k) for k in batch))
-        for key in batch:
-            data = got[key]
-            if isinstance(data, BcolzStoreError):
-                problem = str(data)
-            elif isinstance(data, Exception):
-                raise data
-            elif len(data) > read_limit(key):
-                problem = f"holds {len(data)} bytes, more than such a file may hold"
-            else:
-                problem = None if md5_hex(data) == recorded[key] else \
-                    "content does not match its md5"
-            if problem is not None:
-                report.damaged.append(key)
-                report.reasons[key] = problem
+    _check_files(store, wanted, recorded, report)
     report.missing = sorted(set(recorded) - on_store)
     report.extra = sorted(on_store - set(recorded))
     suspect = set(report.damaged) | set(report.missing) | set(report.extra)
@@ -162,6 +151,31 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         report.reasons[CONSOLIDATED_FILE] = problem
     report.damaged.sort()
     return report
+
+
+def _check_files(store, keys, recorded, report: VerifyReport) -> None:
+    """Read ``keys`` in batches and add those that cannot be read, are too
+    large or differ from their md5 in ``recorded`` (when given) to
+    ``report.damaged``."""
+    for start in range(0, len(keys), VERIFY_BATCH):
+        batch = keys[start:start + VERIFY_BATCH]
+        got = store.get_many(batch, max(read_limit(k) for k in batch))
+        for key in batch:
+            data = got[key]
+            if isinstance(data, BcolzStoreError):
+                problem = str(data)
+            elif isinstance(data, Exception):
+                raise data
+            elif len(data) > read_limit(key):
+                problem = f"holds {len(data)} bytes, more than such a file may hold"
+            elif recorded is None:
+                problem = None
+            else:
+                problem = None if md5_hex(data) == recorded[key] else \
+                    "content does not match its md5"
+            if problem is not None:
+                report.damaged.append(key)
+                report.reasons[key] = problem
 
 
 def _check_consolidated(store, keys: set, suspect: set):

@@ -19,7 +19,9 @@ pack.
 Exit status: 0 on success, 1 when a dataset is missing, is not a bcolz
 dataset, cannot be read or written, or (``verify``) has a missing, extra or
 damaged file, 2 on a command-line usage error, 3 when ``verify`` could check
-nothing because the dataset has no checksum file, 130 when interrupted.
+nothing because the dataset has no checksum file (a pack without one still
+has each entry's CRC-32 checked: 1 when an entry cannot be read), 130 when
+interrupted.
 Errors are one line on stderr (``--traceback`` shows the Python traceback as
 well); every error of :mod:`bcolz_store.errors` exits 1 with its message,
 and ``unexpected error`` is kept for what would be a bug.
@@ -86,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "checksum file bcolz_store.md5 and print each missing, "
                                         "extra or damaged file.  Exit status 0 when all is "
                                         "well, 1 otherwise, 3 when the dataset has no checksum "
-                                        "file.")
+                                        "file (a .zip pack without one: 3 when every entry's "
+                                        "CRC-32 checks out, 1 when one does not).")
     verify.add_argument("path", help="the dataset: a rootdir, a URL (s3://...) or a .zip pack")
     verify.add_argument("--json", action="store_true", help="print machine-readable JSON")
     add_storage_options(verify)

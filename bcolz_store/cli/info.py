@@ -340,7 +340,9 @@ def verify_dataset(path, storage_options=None) -> dict:
         bcolz dataset, a URL that cannot be reached, an unreadable checksum
         file); the message names the path.  A folder without a dataset's
         files is not a dataset (exit status 1), while a dataset without a
-        checksum file is reported as ``no_checksums`` (exit status 3).
+        checksum file is reported as ``no_checksums`` (exit status 3; a
+        pack's entries that cannot be read are then still ``damaged``,
+        exit status 1).
     """
     path = os.fspath(path)
     _check_dataset(path, storage_options)
@@ -371,8 +373,11 @@ def format_verify(facts: dict) -> str:
                                    reasons.get(rel, plain) != plain else "")
              for kind in PROBLEM_KINDS for rel in facts[kind]]
     if facts.get("no_checksums"):
+        damaged = len(facts["damaged"])
         lines.append(f"{facts['path']}: not verified: the dataset has no checksum file "
-                     f"(bcolz wrote it, or bcolz_store has not committed to it yet)")
+                     f"(bcolz wrote it, or bcolz_store has not committed to it yet)" +
+                     (f"; {damaged} pack {'entry' if damaged == 1 else 'entries'} cannot be "
+                      f"read" if damaged else ""))
     elif facts["ok"]:
         lines.append(f"{facts['path']}: ok")
     else:
@@ -390,6 +395,8 @@ def cmd_verify(args) -> int:
         print(json.dumps(facts, indent=2))
     else:
         print(format_verify(facts))
+    if any(facts[kind] for kind in PROBLEM_KINDS):
+        return EXIT_FAILURE
     if facts.get("no_checksums"):
         return EXIT_UNVERIFIED
     return EXIT_OK if facts["ok"] else EXIT_FAILURE

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 import bcolz_store
-from bcolz_store.errors import DatasetExistsError, LimitError
+from bcolz_store.errors import DatasetExistsError, LimitError, raised_in  # noqa: F401 - for npz, zarr
 from bcolz_store.limits import check_alloc
 from bcolz_store.storage.base import Store
 from bcolz_store.storage.urls import open_store
@@ -369,12 +369,3 @@ def local_path(location):
     if isinstance(location, str) and location.lower().startswith("file://"):
         return Path(urllib.request.url2pathname(urllib.parse.urlparse(location).path))
     return Path(os.fspath(location))
-
-
-def raised_in(err: BaseException) -> str:
-    """The file of the innermost Python frame ``err`` was raised from (which
-    library raised it: zipfile, zarr, bcolz_store...); '' when unknown."""
-    tb = err.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return os.path.abspath(tb.tb_frame.f_code.co_filename) if tb is not None else ""

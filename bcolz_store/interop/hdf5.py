@@ -31,11 +31,12 @@ import contextlib
 import json
 import os
 import pickle
+import struct
 import threading
 
 import numpy as np
 
-from ..errors import DatasetExistsError, FormatError
+from ..errors import DatasetExistsError, FormatError, raised_in
 
 __all__ = ["BYTEORDER_ATTR", "PickledAttribute", "fromhdf5", "hdf5_attrs", "no_unpickling",
            "reading_hdf5", "tohdf5", "UTF8_ATTR"]
@@ -128,8 +129,10 @@ def no_unpickling(tables=None):
 @contextlib.contextmanager
 def reading_hdf5(filepath, tables=None):
     """Read an HDF5 file: no unpickling, and PyTables' and libhdf5's complaints
-    about the file (``HDF5ExtError``, the ``RecursionError`` of deep JSON...)
-    as :class:`~bcolz_store.errors.FormatError` naming it.
+    about the file (``HDF5ExtError``, the ``RecursionError`` of deep JSON, a
+    built-in exception raised inside PyTables by a damaged node...) as
+    :class:`~bcolz_store.errors.FormatError` naming it; ``NoSuchNodeError``
+    passes.
 
     Raises
     ------
@@ -146,6 +149,17 @@ def reading_hdf5(filepath, tables=None):
         except RecursionError:
             raise FormatError(f"HDF5 file '{filepath}': holds values nested too deeply to "
                               f"read") from None
+        except tables.NoSuchNodeError:
+            raise                       # documented: the node asked for is not there
+        except (TypeError, ValueError, LookupError, AttributeError, struct.error) as err:
+            # PyTables' own code tripping over a damaged file (a node whose
+            # class attribute names another kind, a malformed attribute)
+            if not raised_in(err).startswith(os.path.dirname(os.path.abspath(tables.__file__))
+                                             + os.sep):
+                raise
+            raise FormatError(f"HDF5 file '{filepath}': damaged, PyTables cannot read it "
+                              f"({type(err).__name__}: {' '.join(str(err).split())[:300]})") \
+                from err
 
 
 def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):

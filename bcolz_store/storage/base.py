@@ -56,12 +56,17 @@ class Store(abc.ABC):
     on_disk : bool
         Each key is the file :meth:`path` names on a local file system, so a
         caller may ``lstat`` that path instead of calling :meth:`exists`.
+    self_checking : bool
+        Each object carries a checksum of its own that :meth:`get` checks (a
+        zip entry's CRC-32), so reading every key checks a dataset that has
+        no ``bcolz_store.md5``.
     """
 
     atomic_move = False
     durable = False
     remote = False
     on_disk = False
+    self_checking = False
 
     def __init__(self, url: str, readonly: bool = False):
         self.url = url
@@ -337,6 +342,7 @@ class PrefixStore(Store):
         self.atomic_move = store.atomic_move
         self.durable = store.durable
         self.remote = store.remote
+        self.self_checking = store.self_checking
 
     def _key(self, key: str) -> str:
         check_key(key, self.url)

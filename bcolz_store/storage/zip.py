@@ -117,6 +117,8 @@ class ZipStore(Store):
         unsafe (see the module's description).
     """
 
+    self_checking = True        # get() checks each entry's CRC-32
+
     def __init__(self, path):
         path = os.fspath(path)
         super().__init__(path, readonly=True)

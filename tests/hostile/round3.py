@@ -1148,6 +1148,9 @@ def _cli(args: list, cwd: Path, timeout: float) -> dict:
     if proc.returncode == 1 and not lines and report.strip() and "Traceback" not in report:
         # ``verify``: the problems on stdout, exit status 1
         return {"result": "error", "type": "exit 1", "message": report.strip().splitlines()[-1]}
+    if proc.returncode == 3 and not lines and "not verified" in report and "Traceback" not in report:
+        # ``verify`` on a dataset without a checksum file: documented, exit status 3
+        return {"result": "error", "type": "exit 3", "message": report.strip().splitlines()[-1]}
     return {"result": "foreign", "type": f"exit {proc.returncode}",
             "message": (lines[-1] if lines else "(no message)")[:400], "traceback": err[-2000:]}
 

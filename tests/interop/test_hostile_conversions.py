@@ -271,6 +271,32 @@ def test_a_damaged_hdf5_file_is_a_format_error(tmp_path):
         convert(path, tmp_path / "out.bcolz")
 
 
+@pytest.mark.parametrize("isolate", [True, False])
+def test_a_node_whose_class_names_another_kind_is_a_format_error(tmp_path, isolate):
+    """A damaged CLASS attribute (a group saying it is a TABLE) makes PyTables
+    itself raise TypeError while loading the node: the file is damaged, a
+    FormatError naming it, not PyTables' TypeError."""
+    tables = pytest.importorskip("tables")
+    from bcolz_store.interop.hdf5_io import read_hdf5
+    path = tmp_path / "cls.h5"
+    with tables.open_file(str(path), "w") as h5:
+        group = h5.create_group("/", "ctable")
+        h5.create_table(group, "x", np.zeros(3, dtype=[("a", "i4")]))
+        group._f_setattr("CLASS", np.bytes_(b"TABLE"))
+    with pytest.raises(FormatError, match="cls.h5.*damaged.*TypeError"):
+        read_hdf5(path, nodepath="/ctable", isolate=isolate)
+    with pytest.raises(FormatError, match="cls.h5"):
+        bcolz.ctable.fromhdf5(str(path), nodepath="/ctable")
+    # the errors the converters document keep their types
+    with pytest.raises(tables.NoSuchNodeError):
+        bcolz.ctable.fromhdf5(str(path), nodepath="/nothing")
+    with pytest.raises(TypeError, match="Group"):
+        good = tmp_path / "good.h5"
+        with tables.open_file(str(good), "w") as h5:
+            h5.create_group("/", "ctable")
+        read_hdf5(good, nodepath="/ctable")
+
+
 def test_a_non_hdf5_file_is_a_format_error_and_the_cli_says_so(tmp_path, capsys):
     pytest.importorskip("tables")
     path = tmp_path / "junk.h5"

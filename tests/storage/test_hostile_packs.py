@@ -307,6 +307,31 @@ def test_a_wrong_crc_or_local_name_is_a_format_error(tmp_path, good):
             _open_and_read(path)
 
 
+def test_verify_of_a_pack_without_checksums_still_checks_each_crc(capsys, tmp_path, good):
+    """A pack without bcolz_store.md5 (bcolz wrote the dataset, or its name was
+    damaged) is not verified (exit 3), but zip's own CRC-32 is still checked:
+    an entry that cannot be read is reported damaged, exit 1."""
+    entries, _ = good
+    bare = [e for e in entries if e["name"] != "bcolz_store.md5"]
+    clean = _write(tmp_path, make_zip(bare), "clean.zip")
+    report = bcolz_store.verify(str(clean))
+    assert report.no_checksums and not report.ok and report.damaged == []
+    assert cli.main(["verify", str(clean)]) == 3
+    assert "not verified" in capsys.readouterr().out
+    hurt = _write(tmp_path, make_zip(_changed(bare, "meta/sizes", crc=12345)), "hurt.zip")
+    report = bcolz_store.verify(str(hurt))
+    assert report.no_checksums and report.damaged == ["meta/sizes"]
+    assert "cannot be read" in report.reasons["meta/sizes"]
+    renamed = [dict(e, name="bcomz_store.md5", local_name=b"bcolz_store.md5")
+               if e["name"] == "bcolz_store.md5" else e for e in entries]
+    renamed = _write(tmp_path, make_zip(renamed), "md5.zip")
+    assert bcolz_store.verify(str(renamed)).damaged == ["bcomz_store.md5"]
+    for path, what in ((hurt, "meta/sizes"), (renamed, "bcomz_store.md5")):
+        assert cli.main(["verify", str(path)]) == 1
+        out, err = capsys.readouterr()
+        assert err == "" and f"damaged {what}" in out and "1 pack entry cannot be read" in out
+
+
 def test_a_data_descriptor_that_disagrees_is_not_believed(tmp_path, good):
     entries, values = good
     # local header sizes 0 with bit 3 set, a data descriptor after the data that lies;
