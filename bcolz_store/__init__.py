@@ -20,10 +20,10 @@ from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_versi
 from .chunks.cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
 from .ctable import ctable
 from .defaults import defaults, defaults_ctx
-from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, DatasetChangedError,
-                     DatasetExistsError, DatasetNotFoundError, FormatError, IntegrityError,
-                     IntegrityWarning, LimitError, QueryError, ReadOnlyError, UnsafeDataError,
-                     WriteFailedError)
+from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,
+                     ConflictError, DatasetChangedError, DatasetExistsError, DatasetNotFoundError,
+                     FormatError, IntegrityError, IntegrityWarning, LimitError, QueryError,
+                     ReadOnlyError, UnsafeDataError, WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
@@ -46,7 +46,8 @@ pandas_here = _here("pandas")
 tables_here = _here("tables")
 
 __all__ = sorted([
-    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "DatasetChangedError",
+    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "ConcurrentWriteError",
+    "ConflictError", "DatasetChangedError",
     "DatasetExistsError", "DatasetNotFoundError", "FormatError", "IntegrityError",
     "IntegrityWarning", "LimitError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
     "VerifyReport", "WriteFailedError",

@@ -133,7 +133,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._iterator = None
         self._is_iter_view = False
         self._unstaged = False       # appended items not yet staged (see _stage_pending)
-        self._lock = _locking.acquire(rootdir, lock and _store is None)
+        self._lock = _locking.acquire(rootdir, lock if _store is None else False)
         if array is not None:
             self._create_or_clean_up(array, cparams, dtype, dflt, expectedlen, chunklen)
             new = True
@@ -151,10 +151,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             self._commit_creation()
             self._store.readonly = mode == "r"
         if self._store is not None and self._given_store is None:
-            # A failed write returns this carray to its last committed state.
-            self._store.journal.owner_reload = self._read_meta
-            self._store.journal.owner_stage = self._stage_pending
-            self._store.journal.locked = self._lock is not None
+            self._own_journal()
         if not new and mode == "w":
             self.resize(0)
 
@@ -181,17 +178,19 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             raise
 
     def _commit_creation(self):
+        self._store.journal.note("create")
         self._store.journal.commit()     # a ctable column: deferred to the table's batch
         if self._given_store is None and self._existed == "folder":
             self._store.store.prune_empty_folders(keep=("data", "meta"))
 
-    def _writing(self):
-        """The context of one write: on any failure, the carray (and, for a
-        ctable column, its whole table) returns to its last committed state
-        (see :meth:`bcolz_store.storage.journal.Journal.operation`)."""
+    def _writing(self, op=None):
+        """The context of one write (``op``: what it does, for the commit
+        record): on any failure, the carray (and, for a ctable column, its
+        whole table) returns to its last committed state (see
+        :meth:`bcolz_store.storage.journal.Journal.operation`)."""
         if self._store is None:
             return contextlib.nullcontext()
-        return self._store.journal.operation()
+        return self._store.journal.operation(op)
 
     def _create(self, array, cparams, dtype, dflt, expectedlen, chunklen):
         if cparams is None or isinstance(cparams, (cparams_cls, dict)):
@@ -258,6 +257,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         if self._store.store.readonly and self._mode == "a":   # a pack: read-only, and says so
             self._mode = "r"
             self._store.readonly = True
+        self._store.journal.locked = self._lock is not None   # before recovering
         self._load_committed()
 
     def _load_committed(self):
@@ -267,13 +267,10 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         the carray holds one committed state (see :func:`read_consistently`).
         """
         journal = self._store.journal
-        if self._mode == "r":
-            read_consistently(journal, self._read_meta)
-        else:
-            if not journal.fresh:
-                journal.recover()
-            journal.fresh = False
-            self._read_meta()
+        # One committed state, even while a writer commits: a writer too reads
+        # again when a commit began meanwhile, rather than take the files of
+        # two states for damage.
+        read_consistently(journal, self._read_meta)
         self._store.warn_if_unverifiable()
 
     def _read_meta(self):
@@ -287,7 +284,10 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             defaults.cache_budget
         self._meta = load_carray(store)
         self._engine = new_engine(self._meta, store, budget)
+        if self._mode != "r":       # one committed state: nothing read lazily later
+            self._engine.load_for_writing()
         self._unstaged = False
+        self._committed_len = self.len
 
     def refresh(self):
         """Re-read the committed state, to see other writers' commits.
@@ -535,8 +535,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._root_arg = value
         self._given_store = None
         self._store = self._new_store(readonly=self._mode == "r")
-        self._store.journal.owner_reload = self._read_meta
-        self._store.journal.owner_stage = self._stage_pending
+        self._own_journal()
         self._engine.store = self._store
         self._engine.chunks.store = self._store
         self._attrs._store = self._store

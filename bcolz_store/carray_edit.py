@@ -97,7 +97,7 @@ class CarrayEdits:
                 return
         self._check_writable()
         prepared = self._prepare_append(array)
-        with self._writing():
+        with self._writing("append"):
             self._append_prepared(prepared)
 
     def _prepare_append(self, array):
@@ -159,7 +159,7 @@ class CarrayEdits:
             self.resize(self.len - nitems)
             return
         self._check_writable()
-        with self._writing():
+        with self._writing("trim"):
             self._engine.trim_to(self.len - nitems)
             self.flush()
 
@@ -183,7 +183,7 @@ class CarrayEdits:
         if nitems < 0:
             raise ValueError("`nitems` cannot be negative")
         self._check_writable()
-        with self._writing():
+        with self._writing("resize"):
             if nitems < self.len:
                 self._engine.trim_to(nitems)
                 self.flush()
@@ -275,7 +275,7 @@ class CarrayEdits:
         atom = self._meta.atom
         vals = self._to_ndarray(value, atom.base, arrlen=n).reshape((n,) + atom.shape)
         vals = self._engine.prepare(vals)      # refused items change nothing
-        with self._writing():
+        with self._writing("setitem"):
             self._engine.set_slice(start, stop, step, vals)
 
     def _set_positions(self, idx, value):
@@ -283,7 +283,7 @@ class CarrayEdits:
         if len(vals) != len(idx):
             raise ValueError(f"cannot assign {len(vals)} values to {len(idx)} positions")
         vals = self._engine.prepare(vals)
-        with self._writing():
+        with self._writing("setitem"):
             self._engine.set_positions(idx, vals)
 
     def flush(self):
@@ -301,11 +301,50 @@ class CarrayEdits:
             self._flush()
 
     def _flush(self, commit=True):
+        if self._unstaged:
+            self._store.journal.note("append")
         self._engine.stage_leftover()
         stage_sizes(self._store, self.shape, self.nbytes, self._engine.cbytes)
         self._unstaged = False
         if commit:
             self._store.commit()
+
+    def _own_journal(self):
+        """Hook this standalone carray into its journal: a failed write
+        returns it to its last committed state, every commit includes its
+        pending appends, and an append that another writer's commit
+        overtook is appended again on the new state."""
+        journal = self._store.journal
+        journal.owner_reload = self._read_meta
+        journal.owner_stage = self._stage_pending
+        journal.owner_capture = self._capture_appends
+        journal.owner_committed = self._note_committed
+        journal.locked = self._lock is not None
+        self._committed_len = self.len
+
+    def _note_committed(self):
+        self._committed_len = self.len
+
+    def _capture_appends(self):
+        """The rows appended since the last commit, read now, as a function
+        that appends them again (run once the newer committed state is
+        loaded)."""
+        rows = self._pending_rows(self._committed_len)
+
+        def replay():
+            self._append_prepared(self._prepare_append(rows))
+        return replay
+
+    def _pending_rows(self, start: int):
+        """Items ``start:`` as :meth:`append` takes them; pickled items are
+        this writer's own, appended but not committed, so they are read back
+        even without ``allow_pickle``."""
+        allowed = self._allow_pickle
+        self._allow_pickle = True
+        try:
+            return self[start:self.len]
+        finally:
+            self._allow_pickle = allowed
 
     def _stage_pending(self):
         """Stage the leftover and ``meta/sizes`` of appends not yet staged: every

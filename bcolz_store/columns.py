@@ -166,16 +166,16 @@ class cols:
             with self._writing():       # the old column's cparams and dflt are kept
                 value = carray(values, rootdir=rootdir, mode="w", _store=self.column_store(name),
                                **kept)
-        with self._writing():
+        with self._writing("setitem" if name in self._cols else "addcol"):
             if name not in self._cols:
                 self.names.append(name)
             self._cols[name] = value
             self.update_meta()
 
-    def _writing(self):
+    def _writing(self, op=None):
         if self._store is None:
             return contextlib.nullcontext()
-        return self._store.journal.operation()
+        return self._store.journal.operation(op)
 
     def __iter__(self):
         return iter(list(self.names))

@@ -166,6 +166,8 @@ class ctable(CtableEdits, CtableOps):
         self._store = dataset if dataset is not None else (
             DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)
             if store is not None else None)
+        if self._store is not None:
+            self._store.journal.locked = self._lock is not None   # before recovering
         self.cols = cols(rootdir, mode, self._store)
         self.cols.allow_pickle = allow_pickle
         self._len = 0
@@ -184,10 +186,15 @@ class ctable(CtableEdits, CtableOps):
             self._cparams = (self.cols[self.names[0]].cparams if self.names and not new
                              else cparams_cls())
         if self._store is not None:
-            # A failed write returns the table to its last committed state.
-            self._store.journal.owner_reload = self._reload_committed
-            self._store.journal.owner_stage = self._stage_pending
-            self._store.journal.locked = self._lock is not None
+            # A failed write returns the table to its last committed state;
+            # an append another writer's commit overtook is appended again.
+            journal = self._store.journal
+            journal.owner_reload = self._reload_committed
+            journal.owner_stage = self._stage_pending
+            journal.owner_capture = self._capture_appends
+            journal.owner_committed = self._note_committed
+            journal.locked = self._lock is not None
+            self._committed_len = self.len
 
     # ------------------------------------------------------------------ setup
 
@@ -198,6 +205,8 @@ class ctable(CtableEdits, CtableOps):
         existed = self._root_state
         try:
             with self._batch():
+                if self._store is not None and rootdir is not None:
+                    self._store.journal.note("create")
                 self._create(columns, names, kwargs)
                 self.attrs = _attrs.attrs(rootdir, self.mode, _new=True, _store=self._store)
                 if rootdir is not None:
@@ -221,11 +230,28 @@ class ctable(CtableEdits, CtableOps):
         self.attrs.reload()
         self._check_lengths()
 
+    def _note_committed(self):
+        self._committed_len = self.len
+
+    def _capture_appends(self):
+        """The rows appended since the last commit, read now, as a function
+        that appends them again (run once the newer committed state is
+        loaded)."""
+        start, stop = self._committed_len, self.len
+        rows = {name: self.cols[name]._pending_rows(start) for name in self.names}
+
+        def replay():
+            for name, values in rows.items():
+                col = self.cols[name]
+                col._append_prepared(col._prepare_append(values))
+        return replay
+
     def _check_lengths(self):
         lengths = {name: len(self.cols[name]) for name in self.names}
         if len(set(lengths.values())) > 1:
             raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
         self._len = next(iter(lengths.values()), 0)
+        self._committed_len = self._len
 
     def _open(self):
         root = self.rootdir
@@ -236,13 +262,10 @@ class ctable(CtableEdits, CtableOps):
                     f"`rootdir='{root}'` does not exist")
             raise DatasetNotFoundError(f"{root}: no ctable here (directory does not exist)")
         journal = self._store.journal
-        if self.mode == "r":  # one committed state, even while a writer commits
-            read_consistently(journal, self._load_columns)
-        else:
-            if not journal.fresh:
-                journal.recover()
-            journal.fresh = False
-            self._load_columns()
+        # One committed state, even while a writer commits: a writer too reads
+        # again when a commit began meanwhile, rather than take the files of
+        # two states for damage.
+        read_consistently(journal, self._load_columns)
         self._store.warn_if_unverifiable()
 
     def _load_columns(self):
@@ -390,15 +413,16 @@ class ctable(CtableEdits, CtableOps):
         return self._store.journal.batch()
 
     @contextlib.contextmanager
-    def _writing(self):
-        """One table operation: one commit, and on any failure the whole table
-        returns to its last committed state (see
+    def _writing(self, op=None):
+        """One table operation (``op``: what it does, for the commit record):
+        one commit, and on any failure the whole table returns to its last
+        committed state (see
         :meth:`bcolz_store.storage.journal.Journal.operation`)."""
         if self._store is None or self.mode == "r":
             yield
             return
         journal = self._store.journal
-        with journal.operation(), journal.batch():
+        with journal.operation(op), journal.batch():
             yield
 
     def _stage_pending(self):

@@ -60,7 +60,7 @@ class CtableEdits:
             raise ValueError("all cols in `cols` must have the same length")
         prepared = [self.cols[name]._prepare_append(value)
                     for name, value in zip(self.names, values)]
-        with self._writing():
+        with self._writing("append"):
             for name, value in zip(self.names, prepared):
                 self.cols[name]._append_prepared(value)
             if self.auto_flush:
@@ -79,7 +79,7 @@ class CtableEdits:
         self._check_writable("trim")
         if nitems > self.len:
             raise ValueError(f"cannot trim {nitems} rows from a ctable of {self.len}")
-        with self._writing():
+        with self._writing("trim"):
             for name in self.names:
                 self.cols[name].trim(nitems)
         self._len -= nitems
@@ -93,7 +93,7 @@ class CtableEdits:
             In mode 'r'.
         """
         self._check_writable("resize")
-        with self._writing():
+        with self._writing("resize"):
             for name in self.names:
                 self.cols[name].resize(nitems)
         self._len = nitems
@@ -150,7 +150,7 @@ class CtableEdits:
         store = self.cols.column_store(name)
         if store is not None and kwargs.get("rootdir") == col_rootdir:
             kwargs["_store"] = store
-        with self._writing():
+        with self._writing("addcol"):
             if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
                 if move and newcol._store.local_root and self._store.local_root:
                     if newcol.mode != "r":
@@ -201,7 +201,7 @@ class CtableEdits:
                                  f"not {pos!r}")
             name = self.names[int(pos)]
         self._len = self.len
-        with self._writing():  # the column's files and __rootdirs__: one commit
+        with self._writing("delcol"):  # the column's files and __rootdirs__: one commit
             col = self.cols.pop(name)
             if self._store is None:
                 pass
@@ -240,7 +240,7 @@ class CtableEdits:
         """
         self._check_writable("modify data")
         if isinstance(key, str) and key in self.cols:
-            with self._writing():
+            with self._writing("setitem"):
                 self.cols[key] = value
             return
         self._empty_check("assign to")
@@ -250,6 +250,6 @@ class CtableEdits:
             key = np.flatnonzero(mask[:] if isinstance(mask, carray) else mask)
         elif isinstance(key, list):
             key = np.asarray(key)
-        with self._writing():
+        with self._writing("setitem"):
             for name in self.names:
                 self.cols[name][key] = rows[name]

@@ -15,6 +15,7 @@ working::
     ├── DatasetChangedError               a writer committed under a reader
     ├── WriteFailedError                  writes refused after a failed write
     ├── ConcurrentWriteError              another writer committed first
+    │   └── ConflictError                 ... a change that cannot be rebased on it
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
@@ -41,6 +42,7 @@ __all__ = [
     "ChunkNotFoundError",
     "CodecError",
     "ConcurrentWriteError",
+    "ConflictError",
     "DatasetChangedError",
     "DatasetExistsError",
     "DatasetNotFoundError",
@@ -134,6 +136,31 @@ class ConcurrentWriteError(BcolzStoreError):
     container returns to the newest committed state, and the change can be
     made again.  Pass ``lock=True`` (local folders) to serialise writers.
     """
+
+
+class ConflictError(ConcurrentWriteError):
+    """Another writer committed a change that this writer's change conflicts with.
+
+    A commit that only appended rows is rebased on another writer's commit
+    (its rows go after the other writer's) and retried, so appends never
+    conflict with appends or assignments.  Everything else conflicts with
+    any other commit, as does an append with a commit that trimmed, resized
+    or replaced the dataset or added or removed a column: nothing of this
+    writer's change is committed, and the message names both operations.
+
+    Attributes
+    ----------
+    ours : tuple of str
+        What this writer's change did ("append", "setitem", "trim", ...).
+    theirs : tuple of str or None
+        What the other writers' commits did (None: not known, a commit
+        written by an earlier version).
+    """
+
+    def __init__(self, message: str, ours=(), theirs=None):
+        super().__init__(message)
+        self.ours = tuple(ours)
+        self.theirs = None if theirs is None else tuple(theirs)
 
 
 class LimitError(BcolzStoreError, ValueError):

@@ -24,6 +24,7 @@ from .ctable import ctable
 from ._version import __version__
 from .errors import DatasetNotFoundError
 from .query.eval import evaluate
+from .storage import locking as _locking
 from .storage.base import Store
 from .storage.dataset import DatasetStore
 from .storage.urls import open_store
@@ -139,16 +140,25 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     if state != "folder":
         raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does not "
                                    f"exist)")
-    dataset = DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)
-    dataset.journal.recover()
-    dataset.journal.fresh = True      # the container uses this state instead of recovering
-    kind = _dataset_kind(dataset)
-    if kind == "missing":
-        raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does not "
-                                   f"exist)")
-    kwargs = dict(mode=mode, verify=verify, allow_pickle=allow_pickle, lock=lock,
-                  consolidated=consolidated, _dataset=dataset)
-    return (ctable if kind == "ctable" else carray)(rootdir=store, **kwargs)
+    # The lock, when asked for, is taken before the committed state is loaded:
+    # a writer that waited for it starts from the state the last one left.
+    held = _locking.acquire(store, lock)
+    try:
+        dataset = DatasetStore(store, readonly=mode == "r", verify=verify,
+                               consolidated=consolidated)
+        dataset.journal.locked = held is not None
+        dataset.journal.recover()
+        dataset.journal.fresh = True      # the container uses this state instead of recovering
+        kind = _dataset_kind(dataset)
+        if kind == "missing":
+            raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does "
+                                       f"not exist)")
+        kwargs = dict(mode=mode, verify=verify, allow_pickle=allow_pickle, lock=held or False,
+                      consolidated=consolidated, _dataset=dataset)
+        return (ctable if kind == "ctable" else carray)(rootdir=store, **kwargs)
+    except BaseException:
+        _locking.release(held)
+        raise
 
 
 # -------------------------------------------------------------- iterblocks

@@ -1005,5 +1005,6 @@ def test_valid_shipped_commit_is_rolled_forward(tmp_path):
     assert bcolz_store.open(str(root), mode="r").attrs.getall() == {"x": 1}
     assert bcolz_store.open(str(root), mode="a").attrs.getall() == {"x": 1}
     assert _pending_record(root) > record           # applied: the generation moved on
-    assert sorted(os.listdir(root / ".bcolz_store-journal")) == [record]
+    kept = sorted(os.listdir(root / ".bcolz_store-journal"))    # records stay a while
+    assert record in kept and all(name.startswith("commit-") for name in kept)
     assert bcolz_store.verify(str(root)).ok

@@ -15,7 +15,7 @@ import collections.abc
 
 import numpy as np
 
-from ..errors import FormatError, LimitError
+from ..errors import BcolzStoreError, FormatError, LimitError
 from ..limits import check_alloc
 
 __all__ = ["CategoryEngine", "PreparedCodes"]
@@ -215,6 +215,18 @@ class CategoryEngine:
     @property
     def leftover(self):
         return self.codes.leftover
+
+    def load_for_writing(self) -> None:
+        """The codes' leftover and the categories, read now (see
+        :meth:`~.engine_base.EngineBase.load_for_writing`)."""
+        self.codes.load_for_writing()
+        self.categories.load_for_writing()
+        try:
+            self.lookup()
+        except BcolzStoreError:     # damaged: raised when first needed, as for a reader
+            journal = self.codes.store.journal if self.codes.store is not None else None
+            if journal is not None and journal.changed_since_loaded():
+                raise
 
     def copy_for_view(self) -> "CategoryEngine":
         out = CategoryEngine(self.codes.copy_for_view(), self.categories, self.atom)

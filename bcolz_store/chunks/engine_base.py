@@ -120,6 +120,8 @@ class EngineBase:
         """``read()`` (which reads the leftover's chunk file), a failure told as
         the ConcurrentWriteError it is when another writer's commit replaced
         that file (see :meth:`_conflict`)."""
+        if getattr(self, "_eager", False):      # load_for_writing decides
+            return read()
         try:
             return read()
         except BcolzStoreError as err:
@@ -133,12 +135,38 @@ class EngineBase:
         another writer's commit replaced (reloading the committed state when no
         write is under way), or None when that is not what happened."""
         journal = self.store.journal if self.store is not None else None
-        if journal is None or journal.readonly or not journal.committed_elsewhere():
+        if journal is None or journal.readonly or not (journal.committed_elsewhere()
+                                                       or journal.changed_since_loaded()):
             return None
         error = journal.concurrent_error()
         if journal._depth == 0:           # not inside a write operation: reload here
             journal.roll_back(error)
         return error
+
+    def load_for_writing(self) -> None:
+        """Read now what a writer reads lazily otherwise (the leftover), so
+        that it comes from the committed state just loaded, not from a newer
+        one another writer committed meanwhile.
+
+        Raises
+        ------
+        BcolzStoreError
+            What reading raised, when another writer committed meanwhile (the
+            caller loads again).  A damaged leftover stays unread instead:
+            reading it later raises, as for a reader.
+        """
+        if not self.nleft:
+            return
+        self._eager = True
+        try:
+            self.leftover
+        except BcolzStoreError:
+            journal = self.store.journal if self.store is not None else None
+            if journal is not None and journal.changed_since_loaded():
+                raise
+            self._leftover = None
+        finally:
+            self._eager = False
 
     def point(self, nchunk: int, pos: int):
         """Item ``pos`` of chunk ``nchunk`` (a point read: the chunk is decoded

@@ -54,6 +54,9 @@ class ObjectEngine:
     def length(self) -> int:
         return len(self.chunks)
 
+    def load_for_writing(self) -> None:
+        """Nothing is read lazily: each item is a chunk file of its own."""
+
     @property
     def nchunks(self) -> int:
         return len(self.chunks)

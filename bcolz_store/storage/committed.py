@@ -13,8 +13,8 @@ locks.  See :mod:`bcolz_store.storage.journal` for the protocol.
 from __future__ import annotations
 
 import itertools
-import json
 import os
+import random
 import time
 from concurrent.futures import Future
 
@@ -23,13 +23,23 @@ from ..format.consolidated import load_consolidated
 from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES,
                              commit_key_limit, is_metadata_key)
 from .checksums import load_checksums, md5_hex, read_limit
-from .records import (JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, check_manifest,
-                      commit_order, record_key)
+from .records import (JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, commit_order,
+                      parse_record, record_key)
 
-__all__ = ["READ_RETRIES", "CommittedState", "read_consistently"]
+__all__ = ["APPLY_LEASE", "READ_RETRIES", "RETAIN_RECORDS", "CommittedState",
+           "read_consistently"]
 
 # How often a reader retries opening while a writer is applying a commit.
 READ_RETRIES = 400
+#: Commit records stay this many commits after their own: a writer that finds
+#: its generation current right before creating the next record cannot
+#: recreate a removed one unless this many commits happened in between.
+RETAIN_RECORDS = 32
+#: Seconds a writer waits for the writer of a committed but unapplied record
+#: to apply it before taking that writer for dead and applying it itself
+#: (``BCOLZ_STORE_APPLY_LEASE`` overrides; a writer holding the lock never
+#: waits: no other writer can be alive).
+APPLY_LEASE = float(os.environ.get("BCOLZ_STORE_APPLY_LEASE", "30"))
 
 
 def read_consistently(journal, read):
@@ -50,9 +60,11 @@ def read_consistently(journal, read):
         journal.fresh = False
         marker = journal.loaded_marker
         journal.reader_marker = marker
-        if journal.snapshot:
+        if journal.snapshot and journal.readonly:
             # The metadata came from one object read at once (the consolidated
-            # metadata of a remote store): a consistent state by itself.
+            # metadata of a remote store): a consistent state by itself.  A
+            # writer also reads the leftover chunks, which a commit being
+            # applied may have replaced already: it checks.
             return read()
         try:
             result = read()
@@ -94,48 +106,99 @@ class CommittedState:
             If the journal folder, a commit record or a blob it names is not
             what this library writes (nothing is moved or deleted then).
         """
-        self._overlay = {}
-        self._recorded = UNSET
         store = self.store
         store.check_folder(JOURNAL_PREFIX)
-        if not store.remote:            # earlier versions wrote only local folders
-            self._recover_legacy()
-        # What marker() compares later, taken before anything is read, so a
-        # commit beginning or ending meanwhile shows.
-        local_marker = None if store.remote else self._local_marker()
-        generation = self._read_generation()
-        listing = None
-        if store.remote and not self.readonly:
-            # One listing, taken after the generation was read, tells whether the
-            # next record exists and serves the garbage collection below.
-            listing = store.list_times(JOURNAL_PREFIX)
-        entries = None
-        if listing is None or record_key(generation + 1) in listing:
-            try:
-                entries = self._read_record(record_key(generation + 1))
-            except DatasetNotFoundError:
-                pass
-        self.loaded_marker = local_marker if not store.remote else \
-            (entries is not None, ("generation", generation))
-        self.snapshot = bool(store.remote and self.use_consolidated and self._meta is not None)
+        waited_since = None
+        for attempt in itertools.count():
+            self._overlay = {}
+            self._recorded = UNSET
+            self._sums = None           # of the state loaded now, read when needed
+            self._meta = None
+            if not store.remote:            # earlier versions wrote only local folders
+                self._recover_legacy()
+            # What marker() compares later, taken before anything is read, so a
+            # commit beginning or ending meanwhile shows.
+            local_marker = None if store.remote else self._local_marker()
+            generation = self._read_generation()
+            listing = None
+            if store.remote and not self.readonly:
+                # One listing, taken after the generation was read, tells whether the
+                # next record exists and serves the garbage collection below.
+                listing = store.list_times(JOURNAL_PREFIX)
+            entries = None
+            key = record_key(generation + 1)
+            if listing is None or key in listing:
+                try:
+                    entries = self._read_record(key)[0]
+                except DatasetNotFoundError:
+                    pass
+            self.loaded_marker = local_marker if not store.remote else \
+                (entries is not None, ("generation", generation))
+            self.snapshot = bool(store.remote and self.use_consolidated and
+                                 self._meta is not None)
+            if entries is None or self.readonly or self.locked:
+                break
+            # A writer found a committed record not applied yet: its writer is
+            # most likely applying it right now; wait for that, and apply it
+            # only when that writer must be dead (the record is older than the
+            # lease, or we waited that long), never beside a live writer.
+            now = time.monotonic()
+            waited_since = now if waited_since is None else waited_since
+            age = self._age(key, listing)
+            if (age is not None and age >= self.apply_lease) or \
+                    now - waited_since >= self.apply_lease:
+                break
+            time.sleep(random.uniform(0.5, 1.0) * min(0.05, 0.001 * 2 ** min(attempt, 6)))
         if entries is not None:
             blobs = self._check_blobs(entries)
             if self.readonly:
                 self._overlay = blobs
             else:
-                self._apply(entries)
+                self._apply(entries, newer_than=generation + 1)
                 self._forget_blobs_of(entries)
                 generation += 1
                 self._meta = None
         self._generation = generation
         if not self.readonly:
             self._collect_garbage(listing)
+            self._sums = self._loaded_checksums()
+
+    def changed_since_loaded(self) -> bool:
+        """True when a commit began or ended since :meth:`recover` loaded the state."""
+        return not self.is_stable(self.loaded_marker)
+
+    def _loaded_checksums(self):
+        """A writer's checksums of the state it loaded (so that a flush with
+        nothing pending is told apart from a change), or None (read when
+        needed) when there is no checksum file or a newer commit replaced it."""
+        try:
+            data = self.store.get(CHECKSUM_FILE, MAX_OWN_FILE_BYTES)
+        except DatasetNotFoundError:
+            return None
+        if self._snapshot_checksums is not None and md5_hex(data) != self._snapshot_checksums:
+            return None
+        return dict(load_checksums(data, self.store.path(CHECKSUM_FILE)))
+
+    apply_lease = APPLY_LEASE
+
+    def _age(self, key: str, listing=None):
+        """Seconds since the object ``key`` was written (None if unknown)."""
+        try:
+            if listing is not None and key in listing:
+                mtime = listing[key]
+            elif self.store.on_disk:
+                mtime = os.lstat(self.store.path(key)).st_mtime
+            else:
+                mtime = self.store.list_times(key).get(key)
+        except OSError:
+            return None
+        return None if not mtime else time.time() - mtime
 
     def _recover_legacy(self) -> None:
         """Roll forward (or read through) a record of the one-writer protocol
         of earlier versions (``.bcolz_store-journal/manifest.json``)."""
         try:
-            entries = self._read_record(LEGACY_MANIFEST)
+            entries = self._read_record(LEGACY_MANIFEST)[0]
         except DatasetNotFoundError:
             return
         blobs = self._check_blobs(entries)
@@ -161,8 +224,8 @@ class CommittedState:
             self._meta = files
         return generation
 
-    def _read_record(self, key: str) -> list:
-        """The validated entries of the commit record ``key``.
+    def _read_record(self, key: str):
+        """``(entries, RecordInfo)`` of the commit record ``key``, validated.
 
         Raises
         ------
@@ -171,13 +234,7 @@ class CommittedState:
         FormatError
             When it is not a plain file, too large, not JSON, or invalid.
         """
-        where = self.store.path(key)
-        data = self.store.get(key, MAX_OWN_FILE_BYTES)
-        try:
-            entries = json.loads(bytes(data).decode("utf-8"))
-        except (ValueError, RecursionError) as err:
-            raise FormatError(f"{where}: unreadable commit record ({err})") from err
-        return check_manifest(entries, where)
+        return parse_record(self.store.get(key, MAX_OWN_FILE_BYTES), self.store.path(key))
 
     def _check_blobs(self, entries: list) -> dict:
         """``{key: blob key or None}`` once every blob of ``entries`` is a plain
@@ -212,17 +269,20 @@ class CommittedState:
         store = self.store
         now = time.time()
         folders = {}
+        expired = []
         if listing is None:
             listing = store.list_times(JOURNAL_PREFIX)
         for key, mtime in listing.items():
             name = key[len(JOURNAL_PREFIX):]
             match = RECORD_NAME.fullmatch(name)
             if match:
-                if int(match.group(1)) < self._generation:
-                    store.delete(key)
+                if int(match.group(1)) <= self._generation - RETAIN_RECORDS:
+                    expired.append(key)
                 continue
             folder = name.partition("/")[0] if "/" in name else name
             folders[folder] = max(folders.get(folder, 0.0), mtime)
+        for key in sorted(expired):         # oldest first (see is_stable)
+            store.delete(key)
         for folder, newest in folders.items():
             if folder != self._token and (self.locked or now - newest > self.stale_after):
                 store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
@@ -301,26 +361,27 @@ class CommittedState:
     def is_stable(self, marker) -> bool:
         """True when no commit has begun or ended since ``marker`` was taken.
 
-        On a local disk whose marker holds one record, ``commit-<k>.json``
-        (the usual state), two existence checks decide it without listing
-        the journal: record ``k`` stays until commit ``k+1`` is applied, and
-        record ``k+1`` exists from the moment that commit begins until commit
-        ``k+2`` is applied, so once any commit has begun, record ``k+1``
-        exists or record ``k`` is gone, for good.  (Records are created only
-        by commits and removed only once a newer one is applied.)
+        On a local disk whose marker holds records, the newest
+        ``commit-<k>.json`` (the usual state), two existence checks decide it
+        without listing the journal: a commit begins by creating record
+        ``k+1``, and records are removed only :data:`RETAIN_RECORDS` commits
+        later, oldest first, so once any commit has begun, record ``k+1``
+        exists or record ``k`` is gone, for good.  (A state loaded through a
+        record not yet applied is the state that applying it makes.)
         """
         if self.store.remote or marker is None or marker is UNSET:
             return self.marker() == marker
         names = marker[0]
-        if len(names) != 1 or names[0] == "manifest.json":
+        if not names or "manifest.json" in names:
             return self._local_marker() == marker
-        keys = self._stable_keys.get(names[0])
+        newest = names[-1]
+        keys = self._stable_keys.get(newest)
         if keys is None:
-            k = int(RECORD_NAME.fullmatch(names[0]).group(1))
+            k = int(RECORD_NAME.fullmatch(newest).group(1))
             keys = (record_key(k), record_key(k + 1))
             if self.store.on_disk:
                 keys = tuple(self.store.path(key) for key in keys)
-            self._stable_keys = {names[0]: keys}
+            self._stable_keys = {newest: keys}
         if self.store.on_disk:
             return _lexists(keys[0]) and not _lexists(keys[1])
         exists = self.store.exists
@@ -438,11 +499,17 @@ class CommittedState:
 
     def _read_generation_quietly(self) -> int:
         """The generation the consolidated metadata records now (0 if unreadable)."""
+        generation = self._consolidated_generation()
+        return 0 if generation is None else generation
+
+    def _consolidated_generation(self):
+        """The generation the consolidated metadata records now, None when it
+        is missing or unreadable."""
         try:
             data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
             return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))[0]
         except (DatasetNotFoundError, FormatError):
-            return 0
+            return None
 
     def _concurrent(self, generation: int) -> ConcurrentWriteError:
         return ConcurrentWriteError(
@@ -450,7 +517,7 @@ class CommittedState:
             f"(generation {generation} is taken); nothing of this change was committed: "
             f"refresh() and write again, or pass lock=True to serialise writers")
 
-    def _apply(self, entries: list) -> None:
+    def _apply(self, entries: list, newer_than: int | None = None) -> None:
         """Move each blob onto its key (and write contents carried inline,
         make deletions).
 
@@ -461,6 +528,10 @@ class CommittedState:
         consolidated metadata at once, then the consolidated metadata: its
         readers take that object as the end of the commit and read through
         the commit record until then, and the real bcolz cannot read there.
+
+        A writer applying another's record of generation ``newer_than`` stops
+        before a step once that generation is applied or a newer commit has
+        begun: it must never write an older state over a newer one.
         """
         store = self.store
         keys = [key for key, _blob in entries]
@@ -472,6 +543,10 @@ class CommittedState:
             steps = [list(group) for _order, group in
                      itertools.groupby(entries, key=lambda e: commit_order(e[0])[0])]
         for step in steps:
+            if newer_than is not None and (
+                    self._read_generation_quietly() >= newer_than
+                    or store.exists(record_key(newer_than + 1))):
+                return
             self._apply_step(step)
         if self._sync:
             store.sync_folders(keys)

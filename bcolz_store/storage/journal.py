@@ -50,16 +50,15 @@ import contextlib
 import uuid
 from concurrent.futures import Future, wait
 
-from ..errors import ConcurrentWriteError, FormatError, ReadOnlyError, WriteFailedError
-from ..format.consolidated import dump_consolidated
-from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, commit_key_limit, is_metadata_key
+from ..errors import FormatError, ReadOnlyError, WriteFailedError
+from ..format.layout import commit_key_limit, is_metadata_key
 from .base import Store
-from .checksums import dump_checksums, md5_hex, read_limit
-from .committed import CommittedState, read_consistently
+from .checksums import md5_hex, read_limit
+from .commit import CommitProtocol
+from .committed import read_consistently
 from .io import pool
 from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, blob_key, check_manifest,
-                      commit_order, record_bytes, record_key, staged_md5, write_blob,
-                      write_error)
+                      record_key, write_blob, write_error)
 
 __all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "read_consistently", "record_key"]
 
@@ -70,7 +69,7 @@ ASYNC_MIN_BYTES = 1 << 16
 MAX_INFLIGHT_BYTES = 64 << 20
 
 
-class Journal(CommittedState):
+class Journal(CommitProtocol):
     """The commits of one dataset root (a carray rootdir, or a ctable rootdir
     shared by its columns).
 
@@ -130,6 +129,12 @@ class Journal(CommittedState):
         self.broken = None         # the error that left the writer unusable
         self.owner_reload = None   # reloads the committed state into the containers
         self.owner_stage = None    # stages what the containers hold but have not staged
+        # A container's hook for a rebase: returns a function that appends its
+        # pending rows again once the new committed state is loaded.
+        self.owner_capture = None
+        self.owner_committed = None   # called after each commit this journal makes
+        self._ops = set()          # what the pending change did (see note())
+        self.rebases = 0           # appends rebased on another writer's commit
 
     def _new_blob_folder(self) -> None:
         """Stage future blobs in a folder of a new name (the blobs of a commit
@@ -161,9 +166,11 @@ class Journal(CommittedState):
     # ------------------------------------------------------- failed writes
 
     @contextlib.contextmanager
-    def operation(self, what: str = "write"):
-        """Run one write operation of a container: on any exception, return
-        every container of this dataset to its last committed state.
+    def operation(self, what: str | None = None):
+        """Run one write operation of a container (``what``: its name in
+        :data:`~.records.OPS`, noted for the commit record): on any
+        exception, return every container of this dataset to its last
+        committed state.
 
         The outermost operation handles the failure: staged blobs are
         discarded, the journal is cleaned (or a committed record rolled
@@ -181,6 +188,8 @@ class Journal(CommittedState):
             raise WriteFailedError(
                 f"{self.root}: an earlier write failed ({self.broken}) and the committed "
                 f"state could not be reloaded; call refresh()") from self.broken
+        if what is not None:
+            self.note(what)
         self._depth += 1
         try:
             yield self
@@ -216,7 +225,9 @@ class Journal(CommittedState):
         self._meta = None
         self.recover()
         if self.owner_reload is not None:
-            self.owner_reload()
+            # again if a commit began meanwhile (files of two states)
+            self.fresh = True
+            read_consistently(self, self.owner_reload)
         self.broken = None
 
     # --------------------------------------------------------------- writing
@@ -429,6 +440,7 @@ class Journal(CommittedState):
 
     def discard(self) -> None:
         """Forget staged changes and remove this writer's blobs."""
+        self._ops.clear()
         for key in list(self._staged):
             self._unstage(key)
         for future, _size in self._inflight:
@@ -440,99 +452,3 @@ class Journal(CommittedState):
             with contextlib.suppress(OSError, FormatError):
                 self.store.delete_prefix(self._blob_prefix)
             self._dir_ready = False
-
-    # --------------------------------------------------------------- commit
-
-    def commit(self) -> None:
-        """Make the staged changes durable and visible, all at once.
-
-        Raises
-        ------
-        ConcurrentWriteError
-            When another writer committed to the dataset since this one loaded
-            it (nothing of this commit is made).
-        OSError
-            When the medium refuses a write (full, read-only...), naming the
-            file.  If that happens before the commit record exists, nothing
-            changes; after it, the change is committed and finished at once or
-            by the next writer to open the dataset.
-        """
-        if self._batch:
-            self._commit_requested = True
-            return
-        self._commit_requested = False
-        if self.owner_stage is not None and not self.readonly:
-            self.owner_stage()     # a commit includes every pending append
-        if not self._staged:
-            return
-        self._check_writable()
-        if self._generation is None:
-            self.recover()
-        generation = self._generation + 1
-        created = False
-        try:
-            sums = dict(self.checksums())
-            meta = dict(self._metadata_files())
-            for key, digest in self._staged_sums.items():
-                if digest is None:
-                    sums.pop(key, None)
-                    meta.pop(key, None)
-                else:  # every blob is written and synced once its checksum is known
-                    sums[key] = staged_md5(digest)
-            meta.update(self._staged_meta)
-            self._inflight.clear()
-            self._inflight_bytes = 0
-            checksum_file = dump_checksums(sums)
-            self.stage(CHECKSUM_FILE, checksum_file)
-            self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
-                                                            md5_hex(checksum_file)))
-            if self._sync:
-                self.store.sync(self._unsynced.intersection(self._staged.values()))
-            self._unsynced.clear()
-            entries = sorted(([key, blob[len(JOURNAL_PREFIX):] if isinstance(blob, str)
-                               else blob] for key, blob in self._staged.items()),
-                             key=lambda e: commit_order(e[0]))
-            self.store.check_targets([key for key, _blob in entries])
-            record = record_bytes(entries)
-            try:
-                self.store.put_if_absent(record_key(generation), record)
-            except ConcurrentWriteError:
-                raise self._concurrent(generation) from None
-            except OSError as err:
-                raise write_error(err, "the commit record", self.store.path(record_key(generation)),
-                              self.root) from err
-            created = True
-            if self._read_generation_quietly() >= generation:
-                raise self._concurrent(generation)
-            if self._sync:
-                self.store.sync_folders([record_key(generation)])
-        except BaseException:
-            if created:                 # withdraw it: no reader or writer will apply it
-                with contextlib.suppress(OSError, FormatError):
-                    self.store.delete(record_key(generation))
-            self.discard()
-            raise
-        # Committed: from here on the change stands, even if applying fails
-        # (then recovery finishes it, with these blobs).
-        self._staged.clear()
-        self._staged_sums.clear()
-        self._staged_meta.clear()
-        committed_blobs = self._blob_prefix if self._dir_ready else None
-        scratch_used = self._scratch_used
-        self._new_blob_folder()
-        self._sums = sums
-        self._recorded = sums
-        previous = record_key(generation - 1)    # no longer needed once this one exists
-        remote = self.store.remote
-        self._apply(entries)
-        self._generation = generation
-        self._meta = meta
-        if remote and not scratch_used:
-            # The blobs were copied, not moved: one bulk delete of the known
-            # keys, with the previous record.
-            self.store.delete_many([JOURNAL_PREFIX + blob for _key, blob in entries
-                                    if isinstance(blob, str)] + [previous])
-            return
-        if committed_blobs is not None:     # every content travelled inline otherwise
-            self.store.delete_prefix(committed_blobs)
-        self.store.delete(previous)

@@ -30,9 +30,10 @@ def acquire(rootdir, wanted, timeout: float = DEFAULT_TIMEOUT):
     Parameters
     ----------
     rootdir : str, os.PathLike, Store or None
-    wanted : bool or float
+    wanted : bool, float or a lock
         False: no lock.  True: wait up to ``timeout`` seconds.  A number: wait
-        that many seconds.
+        that many seconds.  A lock this function returned: kept (``open``
+        takes the lock before loading the state, then hands it over).
 
     Raises
     ------
@@ -43,6 +44,8 @@ def acquire(rootdir, wanted, timeout: float = DEFAULT_TIMEOUT):
     """
     if not wanted:
         return None
+    if hasattr(wanted, "release") and hasattr(wanted, "is_locked"):
+        return wanted
     if rootdir is None:
         raise ValueError("lock=True needs an on-disk container (a rootdir)")
     from .base import Store

@@ -1,11 +1,18 @@
 """Commit records and the blobs they name: keys, validation and bytes.
 
 A commit record ``.bcolz_store-journal/commit-<generation:012d>.json`` is a
-JSON list ``[[key, blob], ...]`` in :func:`commit_order`; ``blob`` is the
-name of a blob in the journal (``<writer>/NNNNNN.blob``), ``null`` for a
-deletion, or ``{"data": base64}`` for content the record carries itself
-(remote stores, up to :data:`INLINE_MAX_BYTES`).  Earlier versions wrote one
-record, ``manifest.json``, of the same form.  The protocol that creates and
+JSON object ``{"writer": token, "base": g, "ops": [...], "entries": [[key,
+blob], ...]}``: ``writer`` is the token of the commit (the name of the
+writer's blob folder for it, 16 hex digits), so that a writer can tell its
+own record from another's; ``base`` the generation it was made from; ``ops``
+what the commit did (``"append"``, ``"setitem"``, ``"trim"``...), so that a
+writer whose generation was taken can tell whether its change still applies;
+``entries`` in :func:`commit_order`, where ``blob`` is the name of a blob in
+the journal (``<writer>/NNNNNN.blob``), ``null`` for a deletion, or
+``{"data": base64}`` for content the record carries itself (remote stores, up
+to :data:`INLINE_MAX_BYTES`).  Earlier versions wrote the entries list alone
+(still read, as a record of unknown writer and operations), and before that
+one record, ``manifest.json``, of the same form.  The protocol that creates and
 applies records is described in :mod:`bcolz_store.storage.journal`.
 
 Source: this library's own format (docs/durability.md); the keys a record may
@@ -19,6 +26,7 @@ import binascii
 import json
 import re
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 from ..errors import FormatError
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, commit_key_limit
@@ -26,9 +34,10 @@ from .base import Store
 from .checksums import md5_parts
 from .io import pool
 
-__all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "blob_key", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "RECORD_NAME",
-           "UNSET", "check_manifest", "commit_order", "record_bytes", "record_key",
-           "staged_md5", "write_blob", "write_error"]
+__all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "OPS",
+           "RECORD_NAME", "UNSET", "RecordInfo", "blob_key", "check_manifest", "commit_order",
+           "parse_record", "record_bytes", "record_key", "staged_md5", "write_blob",
+           "write_error"]
 
 JOURNAL_PREFIX = JOURNAL_DIR + "/"
 # The record of an interrupted commit of earlier versions (one writer, one record).
@@ -39,6 +48,11 @@ UNSET = object()          # "not loaded yet", where None is a value
 # On remote stores, contents up to this size travel inside the commit record
 # (written by one request at the commit) instead of as blobs of their own.
 INLINE_MAX_BYTES = 1 << 16
+TOKEN = re.compile(r"[0-9a-f]{16}")
+#: The operations a record may name.  "append" commits only add rows; the
+#: others change what is there ("setitem", "attrs": values or attributes;
+#: "trim"/"resize", "addcol"/"delcol", "create": the shape or the columns).
+OPS = ("append", "setitem", "attrs", "trim", "resize", "addcol", "delcol", "create", "other")
 
 
 def blob_key(folder: str, number: int) -> str:
@@ -147,8 +161,48 @@ def check_manifest(entries, where: str) -> list:
     return entries
 
 
-def record_bytes(entries: list) -> bytes:
+@dataclass(frozen=True)
+class RecordInfo:
+    """Who made a commit record and what it did (None: a record of an earlier
+    version, which did not say)."""
+
+    writer: str | None = None
+    base: int | None = None
+    ops: tuple | None = None
+
+
+def parse_record(data: bytes, where: str):
+    """``(entries, RecordInfo)`` of the bytes of a commit record, validated
+    (:func:`check_manifest`).
+
+    Raises
+    ------
+    FormatError
+        When it is not JSON, not a record, or an entry is invalid.
+    """
+    try:
+        obj = json.loads(bytes(data).decode("utf-8"))
+    except (ValueError, RecursionError) as err:
+        raise FormatError(f"{where}: unreadable commit record ({err})") from err
+    if isinstance(obj, list):           # earlier versions: the entries alone
+        return check_manifest(obj, where), RecordInfo()
+    if not isinstance(obj, dict) or set(obj) != {"writer", "base", "ops", "entries"}:
+        raise FormatError(f"{where}: malformed commit record (not an object with writer, "
+                          f"base, ops and entries)")
+    writer, base, ops = obj["writer"], obj["base"], obj["ops"]
+    if not (isinstance(writer, str) and TOKEN.fullmatch(writer)):
+        raise FormatError(f"{where}: malformed commit record writer {writer!r:.40}")
+    if not (type(base) is int and 0 <= base < 10 ** 12):
+        raise FormatError(f"{where}: malformed commit record base {base!r:.40}")
+    if not (isinstance(ops, list) and len(ops) <= len(OPS) and all(op in OPS for op in ops)):
+        raise FormatError(f"{where}: malformed commit record ops {ops!r:.80}")
+    return check_manifest(obj["entries"], where), RecordInfo(writer, base, tuple(ops))
+
+
+def record_bytes(entries: list, writer: str, base: int, ops) -> bytes:
     """The JSON of a commit record; contents carried inline are base64."""
-    return json.dumps([[key, {"data": base64.b64encode(blob).decode("ascii")}
-                        if isinstance(blob, bytes) else blob]
-                       for key, blob in entries]).encode("utf-8")
+    return json.dumps({
+        "writer": writer, "base": int(base), "ops": sorted(set(ops), key=OPS.index),
+        "entries": [[key, {"data": base64.b64encode(blob).decode("ascii")}
+                     if isinstance(blob, bytes) else blob] for key, blob in entries],
+    }).encode("utf-8")

@@ -16,7 +16,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store import cli
-from bcolz_store.errors import ConcurrentWriteError, DatasetNotFoundError, ReadOnlyError
+from bcolz_store.errors import ConflictError, DatasetNotFoundError, ReadOnlyError
 
 try:
     import bcolz as real_bcolz
@@ -106,7 +106,7 @@ def test_opening_a_12_column_ctable_on_s3_takes_two_requests(s3):
     assert sum(seen.values()) <= nchunks + 1, seen     # the chunks and the checksum file
 
 
-def test_two_writers_on_s3_the_second_is_refused(s3):
+def test_two_writers_on_s3_appends_follow_each_other_a_setitem_is_refused(s3):
     url, options = s3
     path = f"{url}/w.bcolz"
     bcolz_store.carray(np.arange(100), rootdir=path, mode="w", storage_options=options)
@@ -114,17 +114,21 @@ def test_two_writers_on_s3_the_second_is_refused(s3):
     second = bcolz_store.open(path, mode="a", storage_options=options)
     first.append([1000, 1001])
     first.flush()
-    with pytest.raises(ConcurrentWriteError, match="another writer"):
-        second.append([2000])       # its leftover is read now: the conflict shows here
-        second.flush()
-    # nothing of the loser was committed, the winner's commit stands
-    back = bcolz_store.open(path, mode="r", storage_options=options)
-    assert back[:].tolist() == list(range(100)) + [1000, 1001]
-    # the loser is back at the newest committed state and can write again
-    assert len(second) == 102
-    second.append([3000])
+    second.append([2000])           # rebased: its row goes after the first writer's
     second.flush()
-    assert bcolz_store.open(path, mode="r", storage_options=options)[-1] == 3000
+    back = bcolz_store.open(path, mode="r", storage_options=options)
+    assert back[:].tolist() == list(range(100)) + [1000, 1001, 2000]
+    assert len(second) == 103
+    # an assignment from a state another writer replaced conflicts
+    first.refresh()
+    first[0] = -1
+    with pytest.raises(ConflictError, match="setitem conflicts") as info:
+        second[1] = -2
+    assert info.value.ours == ("setitem",) and info.value.theirs == ("setitem",)
+    # nothing of the loser was committed; it is back at the newest state
+    assert bcolz_store.open(path, mode="r", storage_options=options)[:3].tolist() == [-1, 1, 2]
+    second[1] = -2
+    assert bcolz_store.open(path, mode="r", storage_options=options)[:3].tolist() == [-1, -2, 2]
     assert bcolz_store.verify(path, storage_options=options).ok
 
 
@@ -134,7 +138,7 @@ def test_two_local_writers_the_second_is_refused(tmp_path):
     first = bcolz_store.open(path, mode="a")
     second = bcolz_store.open(path, mode="a")
     first.append([[1]])
-    with pytest.raises(ConcurrentWriteError):
+    with pytest.raises(ConflictError, match="append"):
         second.attrs["x"] = 1           # a commit from the generation the first one took
     assert bcolz_store.open(path).attrs.getall() == {}
     second.attrs["x"] = 1

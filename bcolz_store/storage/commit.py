@@ -1,0 +1,283 @@
+"""The commit step of :class:`~.journal.Journal`: one atomic commit of what
+is staged, and what a writer does when another writer's commit came first.
+
+A commit (see :mod:`bcolz_store.storage.journal` for the whole protocol)
+checks that the generation it loaded is still the newest, creates the record
+of the next generation only if it does not exist (the commit point), applies
+it, and removes the record :data:`~.committed.RETAIN_RECORDS` generations
+older.  A record whose creation was answered "exists" but carries this
+writer's token is this writer's (a lost answer).  When the generation is
+taken, a change that only appended rows is rebased: its container reads the
+rows back, reloads the newest state and appends them again, and the commit is
+retried after a jittered exponential backoff; any other change raises
+:class:`~bcolz_store.errors.ConflictError` naming both operations.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+
+from ..errors import ConcurrentWriteError, ConflictError, DatasetNotFoundError, FormatError
+from ..format.consolidated import dump_consolidated
+from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
+from .checksums import dump_checksums, md5_hex
+from .committed import RETAIN_RECORDS, CommittedState
+from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
+                      write_error)
+
+__all__ = ["REBASE_OVER", "CommitProtocol"]
+
+# What another writer's commits may have done for an append to be rebased on
+# them: its rows then simply follow theirs.
+REBASE_OVER = {"append", "setitem", "attrs"}
+
+
+class CommitProtocol(CommittedState):
+    """Committing what a :class:`~.journal.Journal` staged (its base class;
+    the journal's constructor sets the attributes used here)."""
+
+    #: Rebases of an append whose generation another writer took, at most ...
+    commit_retries = 64
+    #: ... and seconds spent retrying, at most.
+    retry_timeout = 120.0
+    #: The backoff before the n-th retry is uniform in [0, min(backoff_max,
+    #: backoff_base * 2**n)] seconds.
+    backoff_base = 0.002
+    backoff_max = 0.5
+
+    def note(self, op: str) -> None:
+        """Record that the pending change includes ``op`` (one of
+        :data:`~.records.OPS`); the commit record names the operations, and a
+        commit that only appended is rebased instead of failing."""
+        self._ops.add(op if op in OPS else "other")
+
+    def commit(self) -> None:
+        """Make the staged changes durable and visible, all at once.
+
+        Nothing is committed when the staged files hold what is committed
+        already (a ``flush()`` with nothing pending).  When another writer
+        committed first, a change that only appended rows (see :meth:`note`)
+        is rebased on the new state by the container (:attr:`owner_capture`)
+        and committed again, after a jittered exponential backoff, at most
+        :attr:`commit_retries` times within :attr:`retry_timeout` seconds.
+
+        Raises
+        ------
+        ConflictError
+            When another writer committed since this one loaded the dataset
+            and this change is not an append that can follow it (nothing of
+            this commit is made; the message names both operations).
+        ConcurrentWriteError
+            When an append could not be committed within the retries.
+        OSError
+            When the medium refuses a write (full, read-only...), naming the
+            file.  If that happens before the commit record exists, nothing
+            changes; after it, the change is committed and finished at once or
+            by the next writer to open the dataset.
+        """
+        if self._batch:
+            self._commit_requested = True
+            return
+        self._commit_requested = False
+        if self.owner_stage is not None and not self.readonly:
+            self.owner_stage()     # a commit includes every pending append
+        if not self._staged:
+            self._ops.clear()
+            return
+        self._check_writable()
+        if self._generation is None:
+            self.recover()
+        started = time.monotonic()
+        for attempt in itertools.count():
+            if not self._changes_anything():
+                self.discard()
+                self._ops.clear()
+                return
+            try:
+                self._commit_once()
+            except ConcurrentWriteError as err:     # nothing committed; still staged
+                replay = self._plan_rebase(err, attempt, started)
+            else:
+                self._ops.clear()
+                if self.owner_committed is not None:
+                    self.owner_committed()
+                return
+            time.sleep(random.uniform(0, min(self.backoff_max,
+                                             self.backoff_base * 2 ** attempt)))
+            self.rebases += 1
+            self.reload_committed()
+            replay()
+            self.note("append")
+            if self.owner_stage is not None:
+                self.owner_stage()
+
+    def _changes_anything(self) -> bool:
+        """True when a staged file differs from the committed one (or a staged
+        deletion removes a committed file)."""
+        sums = self.checksums()
+        for key, digest in self._staged_sums.items():
+            if digest is None:
+                if key in sums or (key not in self._staged_meta and self.store.exists(key)):
+                    return True
+            elif sums.get(key) != staged_md5(digest):
+                return True
+        return False
+
+    def _plan_rebase(self, err: ConcurrentWriteError, attempt: int, started: float):
+        """What to do when the generation this writer loaded is taken: the
+        container's replay of its appended rows (to run once the new state is
+        loaded), or the error to raise, with the staged changes discarded."""
+        ours = tuple(sorted(self._ops, key=OPS.index)) or ("other",)
+        theirs = self._ops_since(self._generation)
+        replay = None
+        if ours == ("append",) and theirs is not None and set(theirs) <= REBASE_OVER \
+                and self.owner_capture is not None:
+            if attempt < self.commit_retries and \
+                    time.monotonic() - started < self.retry_timeout:
+                replay = self.owner_capture()
+            else:
+                self.discard()
+                self._ops.clear()
+                raise ConcurrentWriteError(
+                    f"{self.root}: other writers kept committing; this append was rebased "
+                    f"{attempt} times in {time.monotonic() - started:.1f} s and is not "
+                    f"committed (Journal.commit_retries, Journal.retry_timeout)") from err
+        if replay is None:
+            self.discard()
+            self._ops.clear()
+            said = "unknown operations (a commit of an earlier version, or too many " \
+                "commits ago)" if theirs is None else " and ".join(theirs) or "a change"
+            raise ConflictError(
+                f"{self.root}: another writer committed ({said}) since this one loaded the "
+                f"dataset, and this writer's {' and '.join(ours)} conflicts with it; nothing "
+                f"of this change was committed: refresh() and write again, or pass lock=True "
+                f"to serialise writers", ours, theirs) from err
+        return replay
+
+    def _ops_since(self, generation: int):
+        """The operations of the commits after ``generation`` (their records'
+        ``ops``), or None when one is not known (its record is gone, or an
+        earlier version wrote it)."""
+        ops = []
+        current = self._read_generation_quietly()
+        k = generation + 1
+        while k <= generation + RETAIN_RECORDS:
+            try:
+                info = self._read_record(record_key(k))[1]
+            except DatasetNotFoundError:
+                if k <= current:
+                    return None
+                break
+            except FormatError:
+                return None
+            if info.ops is None:
+                return None
+            ops += [op for op in info.ops if op not in ops]
+            k += 1
+        return tuple(sorted(ops, key=OPS.index)) if k > generation + 1 else None
+
+    def _claim(self, generation: int, record: bytes) -> None:
+        """Create the record of ``generation``: the commit point.
+
+        The generation the consolidated metadata holds is checked first: a
+        record is removed only :data:`RETAIN_RECORDS` commits after its own,
+        so a writer that finds its generation still current cannot recreate a
+        removed record.  A request whose answer was lost (the record exists
+        and is ours, by its writer token) succeeded.
+
+        Raises
+        ------
+        ConcurrentWriteError
+            When the generation is taken.
+        OSError
+            When the store refuses the write (and the record is not ours).
+        """
+        key = record_key(generation)
+        current = self._consolidated_generation()
+        if current is not None and current != generation - 1:
+            raise self._concurrent(generation)
+        try:
+            self.store.put_if_absent(key, record)
+        except ConcurrentWriteError:
+            if self._record_writer(key) != self._token:
+                raise self._concurrent(generation) from None
+        except OSError as err:
+            if self._record_writer(key) != self._token:
+                raise write_error(err, "the commit record", self.store.path(key),
+                                  self.root) from err
+
+    def _record_writer(self, key: str):
+        """The writer token of the record ``key`` (None when unreadable)."""
+        try:
+            return self._read_record(key)[1].writer
+        except (OSError, FormatError):
+            return None
+
+    def _commit_once(self) -> None:
+        """One attempt of :meth:`commit`.  A ConcurrentWriteError leaves the
+        staged changes in place (the caller rebases or discards them); any
+        other failure discards them."""
+        generation = self._generation + 1
+        try:
+            sums = dict(self.checksums())
+            meta = dict(self._metadata_files())
+            for key, digest in self._staged_sums.items():
+                if digest is None:
+                    sums.pop(key, None)
+                    meta.pop(key, None)
+                else:  # every blob is written and synced once its checksum is known
+                    sums[key] = staged_md5(digest)
+            meta.update(self._staged_meta)
+            self._inflight.clear()
+            self._inflight_bytes = 0
+            checksum_file = dump_checksums(sums)
+            self.stage(CHECKSUM_FILE, checksum_file)
+            self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
+                                                            md5_hex(checksum_file)))
+            if self._sync:
+                self.store.sync(self._unsynced.intersection(self._staged.values()))
+            self._unsynced.clear()
+            entries = sorted(([key, blob[len(JOURNAL_PREFIX):] if isinstance(blob, str)
+                               else blob] for key, blob in self._staged.items()),
+                             key=lambda e: commit_order(e[0]))
+            self.store.check_targets([key for key, _blob in entries])
+            ops = self._ops or {"other"}
+            self._claim(generation, record_bytes(entries, self._token, generation - 1, ops))
+            if self._sync:
+                self.store.sync_folders([record_key(generation)])
+        except ConcurrentWriteError:
+            for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
+                self._unstage(key)
+            raise
+        except BaseException:
+            self.discard()
+            raise
+        # Committed: from here on the change stands, even if applying fails
+        # (then recovery finishes it, with these blobs).
+        self._staged.clear()
+        self._staged_sums.clear()
+        self._staged_meta.clear()
+        committed_blobs = self._blob_prefix if self._dir_ready else None
+        scratch_used = self._scratch_used
+        self._new_blob_folder()
+        self._sums = sums
+        self._recorded = sums
+        # Records stay RETAIN_RECORDS commits (see _claim); the oldest goes.
+        expired = record_key(generation - RETAIN_RECORDS) \
+            if generation > RETAIN_RECORDS else None
+        remote = self.store.remote
+        self._apply(entries)
+        self._generation = generation
+        self._meta = meta
+        if remote and not scratch_used:
+            # The blobs were copied, not moved: one bulk delete of the known
+            # keys, with the expired record.
+            self.store.delete_many([JOURNAL_PREFIX + blob for _key, blob in entries
+                                    if isinstance(blob, str)] + ([expired] if expired else []))
+            return
+        if committed_blobs is not None:     # every content travelled inline otherwise
+            self.store.delete_prefix(committed_blobs)
+        if expired is not None:
+            self.store.delete(expired)

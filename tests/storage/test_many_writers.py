@@ -1,0 +1,224 @@
+"""Several writers on one dataset: appends that never conflict, conflicts that
+name both operations, and a commit protocol that loses or doubles nothing.
+
+The processes of :mod:`benchmarks.contention` append at once, with no lock
+and with ``lock=True``, locally and on S3 (moto on 127.0.0.1); the other
+tests take one step of the protocol each: a commit record whose answer was
+lost, a writer that applies another's record late, an idle writer, a lock
+taken before the state is loaded.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bcolz_store
+from bcolz_store.errors import ConcurrentWriteError, ConflictError
+from bcolz_store.storage.journal import Journal
+from bcolz_store.storage.records import record_key
+
+from benchmarks import contention
+
+JOURNAL = ".bcolz_store-journal"
+
+
+def _records(root) -> list:
+    return sorted(n for n in os.listdir(Path(root) / JOURNAL) if n.startswith("commit-"))
+
+
+@pytest.fixture
+def real_lease(monkeypatch):
+    """The default apply lease, in this process and in the writers it starts."""
+    monkeypatch.setenv("BCOLZ_STORE_APPLY_LEASE", "30")
+    monkeypatch.setattr(Journal, "apply_lease", 30.0)
+
+
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
+@pytest.mark.parametrize("lock", [False, True])
+def test_writers_appending_at_once_locally(real_lease, kind, lock):
+    figures = contention.run(kind, writers=3, appends=20, lock=lock)
+    assert figures["problems"] == [] and figures["tracebacks"] == []
+    assert figures["errors"] == {} and figures["commits"] == 60
+
+
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
+def test_writers_appending_at_once_on_s3(real_lease, s3_bucket, kind):
+    url, options = s3_bucket
+    figures = contention.run(kind, f"{url}/{kind}.bcolz", options, writers=3, appends=6)
+    assert figures["problems"] == [] and figures["tracebacks"] == []
+    assert figures["errors"] == {} and figures["commits"] == 18
+
+
+def test_appends_are_rebased_a_setitem_conflicts_naming_both(tmp_path):
+    path = str(tmp_path / "a")
+    bcolz_store.carray(np.arange(10), rootdir=path, mode="w", chunklen=4)
+    first, second = bcolz_store.open(path), bcolz_store.open(path)
+    first.append([100, 101, 102])
+    first.flush()
+    second.append([200])
+    second.flush()
+    assert second._store.journal.rebases == 1
+    assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(10)) + [100, 101, 102, 200]
+    first.refresh()
+    first.trim(2)
+    with pytest.raises(ConflictError, match="trim.*append conflicts") as info:
+        second.append([300])
+        second.flush()
+    assert info.value.ours == ("append",) and info.value.theirs == ("trim",)
+    assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(10)) + [100, 101]
+    second.append([300])          # back at the newest state: appends again
+    second.flush()
+    assert bcolz_store.open(path, mode="r")[-1] == 300
+    assert bcolz_store.verify(path).ok
+
+
+def test_a_table_append_rebased_keeps_every_column(tmp_path):
+    path = str(tmp_path / "t")
+    bcolz_store.ctable([np.arange(3), np.array(["a", "b", "c"], dtype=object)],
+                       names=["x", "s"], dtype={"s": bcolz_store.vlen(str)},
+                       rootdir=path, mode="w", chunklen=2)
+    first, second = bcolz_store.open(path), bcolz_store.open(path)
+    first.append((5, "q"))
+    second.append([[6, 7], ["r", None]])
+    first.append((8, "z"))
+    back = bcolz_store.open(path, mode="r")
+    assert back.cols["x"][:].tolist() == [0, 1, 2, 5, 6, 7, 8]
+    assert back.cols["s"][:].tolist() == ["a", "b", "c", "q", "r", None, "z"]
+    assert bcolz_store.verify(path).ok
+
+
+def test_flush_refresh_close_commit_nothing_when_nothing_is_pending(tmp_path):
+    path = str(tmp_path / "t")
+    bcolz_store.ctable([np.arange(10)], names=["a"], rootdir=path, mode="w")
+    first, idle = bcolz_store.open(path), bcolz_store.open(path)
+    first.append([[1]])             # auto-flushed: committed
+    before = _records(path)
+    first.flush()                   # the row was committed already: nothing to do
+    first.refresh()
+    idle.refresh()                  # the documented way out of a conflict never raises one
+    idle.flush()
+    idle.close()
+    assert _records(path) == before
+    first.append([[2]])             # an idle writer invalidates nobody
+    assert bcolz_store.open(path, mode="r").cols["a"][:].tolist() == list(range(10)) + [1, 2]
+
+
+def test_a_lost_answer_to_the_commit_record_is_success(tmp_path, monkeypatch):
+    """The record's conditional write succeeded, its answer was lost and the
+    retry got 'exists': the record carries this writer's token, so the
+    commit stands and is reported as made (not as ConcurrentWriteError)."""
+    path = str(tmp_path / "a")
+    c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
+    store = c._store.store
+    real = store.put_if_absent
+
+    def lost_answer(key, data):
+        real(key, data)
+        raise ConcurrentWriteError(f"{key}: exists already (the retry of a lost answer)")
+    monkeypatch.setattr(store, "put_if_absent", lost_answer)
+    c.append([5, 6])
+    c.flush()
+    monkeypatch.undo()
+    assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7))
+    assert c._store.journal.rebases == 0
+    assert bcolz_store.verify(path).ok
+
+
+def test_another_writers_commit_is_never_refused_as_taken(tmp_path):
+    """A second writer that rolls the first writer's record forward (it opened
+    between the record and its application) does not make the first writer
+    withdraw a commit that stands."""
+    path = str(tmp_path / "a")
+    bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
+    first = bcolz_store.open(path)
+    journal = first._store.journal
+    real_apply = journal._apply
+    second = []
+
+    def apply_after_another_opened(entries, newer_than=None):
+        second.append(bcolz_store.open(path))   # rolls the record forward (lease 0.2 s)
+        real_apply(entries, newer_than)
+    journal._apply = apply_after_another_opened
+    first.append([5])
+    first.flush()
+    assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(6))
+    assert len(second[0]) == 6
+
+
+def test_a_late_roll_forward_never_writes_over_a_newer_commit(tmp_path):
+    """A writer that read generation g+1's record and applies it late, after
+    g+1 was applied and g+2 committed, writes nothing (it used to put g+1's
+    small files back over g+2's)."""
+    path = str(tmp_path / "a")
+    c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w", chunklen=4)
+    journal = c._store.journal
+    generation = journal._generation
+    c.append([5])
+    c.flush()                                   # generation + 1
+    entries = journal._read_record(record_key(generation + 1))[0]
+    c.append([6])
+    c.flush()                                   # generation + 2
+    late = bcolz_store.open(path)._store.journal
+    late._apply(entries, newer_than=generation + 1)
+    assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7))
+    assert bcolz_store.verify(path).ok
+
+
+def test_a_writer_waits_for_a_live_writer_to_apply_its_record(tmp_path, monkeypatch):
+    """A record not yet applied, younger than the lease, is its writer's to
+    apply: a writer opening meanwhile waits for it, it does not apply it too."""
+    monkeypatch.setattr(Journal, "apply_lease", 10.0)
+    path = str(tmp_path / "a")
+    c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
+    journal = c._store.journal
+    real_apply = journal._apply
+    opened = {}
+
+    def slow_apply(entries, newer_than=None):
+        import threading
+
+        def other():
+            started = time.monotonic()
+            other_writer = bcolz_store.open(path)
+            opened["seconds"] = time.monotonic() - started
+            opened["len"] = len(other_writer)
+        thread = threading.Thread(target=other)
+        thread.start()
+        time.sleep(0.5)                         # the other writer is waiting now
+        real_apply(entries, newer_than)
+        thread.join()
+    journal._apply = slow_apply
+    c.append([5])
+    c.flush()
+    assert opened["len"] == 6 and 0.3 < opened["seconds"] < 5
+
+
+LOCKED_WRITER = """
+import sys, bcolz_store
+c = bcolz_store.open(sys.argv[1], mode="a", lock=True)   # waits for the parent's lock
+c.append([999])
+c.flush()
+c.close()
+"""
+
+
+def test_lock_is_taken_before_the_state_is_loaded(tmp_path):
+    path = str(tmp_path / "a")
+    bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
+    holder = bcolz_store.open(path, mode="a", lock=True)
+    package_parent = str(Path(bcolz_store.__file__).resolve().parents[1])
+    proc = subprocess.Popen([sys.executable, "-c", LOCKED_WRITER, path],
+                            env=dict(os.environ, PYTHONPATH=package_parent),
+                            stderr=subprocess.PIPE)
+    time.sleep(1.5)                 # the child is waiting for the lock
+    holder.append([5, 6])
+    holder.flush()
+    holder.close()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7)) + [999]
