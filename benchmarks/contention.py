@@ -188,6 +188,74 @@ def run(kind="carray", path=None, options=None, writers=8, appends=500, lock=Fal
     return figures
 
 
+def _steady_writer(kind, path, options, appends, every, out):
+    """Append ``appends`` times, one commit every ``every`` seconds."""
+    import bcolz_store
+    kwargs = {"storage_options": options} if options else {}
+    obj = bcolz_store.open(path, mode="a", **kwargs)
+    out.put("started")
+    for seq in range(appends):
+        ids = _ids(0, seq, 100)
+        if kind == "carray":
+            obj.append(ids)
+            obj.flush()
+        else:
+            obj.append([ids, np.zeros(100, dtype=np.int16), [f"w{i}" for i in ids.tolist()]])
+        time.sleep(every)
+    obj.close()
+    out.put("done")
+
+
+def readers(kind="ctable", path=None, options=None, rows=240_000, appends=200,
+            every=0.035) -> dict:
+    """Full reads (open, then read every row) beside one writer committing an
+    append every ``every`` seconds: how many complete, and whether each saw
+    a whole committed state (the rows of the first appends, in order)."""
+    import bcolz_store
+    tmp = None
+    if path is None:
+        tmp = tempfile.TemporaryDirectory(prefix="bcolz-store-readers-")
+        path = os.path.join(tmp.name, f"{kind}.bcolz")
+    _create(kind, path, options)
+    kwargs = {"storage_options": options} if options else {}
+    base = bcolz_store.open(path, mode="a", **kwargs)
+    ids = np.arange(rows, dtype=np.int64) + 9 * 10 ** 12
+    if kind == "carray":
+        base.append(ids)
+    else:
+        base.append([ids, np.zeros(rows, dtype=np.int16), ["x"] * rows])
+    base.flush()
+    base.close()
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    proc = ctx.Process(target=_steady_writer, args=(kind, path, options, appends, every, out))
+    proc.start()
+    out.get(timeout=120)
+    done = ok = wrong = 0
+    errors = {}
+    started = time.time()
+    while proc.is_alive() and out.empty():
+        done += 1
+        try:
+            obj = bcolz_store.open(path, mode="r", **kwargs)
+            got = obj[:] if kind == "carray" else obj.cols["id"][:]
+        except bcolz_store.BcolzStoreError as err:
+            errors[type(err).__name__] = errors.get(type(err).__name__, 0) + 1
+            continue
+        n = len(got) - rows
+        expected = np.concatenate([ids] + [_ids(0, s, 100) for s in range(n // 100)])
+        if n % 100 or not np.array_equal(got, expected):
+            wrong += 1
+        else:
+            ok += 1
+    proc.join()
+    if tmp is not None:
+        tmp.cleanup()
+    return {"kind": kind, "rows": rows, "every_s": every, "reads": done, "completed": ok,
+            "wrong": wrong, "errors": errors, "seconds": round(time.time() - started, 2),
+            "completed_share": round(ok / max(done, 1), 3)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.contention",
                                      description=__doc__.split("\n\n")[0])
@@ -196,7 +264,13 @@ def main(argv=None) -> int:
     parser.add_argument("--kind", choices=["carray", "ctable", "both"], default="both")
     parser.add_argument("--lock", action="store_true", help="writers pass lock=True")
     parser.add_argument("--s3", action="store_true", help="on S3 (moto on 127.0.0.1)")
+    parser.add_argument("--readers", action="store_true",
+                        help="instead: full reads beside one writer committing every 35 ms")
     args = parser.parse_args(argv)
+    if args.readers:
+        for kind in (["carray", "ctable"] if args.kind == "both" else [args.kind]):
+            print(json.dumps(readers(kind)))
+        return 0
     server = None
     options = None
     if args.s3:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import threads
+from ..errors import FormatError
+from ..format.bloscpack import chunk_file_nbytes
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 
@@ -96,10 +98,23 @@ class ChunkEngine(EngineBase):
         if buffer is None:
             buffer = np.zeros(self.chunklen, dtype=self.atom)
             if self.nleft:
+                self._pending_leftover = buffer
                 self._read_leftover(
                     lambda: self.chunks.read_into(len(self.chunks), buffer[:self.nleft]))
             self._leftover = buffer
         return buffer
+
+    def _read_grown_leftover(self):
+        nchunk = len(self.chunks)
+        data = self.chunks.read_file(nchunk, self.chunks.limit())
+        full = np.empty(self.chunklen, dtype=self.atom)
+        nbytes = chunk_file_nbytes(data, self.chunks.path(nchunk))
+        n = nbytes // max(self.atom.itemsize, 1)
+        if not self.nleft <= n <= self.chunklen or n * self.atom.itemsize != nbytes:
+            raise FormatError(f"{self.chunks.path(nchunk)}: holds {nbytes} bytes, not the "
+                              f"leftover of {self.nleft} items or more")
+        self.chunks.decode_into(nchunk, data, full[:n])
+        self._pending_leftover[:self.nleft] = full[:self.nleft]
 
     @leftover.setter
     def leftover(self, value: np.ndarray) -> None:

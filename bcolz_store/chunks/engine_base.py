@@ -125,10 +125,20 @@ class EngineBase:
         try:
             return read()
         except BcolzStoreError as err:
+            journal = self.store.journal if self.store is not None else None
+            if journal is not None and journal.readonly and journal.appended_since_loaded():
+                # A writer appended since this reader loaded: the leftover's
+                # file holds more items now, the first ones those it had.
+                return self._read_grown_leftover()
             conflict = self._conflict()
             if conflict is None:
                 raise
             raise conflict from err
+
+    def _read_grown_leftover(self):
+        """Fill the leftover from its file, which holds ``nleft`` items or
+        more (appends since the state was loaded); a subclass knows how."""
+        raise NotImplementedError
 
     def _conflict(self):
         """The ConcurrentWriteError for a writer whose lazily read leftover chunk

@@ -142,6 +142,7 @@ class VlenEngine(EngineBase):
                 data = self.chunks.get(nfull)
                 buffer[:self.nleft] = self._decode(nfull, data, self.nleft)
                 return data
+            self._pending_leftover = buffer
             data = self._read_leftover(read)
             raw = parse_vlen_header(data).rawbytes
             self._full = [max(self._stored[0] - raw, 0), max(self._stored[1] - len(data), 0)]
@@ -153,6 +154,16 @@ class VlenEngine(EngineBase):
     def leftover(self, value: np.ndarray) -> None:
         self._leftover = value
         self._left = None
+
+    def _read_grown_leftover(self):
+        nfull = len(self.chunks)
+        data = self.chunks.get(nfull)
+        n = parse_vlen_header(data).nitems
+        if not self.nleft <= n <= self.chunklen:
+            raise FormatError(f"{self.chunks.path(nfull)}: holds {n} items, not the leftover "
+                              f"of {self.nleft} items or more")
+        self._pending_leftover[:self.nleft] = self._decode(nfull, data, n)[:self.nleft]
+        return data
 
     def _leftover_room(self, n: int) -> np.ndarray:
         """The leftover buffer with room for ``n <= chunklen`` items, grown

@@ -159,6 +159,7 @@ class CommittedState:
                 generation += 1
                 self._meta = None
         self._generation = generation
+        self._appends_upto = generation
         if not self.readonly:
             self._collect_garbage(listing)
             self._sums = self._loaded_checksums()
@@ -343,7 +344,8 @@ class CommittedState:
         readers then read through it.  :meth:`recover` takes the marker of the
         state it loads as :attr:`loaded_marker`, before reading anything.
         """
-        generation = self._generation or 0
+        # (a reader that accepted appends since it loaded watches the record after them)
+        generation = max(self._generation or 0, getattr(self, "_appends_upto", 0) or 0)
         if self.store.remote:          # an existence check and one small read
             return (self.store.exists(record_key(generation + 1)),
                     ("generation", self._read_generation_quietly()))
@@ -392,12 +394,45 @@ class CommittedState:
         self.reader_marker = self.marker()
 
     def check_reading(self) -> None:
-        """Raise :class:`DatasetChangedError` if a commit happened since :meth:`start_reading`."""
+        """Raise :class:`DatasetChangedError` if a commit happened since
+        :meth:`start_reading` that may have changed what was read: anything
+        but commits that only appended rows (those leave every full chunk as
+        it was, and the leftover's first items too)."""
         marker = getattr(self, "reader_marker", UNSET)
         if marker is not UNSET and self.readonly and not self.is_stable(marker):
+            if self.appended_since_loaded():
+                self.reader_marker = self.marker()   # cheap again until the next commit
+                return
             raise DatasetChangedError(
                 f"{self.root}: a writer committed since this reader opened the dataset; "
                 f"call refresh() to read the new state")
+
+    def appended_since_loaded(self) -> bool:
+        """True when every commit since the state loaded only appended rows
+        (their records say so); records already checked are not read again.
+
+        Local stores only: on an object store a commit's files are replaced
+        before its consolidated metadata says so, and a remote reader, which
+        checks contents rather than asking the store, keeps refusing any
+        commit (DatasetChangedError)."""
+        if self._generation is None or self.store.remote:
+            return False
+        checked = max(getattr(self, "_appends_upto", 0), self._generation)
+        k = checked + 1
+        while True:
+            try:
+                info = self._read_record(record_key(k))[1]
+            except DatasetNotFoundError:
+                if self._read_generation_quietly() >= k:    # removed: not known
+                    return False
+                break
+            except FormatError:
+                return False
+            if info.ops is None or set(info.ops) - {"append"}:
+                return False
+            k += 1
+        self._appends_upto = k - 1
+        return True
 
     # ------------------------------------------------------------ checksums
 
@@ -453,7 +488,8 @@ class CommittedState:
                     self._recorded = None
                 else:
                     if self.snapshot and self.readonly and not found and \
-                            self._snapshot_checksums not in (None, md5_hex(data)):
+                            self._snapshot_checksums not in (None, md5_hex(data)) and \
+                            not self.appended_since_loaded():
                         raise DatasetChangedError(
                             f"{self.root}: a writer committed since this reader opened the "
                             f"dataset; call refresh() to read the new state")

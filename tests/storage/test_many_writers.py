@@ -222,3 +222,35 @@ def test_lock_is_taken_before_the_state_is_loaded(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err.decode()[-2000:]
     assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7)) + [999]
+
+
+def test_full_reads_beside_a_writer_committing_every_35_ms_complete(real_lease):
+    figures = contention.readers("ctable", rows=50_000, appends=60)
+    assert figures["wrong"] == 0 and figures["errors"] == {}
+    assert figures["reads"] >= 5 and figures["completed_share"] >= 0.95
+
+
+def test_a_reader_keeps_its_state_beside_appends_not_beside_a_trim(tmp_path):
+    """Appends leave every full chunk as it was and the leftover's first
+    items too: a reader on a local disk reads its own state on; a trim
+    changes what it would read: DatasetChangedError.  (A reader on S3
+    refuses any commit: there a commit's files change before it is
+    applied.)"""
+    options = {}
+    path = str(tmp_path / "r")
+    for kind in ("carray", "vlen"):
+        dtype = {} if kind == "carray" else {"dtype": "vlen-str"}
+        values = np.arange(10) if kind == "carray" else [str(i) for i in range(10)]
+        target = f"{path}-{kind}"
+        bcolz_store.carray(values, rootdir=target, mode="w", chunklen=4, **dtype, **options)
+        reader = bcolz_store.open(target, mode="r", **options)
+        writer = bcolz_store.open(target, mode="a", **options)
+        more = [10, 11, 12] if kind == "carray" else ["10", "11", "12"]
+        writer.append(more)             # the leftover's file grows from 2 items to 4
+        writer.flush()
+        got = reader[:]
+        assert list(got) == list(values) and len(reader) == 10
+        before_trim = bcolz_store.open(target, mode="r", **options)
+        writer.trim(5)                  # 13 items -> 8: the leftover's file goes
+        with pytest.raises(bcolz_store.DatasetChangedError):
+            before_trim[:]
