@@ -36,7 +36,7 @@ import numpy as np
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                        "contention.json")
-CHUNKLEN = 64
+CHUNKLEN = 512
 
 
 def _sizes(writer: int, appends: int) -> list:

@@ -39,7 +39,7 @@ class CommitProtocol(CommittedState):
     the journal's constructor sets the attributes used here)."""
 
     #: Rebases of an append whose generation another writer took, at most ...
-    commit_retries = 64
+    commit_retries = 1000
     #: ... and seconds spent retrying, at most.
     retry_timeout = 120.0
     #: The backoff before the n-th retry is uniform in [0, min(backoff_max,

@@ -98,7 +98,9 @@ class CommittedState:
 
     def recover(self) -> None:
         """Load the committed state's generation, and finish or discard what an
-        interrupted writer left (see module docstring).
+        interrupted writer left (see module docstring).  A writer loads the
+        state's checksums too, again when a newer commit replaced them
+        meanwhile.
 
         Raises
         ------
@@ -106,9 +108,21 @@ class CommittedState:
             If the journal folder, a commit record or a blob it names is not
             what this library writes (nothing is moved or deleted then).
         """
+        self._recover_once()
+        if self.readonly:
+            return
+        sums = UNSET
+        for _attempt in range(READ_RETRIES):
+            sums = self._loaded_checksums()
+            if sums is not UNSET:
+                break
+            self._recover_once()
+        self._sums = None if sums is UNSET else sums
+
+    def _recover_once(self) -> None:
         store = self.store
         store.check_folder(JOURNAL_PREFIX)
-        waited_since = None
+        waited_since, waited_for = None, None
         for attempt in itertools.count():
             self._overlay = {}
             self._recorded = UNSET
@@ -143,7 +157,8 @@ class CommittedState:
             # only when that writer must be dead (the record is older than the
             # lease, or we waited that long), never beside a live writer.
             now = time.monotonic()
-            waited_since = now if waited_since is None else waited_since
+            if waited_for != key:       # the lease runs for one record, not for all
+                waited_since, waited_for = now, key
             age = self._age(key, listing)
             if (age is not None and age >= self.apply_lease) or \
                     now - waited_since >= self.apply_lease:
@@ -162,7 +177,6 @@ class CommittedState:
         self._appends_upto = generation
         if not self.readonly:
             self._collect_garbage(listing)
-            self._sums = self._loaded_checksums()
 
     def changed_since_loaded(self) -> bool:
         """True when a commit began or ended since :meth:`recover` loaded the state."""
@@ -177,7 +191,7 @@ class CommittedState:
         except DatasetNotFoundError:
             return None
         if self._snapshot_checksums is not None and md5_hex(data) != self._snapshot_checksums:
-            return None
+            return UNSET        # a newer commit's: load the state again
         return dict(load_checksums(data, self.store.path(CHECKSUM_FILE)))
 
     apply_lease = APPLY_LEASE
