@@ -143,30 +143,34 @@ class cols:
                              f"has {len(self._cols[self.names[0]])} rows")
         rootdir = self.column_rootdir(check_column_name(name)) if self.rootdir else None
         old = self._cols.get(name)
-        if isinstance(value, carray):
-            if rootdir and value.rootdir != rootdir:
-                with self._writing():
-                    value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
-                                       _store=self.column_store(name))
-        elif old is not None and old.vlen is not None:     # items of any length, as before
-            with self._writing():
-                value = carray(value, dtype=old.category or old.vlen, cparams=old.cparams,
-                               dflt=old.dflt, rootdir=rootdir, mode="w",
-                               _store=self.column_store(name))
-        else:
+        if not isinstance(value, carray) and (old is None or old.vlen is None):
             dtype = None if old is None else old.dtype   # (the atom's shape comes with value)
             try:
-                values = np.asarray(value, dtype=dtype)
+                value = np.asarray(value, dtype=dtype)
             except (TypeError, ValueError) as err:
                 raise ValueError(f"`{value!r}` cannot be converted into a column of "
                                  f"dtype {dtype}") from err
-            if values.ndim == 0 or values.dtype.kind == "V" and values.dtype.names:
+            if value.ndim == 0 or value.dtype.kind == "V" and value.dtype.names:
                 raise ValueError(f"`{value!r}` cannot be converted into a carray column")
-            kept = {} if old is None else {"cparams": old.cparams, "dflt": old.dflt}
-            with self._writing():       # the old column's cparams and dflt are kept
-                value = carray(values, rootdir=rootdir, mode="w", _store=self.column_store(name),
+        # One operation, so one commit: the new column's files are written
+        # where the old one's were, and the old column's appends not yet
+        # staged are replaced too (staged at the commit, they would be written
+        # over the new column's leftover and ``meta/sizes``).
+        with self._writing("setitem" if old is not None else "addcol"), self._batch():
+            if old is not None:
+                old._unstaged = False
+            if isinstance(value, carray):
+                if rootdir and value.rootdir != rootdir:
+                    value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
+                                       _store=self.column_store(name))
+            elif old is not None and old.vlen is not None:   # items of any length, as before
+                value = carray(value, dtype=old.category or old.vlen, cparams=old.cparams,
+                               dflt=old.dflt, rootdir=rootdir, mode="w",
+                               _store=self.column_store(name))
+            else:                       # the old column's cparams and dflt are kept
+                kept = {} if old is None else {"cparams": old.cparams, "dflt": old.dflt}
+                value = carray(value, rootdir=rootdir, mode="w", _store=self.column_store(name),
                                **kept)
-        with self._writing("setitem" if name in self._cols else "addcol"):
             if name not in self._cols:
                 self.names.append(name)
             self._cols[name] = value
@@ -176,6 +180,11 @@ class cols:
         if self._store is None:
             return contextlib.nullcontext()
         return self._store.journal.operation(op)
+
+    def _batch(self):
+        if self._store is None:
+            return contextlib.nullcontext()
+        return self._store.journal.batch()
 
     def __iter__(self):
         return iter(list(self.names))

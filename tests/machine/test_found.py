@@ -281,3 +281,24 @@ def test_a_pack_opens_read_only_and_says_so(tmp_path):
         assert obj.mode == "r"
         with pytest.raises(bcolz.ReadOnlyError):
             obj.resize(1)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("given", ["carray", "values"])
+def test_replacing_a_column_beside_pending_appends(tmp_path, kind, given):
+    """``t.cols[name] = ...`` with rows appended but not yet flushed
+    (auto_flush=False): the commit of the new column's files staged the old
+    column's pending leftover and ``meta/sizes`` over them, so readers saw the
+    old column's items."""
+    spec = KINDS[kind]
+    t = bcolz.ctable([np.arange(150), spec["values"](150)], names=["i", "x"],
+                     dtype={"x": spec["kwargs"]["dtype"]} if spec["kwargs"] else None,
+                     rootdir=tmp_path / "t", auto_flush=False)
+    t.flush()
+    t.append([np.arange(150, 153), spec["values"](3)])
+    new = spec["values"](153)[::-1].copy()
+    t.cols["x"] = bcolz.carray(new, **spec["kwargs"]) if given == "carray" else new
+    back = bcolz.open(tmp_path / "t", mode="r")
+    assert len(back) == 153
+    assert back["i"][:].tolist() == list(range(153))
+    assert _items(back["x"][:]) == _items(new)
