@@ -23,7 +23,7 @@ from ..errors import ConcurrentWriteError, ConflictError, DatasetNotFoundError, 
 from ..format.consolidated import dump_consolidated
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
 from .checksums import dump_checksums, md5_hex
-from .committed import RETAIN_RECORDS, CommittedState
+from .committed import RETAIN_RECORDS, UNAPPLIED_HERE, CommittedState
 from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
                       write_error)
 
@@ -32,6 +32,10 @@ __all__ = ["REBASE_OVER", "CommitProtocol"]
 # What another writer's commits may have done for an append to be rebased on
 # them: its rows then simply follow theirs.
 REBASE_OVER = {"append", "setitem", "attrs"}
+# Tries to read a commit record this writer may have created, whose answer was lost.
+READS_OF_A_RECORD = 5
+# Tries to apply a commit whose record stands before its failure is raised.
+APPLY_TRIES = 4
 
 
 class CommitProtocol(CommittedState):
@@ -209,11 +213,17 @@ class CommitProtocol(CommittedState):
                                   self.root) from err
 
     def _record_writer(self, key: str):
-        """The writer token of the record ``key`` (None when unreadable)."""
-        try:
-            return self._read_record(key)[1].writer
-        except (OSError, FormatError):
-            return None
+        """The writer token of the record ``key`` (None when there is none, or
+        it stays unreadable over a few tries: a failed read must not turn this
+        writer's commit into another's)."""
+        for attempt in range(READS_OF_A_RECORD):
+            try:
+                return self._read_record(key)[1].writer
+            except DatasetNotFoundError:
+                return None
+            except (OSError, FormatError):
+                time.sleep(0.01 * 2 ** attempt)
+        return None
 
     def _commit_once(self) -> None:
         """One attempt of :meth:`commit`.  A ConcurrentWriteError leaves the
@@ -245,6 +255,7 @@ class CommitProtocol(CommittedState):
             self.store.check_targets([key for key, _blob in entries])
             ops = self._ops or {"other"}
             self._claim(generation, record_bytes(entries, self._token, generation - 1, ops))
+            self._record_token = self._token
             if self._sync:
                 self.store.sync_folders([record_key(generation)])
         except ConcurrentWriteError:
@@ -268,9 +279,21 @@ class CommitProtocol(CommittedState):
         expired = record_key(generation - RETAIN_RECORDS) \
             if generation > RETAIN_RECORDS else None
         remote = self.store.remote
-        self._apply(entries)
         self._generation = generation
         self._meta = meta
+        for attempt in range(APPLY_TRIES):
+            try:
+                self._apply(entries, newer_than=generation if attempt else None)
+                break
+            except (OSError, FormatError):
+                # The commit stands (its record exists).  A transient fault
+                # (a failed or lost request) is tried again; a lasting one is
+                # raised, and the record is finished by this process's next
+                # recovery at once, by other processes after the apply lease.
+                if attempt == APPLY_TRIES - 1:
+                    UNAPPLIED_HERE.add(self._record_token)
+                    raise
+                time.sleep(0.01 * 2 ** attempt)
         if remote and not scratch_used:
             # The blobs were copied, not moved: one bulk delete of the known
             # keys, with the expired record.

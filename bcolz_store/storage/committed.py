@@ -36,6 +36,11 @@ READ_RETRIES = 400
 #: its generation current right before creating the next record cannot
 #: recreate a removed one unless this many commits happened in between.
 RETAIN_RECORDS = 32
+#: Writer tokens of the commit records this process made but could not apply
+#: (the medium failed after the commit point): any writer here finishes them at
+#: once, without waiting for the apply lease.
+UNAPPLIED_HERE: set = set()
+
 #: Seconds a writer waits for the writer of a committed but unapplied record
 #: to apply it before taking that writer for dead and applying it itself
 #: (``BCOLZ_STORE_APPLY_LEASE`` overrides; a writer holding the lock never
@@ -140,19 +145,20 @@ class CommittedState(CommittedFiles):
                 # One listing, taken after the generation was read, tells whether the
                 # next record exists and serves the garbage collection below.
                 listing = store.list_times(JOURNAL_PREFIX)
-            entries = None
+            entries = info = None
             key = record_key(generation + 1)
             if listing is None or key in listing:
                 try:
-                    entries = self._read_record(key)[0]
+                    entries, info = self._read_record(key)
                 except DatasetNotFoundError:
                     pass
             self.loaded_marker = local_marker if not store.remote else \
                 (entries is not None, ("generation", generation))
             self.snapshot = bool(store.remote and self.use_consolidated and
                                  self._meta is not None)
-            if entries is None or self.readonly or self.locked:
-                break
+            if entries is None or self.readonly or self.locked or \
+                    info.writer in UNAPPLIED_HERE:
+                break       # (made in this process, which failed to apply it)
             # A writer found a committed record not applied yet: its writer is
             # most likely applying it right now; wait for that, and apply it
             # only when that writer must be dead (the record is older than the
@@ -172,6 +178,7 @@ class CommittedState(CommittedFiles):
             else:
                 self._apply(entries, newer_than=generation + 1)
                 self._forget_blobs_of(entries)
+                UNAPPLIED_HERE.discard(info.writer)
                 generation += 1
                 self._meta = None
         self._generation = generation
