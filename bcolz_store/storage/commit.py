@@ -223,6 +223,7 @@ class CommitProtocol(CommittedState):
                 return None
             except (OSError, FormatError):
                 time.sleep(0.01 * 2 ** attempt)
+        self.committed_own(generation)
         return None
 
     def _commit_once(self) -> None:

@@ -415,19 +415,43 @@ class CommittedState(CommittedFiles):
         """Take the snapshot that :meth:`check_reading` compares against."""
         self.reader_marker = self.marker()
 
-    def check_reading(self) -> None:
+    def check_reading(self, failed: bool = False) -> None:
         """Raise :class:`DatasetChangedError` if a commit happened since
         :meth:`start_reading` that may have changed what was read: anything
         but commits that only appended rows (those leave every full chunk as
-        it was, and the leftover's first items too)."""
+        it was, and the leftover's first items too).
+
+        After a read that ``failed`` (a chunk file missing or malformed), a
+        writer raises :class:`ConcurrentWriteError` when another writer
+        committed since the state it holds: concurrency, not damage.
+        """
+        if failed and not self.readonly and self._generation is not None and (
+                self._read_generation_quietly() != self._generation
+                or self.store.exists(record_key(self._generation + 1))):
+            raise self.changed_under_writer()
         marker = getattr(self, "reader_marker", UNSET)
-        if marker is not UNSET and self.readonly and not self.is_stable(marker):
+        if marker is not UNSET and not self.is_stable(marker):
             if self.appended_since_loaded():
                 self.reader_marker = self.marker()   # cheap again until the next commit
                 return
+            if not self.readonly:
+                raise self.changed_under_writer()
             raise DatasetChangedError(
                 f"{self.root}: a writer committed since this reader opened the dataset; "
                 f"call refresh() to read the new state")
+
+    def changed_under_writer(self) -> ConcurrentWriteError:
+        """The error of a writer whose read found files of another writer's newer commit."""
+        return ConcurrentWriteError(
+            f"{self.root}: another writer committed since this writer loaded the dataset, "
+            f"and the files it reads changed; call refresh() to load the new state (pending "
+            f"changes are dropped) or pass lock=True to serialise writers")
+
+    def committed_own(self, generation: int) -> None:
+        """After this writer's commit of ``generation``: later reads check that
+        no other commit followed (the marker of exactly that state)."""
+        self.reader_marker = (False, ("generation", generation)) if self.store.remote \
+            else ((record_key(generation)[len(JOURNAL_PREFIX):],), None)
 
     def appended_since_loaded(self) -> bool:
         """True when every commit since the state loaded only appended rows

@@ -221,7 +221,7 @@ class DatasetStore:
             data = self.store.get(full, limit)
             if self.verify:
                 self.check(key, data)
-            elif self.check_contents and self.readonly and not is_metadata_key(full):
+            elif self.check_contents and not is_metadata_key(full):
                 self._check_unchanged(key, data)
         elif self.verify:
             self.check(key, data)
@@ -248,7 +248,7 @@ class DatasetStore:
                     try:
                         if self.verify:
                             self.check(key, data)
-                        elif self.check_contents and self.readonly:
+                        elif self.check_contents:
                             self._check_unchanged(key, data)
                     except Exception as err:
                         data = err
@@ -292,14 +292,18 @@ class DatasetStore:
                                  f"checksum file lists it")
 
     def _check_unchanged(self, key: str, data: bytes) -> None:
-        """A remote reader's check that ``key`` is the committed file it loaded."""
-        recorded = self.journal.recorded()
+        """A remote reader's or writer's check that ``key`` is the committed
+        file of the state it loaded."""
+        journal = self.journal
+        recorded = journal.recorded() if self.readonly else journal.checksums()
         expected = None if recorded is None else recorded.get(self.prefix + key)
         if expected is None or md5_hex(data) == expected:
             return
-        if self.journal.appended_since_loaded():
+        if journal.appended_since_loaded():
             return      # only a leftover changes so: its reader takes the items it had
-        if not self.journal.is_stable(getattr(self.journal, "reader_marker", None)):
+        if not journal.is_stable(getattr(journal, "reader_marker", None)):
+            if not self.readonly:
+                raise journal.changed_under_writer()
             raise DatasetChangedError(
                 f"{self.path(key)}: a writer committed since this reader opened the dataset; "
                 f"call refresh() to read the new state")
@@ -315,7 +319,7 @@ class DatasetStore:
         a writer's commit rather than damage).
         """
         if failed or not self.check_contents:
-            self.journal.check_reading()
+            self.journal.check_reading(failed)
 
     def warn_if_unverifiable(self) -> None:
         """With ``verify`` on, warn when the dataset has no checksum file to verify against."""

@@ -1071,41 +1071,15 @@ def check(run: Run) -> None:
 #: Library bugs this model found (tests/storage/test_protocol_model.py has a
 #: strict-xfail test for each), and how a failing run is recognised as one.
 KNOWN_BUGS = {
-    "B1": "a writer reading a full chunk that another writer's commit replaced raises "
-          "FormatError (concurrency reported as damage)",
-    "B2": "a writer's read returns a state never committed (its loaded state mixed with "
-          "chunks of a newer commit; a ctable's columns from two states)",
     "B3": "two writers rolling one record forward on a remote store: one writes the older "
           "commit's files over newer commits' (storage/committed.py _apply's newer_than "
           "guard is checked before each step, not before each write)",
-    "B4": "the answer to a commit record's creation lost and reading the record back failing: "
-          "the writer takes its own record for another's (storage/commit.py _claim), says "
-          "ConflictError (nothing committed) or rebases, and discards the blobs the record "
-          "names",
 }
-_WRITER_DAMAGE = re.compile(r"w\d+: concurrency reported as damage: FormatError: .*"
-                            r"(the carray's metadata implies|holds \d+ bytes, more than)")
-
 
 def known_bugs(run: Run, problems: list):
     """The set of :data:`KNOWN_BUGS` that explain every problem of ``run``,
-    or None when one is not explained.  A run with a stale write is B3, one
-    whose writer could not read back a record it created with a lost answer
-    B4 (what follows is their consequence)."""
+    or None when one is not explained.  A run with a stale write is B3 (what
+    follows is its consequence)."""
     if run.mtimes.stale and (run.scenario.remote or run.inner.remote):
         return {"B3"}
-    if run.mtimes.unread_claims:
-        return {"B4"}
-    bugs = set()
-    for problem in problems:
-        first = problem.splitlines()[0]
-        if _WRITER_DAMAGE.match(first) and "bcolz_store/chunks/" in problem:
-            bugs.add("B1")
-        elif re.match(r"w\d+: the vlen column does not match the ids", first):
-            bugs.add("B2")
-        elif first.startswith("no order of the committed operations") and \
-                linearizable(run, writers_reads=False):
-            bugs.add("B2")
-        else:
-            return None
-    return bugs
+    return None

@@ -246,16 +246,12 @@ def _two_writers(rows, chunklen=4):
     return store, bcolz_store.open(store, mode="a"), bcolz_store.open(store, mode="a")
 
 
-@pytest.mark.xfail(strict=True, raises=FormatError, reason=(
-    "a writer reading a full chunk that another writer's commit replaced reports "
-    "FormatError (chunks/chunk.py read_into -> check_reading(failed=True) does nothing for "
-    "writers: storage/committed.py check_reading is for readonly journals only); only the "
-    "leftover is told as a conflict (chunks/engine_base.py _read_leftover/_conflict)"))
 @pytest.mark.parametrize("then", ["setitem", "read"])
-def test_bug_a_writer_reads_a_chunk_another_writer_trimmed(then):
-    """docs/durability.md: 'loaded g | files read change under it | loading
-    again (never a FormatError)'.  b trims chunk 0 (4 rows) to a leftover of 3;
-    a, loaded before, touches chunk 0."""
+def test_a_writer_reads_a_chunk_another_writer_trimmed(then):
+    """Found by the model (B1): b trims chunk 0 (4 rows) to a leftover of 3;
+    a, loaded before, touches chunk 0 and got FormatError (concurrency
+    reported as damage).  A writer whose chunk read fails now asks whether
+    another writer committed since its state (ConcurrentWriteError)."""
     store, a, b = _two_writers(4)
     b.trim(1)
     try:
@@ -263,22 +259,22 @@ def test_bug_a_writer_reads_a_chunk_another_writer_trimmed(then):
             a[0] = 99
         else:
             assert a[:].tolist() in ([0, 1, 2, 3], [0, 1, 2])
-    except (ConflictError, ConcurrentWriteError):
-        pass                          # what a conflict may raise
+    except ConcurrentWriteError:      # (ConflictError is one)
+        pass
     assert bcolz_store.verify(store).ok
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a writer's read mixes its loaded state (the leftover it read when it opened) with a "
-    "full chunk of a newer commit, a state never committed: for a writer, chunk reads are "
-    "not checked against commits (chunks/chunk.py read_into, storage/committed.py "
-    "check_reading: readonly only)"))
-def test_bug_a_writer_reads_a_state_never_committed():
+def test_a_writer_never_reads_a_state_never_committed():
+    """Found by the model (B2): a writer's read mixed the leftover it loaded
+    with a full chunk of a newer commit ([99, 1, 2, 3, 4, 5]).  A writer's
+    chunk reads are now checked against commits, as a reader's are."""
     store, a, b = _two_writers(6)           # chunk 0 full, leftover [4, 5]
     b[5] = 77                               # commit g+1: the leftover
     b[0] = 99                               # commit g+2: chunk 0
-    committed = [list(range(6)), [0, 1, 2, 3, 4, 77], [99, 1, 2, 3, 4, 77]]
-    assert a[:].tolist() in committed       # read [99, 1, 2, 3, 4, 5]
+    with pytest.raises(ConcurrentWriteError, match="another writer committed"):
+        a[:]
+    a.refresh()
+    assert a[:].tolist() == [99, 1, 2, 3, 4, 77]
 
 
 #: Found by the model (remote protocol on a MemoryStore; the same scenario on S3 with
@@ -295,23 +291,21 @@ CONCURRENT_ROLL_FORWARD = Scenario(
     step_cost=0.001)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "two writers rolling one record forward on a remote store: the newer_than guard of "
-    "storage/committed.py _apply is checked before each step, and the step's inline "
-    "contents are put unconditionally (_apply_step: store.put), so a roll-forward that "
-    "passed the check writes an older bcolz_store.json over newer commits"))
-def test_bug_two_writers_rolling_one_record_forward_on_a_remote_store():
+def test_the_owner_retries_applying_beside_a_roll_forward_on_a_remote_store():
+    """The scenario that first showed B3: w1's first apply request failed, and
+    w1 rolled its record forward again beside w2 after the lease.  The owner
+    now applies again at once (storage/commit.py APPLY_TRIES), before the
+    lease; B3 itself (two roll-forwards racing) is still open."""
     check(run_scenario(CONCURRENT_ROLL_FORWARD))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "storage/commit.py _claim: when put_if_absent answers 'exists' (the retry of a request "
-    "whose answer was lost) and reading the record back fails, _record_writer returns None "
-    "and the writer's own record is taken for another's: ConcurrentWriteError, then "
-    "_plan_rebase discards the staged blobs (which the committed record names) and raises "
-    "ConflictError (or rebases an append)"))
 @pytest.mark.parametrize("change", ["append", "trim"])
-def test_bug_a_lost_answer_to_the_record_then_a_failed_read_of_it(change):
+def test_a_lost_answer_to_the_record_then_a_failed_read_of_it(change):
+    """Found by the model (B4): the retried creation of a commit record
+    answered 'exists', and reading the record back failed once; the writer
+    took its own record for another's, discarded the blobs it names and said
+    ConflictError.  The read back is now tried again (_record_writer): the
+    change is committed, once."""
     from bcolz_store.storage.memory import MemoryStore
     from bcolz_store.storage.records import record_key
     store = MemoryStore("bug")
@@ -336,13 +330,10 @@ def test_bug_a_lost_answer_to_the_record_then_a_failed_read_of_it(change):
             c.flush()
         else:
             c.trim(2)
-    except (ConflictError, ConcurrentWriteError):
-        assert not store.exists(record), "ConflictError, but the change was committed"
-    except OSError:
-        pass                            # an unknown outcome: allowed
     finally:
         store.put_if_absent, store.get = real_put, real_get
-    assert bcolz_store.open(store, mode="a")[:].tolist() in (
-        [0, 1, 2, 3, 4], [0, 1, 2, 3, 4, 5, 6] if change == "append" else [0, 1, 2])
+    assert failed and store.exists(record)
+    assert bcolz_store.open(store, mode="a")[:].tolist() == (
+        [0, 1, 2, 3, 4, 5, 6] if change == "append" else [0, 1, 2])
     report = bcolz_store.verify(store)
     assert report.ok and not report.interrupted_commit
