@@ -341,10 +341,15 @@ class CarrayEdits:
         even without ``allow_pickle``."""
         allowed = self._allow_pickle
         self._allow_pickle = True
+        journal = None if self._store is None else self._store.journal
+        if journal is not None:
+            journal.reading_own = True   # not checked against other writers' commits
         try:
             return self[start:self.len]
         finally:
             self._allow_pickle = allowed
+            if journal is not None:
+                journal.reading_own = False
 
     def _stage_pending(self):
         """Stage the leftover and ``meta/sizes`` of appends not yet staged: every

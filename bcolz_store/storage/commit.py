@@ -247,6 +247,11 @@ class CommitProtocol(CommittedState):
             self.stage(CHECKSUM_FILE, checksum_file)
             self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
                                                             md5_hex(checksum_file)))
+            # A checksum file of 64 KiB or more is written on a background
+            # thread: it must exist before the record that names it, or
+            # applying the record finds no blob to move and keeps the old file.
+            for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
+                staged_md5(self._staged_sums[key])
             if self._sync:
                 self.store.sync(self._unsynced.intersection(self._staged.values()))
             self._unsynced.clear()

@@ -74,7 +74,7 @@ def read_consistently(journal, read):
             return read()
         try:
             result = read()
-        except (FormatError, FileNotFoundError, DatasetChangedError):
+        except (FormatError, FileNotFoundError, DatasetChangedError, ConcurrentWriteError):
             if journal.is_stable(marker):
                 raise
         else:
@@ -99,6 +99,7 @@ class CommittedState(CommittedFiles):
     constructor sets the attributes used here)."""
 
     _stable_keys = {}   # record name -> the keys is_stable() checks for it
+    reading_own = False  # a writer reads back rows it appended (see carray._pending_rows)
 
     # -------------------------------------------------------------- recovery
 
@@ -425,6 +426,8 @@ class CommittedState(CommittedFiles):
         writer raises :class:`ConcurrentWriteError` when another writer
         committed since the state it holds: concurrency, not damage.
         """
+        if self.reading_own:
+            return          # rows this writer staged itself (a rebase reads them back)
         if failed and not self.readonly and self._generation is not None and (
                 self._read_generation_quietly() != self._generation
                 or self.store.exists(record_key(self._generation + 1))):
