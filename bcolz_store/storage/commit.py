@@ -289,7 +289,10 @@ class CommitProtocol(CommittedState):
         self._meta = meta
         for attempt in range(APPLY_TRIES):
             try:
-                self._apply(entries, newer_than=generation if attempt else None)
+                if attempt:
+                    self._apply(entries, newer_than=generation)
+                else:
+                    self._apply(entries)
                 break
             except (OSError, FormatError):
                 # The commit stands (its record exists).  A transient fault
