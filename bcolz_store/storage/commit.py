@@ -223,7 +223,6 @@ class CommitProtocol(CommittedState):
                 return None
             except (OSError, FormatError):
                 time.sleep(0.01 * 2 ** attempt)
-        self.committed_own(generation)
         return None
 
     def _commit_once(self) -> None:
@@ -303,6 +302,7 @@ class CommitProtocol(CommittedState):
                     UNAPPLIED_HERE.add(self._record_token)
                     raise
                 time.sleep(0.01 * 2 ** attempt)
+        self.committed_own(generation)
         if remote and not scratch_used:
             # The blobs were copied, not moved: one bulk delete of the known
             # keys, with the expired record.
