@@ -19,7 +19,8 @@ import itertools
 import random
 import time
 
-from ..errors import ConcurrentWriteError, ConflictError, DatasetNotFoundError, FormatError
+from ..errors import (ConcurrentWriteError, ConflictError, DatasetChangedError,
+                      DatasetNotFoundError, FormatError)
 from ..format.consolidated import dump_consolidated
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
 from .checksums import dump_checksums, md5_hex
@@ -111,11 +112,31 @@ class CommitProtocol(CommittedState):
             time.sleep(random.uniform(0, min(self.backoff_max,
                                              self.backoff_base * 2 ** attempt)))
             self.rebases += 1
-            self.reload_committed()
+            self._reload_for_rebase(started)
             replay()
             self.note("append")
             if self.owner_stage is not None:
                 self.owner_stage()
+
+    def _reload_for_rebase(self, started: float) -> None:
+        """Load the newest state for a rebase, again while other writers'
+        commits keep changing it under the reload (on an object store a reload
+        takes several requests), within :attr:`retry_timeout`.
+
+        Raises
+        ------
+        DatasetChangedError
+            When no reload saw a stable state within the time.
+        """
+        for attempt in itertools.count():
+            try:
+                self.reload_committed()
+                return
+            except DatasetChangedError:
+                if time.monotonic() - started >= self.retry_timeout:
+                    raise
+            time.sleep(random.uniform(0, min(self.backoff_max,
+                                             self.backoff_base * 2 ** attempt)))
 
     def _changes_anything(self) -> bool:
         """True when a staged file differs from the committed one (or a staged

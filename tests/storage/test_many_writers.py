@@ -286,3 +286,30 @@ def test_a_checksum_file_written_in_the_background_is_in_place_before_its_record
     assert report.ok, report.problems()[:3]
     back = bcolz_store.open(root, mode="r")[:]
     assert back[5] == -1 and back[-1] == 3009 and len(back) == 3010
+
+
+def test_a_rebase_loads_again_while_commits_change_the_state_under_it(tmp_path, monkeypatch):
+    """On S3, 2 of 8 writers appending 500 times stopped with
+    DatasetChangedError ('writers kept committing while reading'): the reload
+    of a rebase found the state changing under every attempt.  A rebase now
+    loads again within ``Journal.retry_timeout``."""
+    from bcolz_store.errors import DatasetChangedError
+    root = str(tmp_path / "c")
+    bcolz_store.carray(np.arange(3), chunklen=4, rootdir=root, mode="w")
+    a = bcolz_store.open(root, mode="a")
+    b = bcolz_store.open(root, mode="a")
+    b.append([10, 11])
+    b.flush()
+    real = Journal.reload_committed
+    failures = []
+
+    def reload_committed(self):
+        if not failures:
+            failures.append(1)
+            raise DatasetChangedError("writers kept committing while reading")
+        return real(self)
+    monkeypatch.setattr(Journal, "reload_committed", reload_committed)
+    a.append([20, 21, 22])
+    a.flush()
+    assert failures
+    assert bcolz_store.open(root, mode="r")[:].tolist() == [0, 1, 2, 10, 11, 20, 21, 22]
