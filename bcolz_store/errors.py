@@ -51,6 +51,7 @@ __all__ = [
     "QueryError",
     "IntegrityWarning",
     "LimitError",
+    "LockTimeoutError",
     "ReadOnlyError",
     "UnsafeDataError",
     "WriteFailedError",
@@ -161,6 +162,13 @@ class ConflictError(ConcurrentWriteError):
         super().__init__(message)
         self.ours = tuple(ours)
         self.theirs = None if theirs is None else tuple(theirs)
+
+
+class LockTimeoutError(BcolzStoreError, TimeoutError):
+    """Another writer held a dataset's lock for longer than the timeout: the
+    writer lock of ``lock=True``, or the commit lock that writers hold for the
+    few milliseconds of a commit (see docs/durability.md).  Nothing of this
+    writer's change is committed."""
 
 
 class LimitError(BcolzStoreError, ValueError):

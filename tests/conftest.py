@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-# A writer that finds a committed record not yet applied waits this long for
-# its writer before applying it (30 s by default).  The crash tests reopen
-# right after killing a writer, here and in their subprocesses: a short lease
-# keeps them quick; the many-writers tests set the default again.
-os.environ.setdefault("BCOLZ_STORE_APPLY_LEASE", "0.2")
+# On stores without OS locks (S3, memory), a commit lock object whose holder
+# stopped renewing it is taken over after this lease (30 s by default).  The
+# crash tests reopen right after killing a writer, here and in their
+# subprocesses: a short lease keeps them quick; the many-writers tests set the
+# default again.
+os.environ.setdefault("BCOLZ_STORE_LOCK_LEASE", "2")
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "bcolz-1.13"
 # Names in a rootdir that are bcolz_store's own (never checksummed).

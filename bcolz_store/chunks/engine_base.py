@@ -24,7 +24,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..errors import BcolzStoreError, ChunkNotFoundError
+from ..errors import BcolzStoreError, ChunkNotFoundError, DatasetChangedError
 
 __all__ = ["CHECK_BEFORE_ALLOCATING", "EngineBase"]
 
@@ -126,10 +126,23 @@ class EngineBase:
             return read()
         except BcolzStoreError as err:
             journal = self.store.journal if self.store is not None else None
-            if journal is not None and journal.readonly and journal.appended_since_loaded():
-                # A writer appended since this reader loaded: the leftover's
-                # file holds more items now, the first ones those it had.
-                return self._read_grown_leftover()
+            if journal is not None and journal.readonly:
+                if journal.appended_since_loaded():
+                    # A writer appended since this reader loaded: the leftover's
+                    # file holds more items now, the first ones those it had
+                    # (asked again after reading: a commit may begin meanwhile).
+                    try:
+                        grown = self._read_grown_leftover()
+                    except BcolzStoreError:
+                        grown = err
+                    if not isinstance(grown, BaseException) and \
+                            journal.appended_since_loaded():
+                        return grown
+                if journal.changed_since_loaded():
+                    raise DatasetChangedError(
+                        f"{self.store.root}: a writer committed since this reader opened the "
+                        f"dataset; call refresh() to read the new state") from err
+                raise
             conflict = self._conflict()
             if conflict is None:
                 raise

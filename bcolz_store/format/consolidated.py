@@ -6,10 +6,17 @@ file of a dataset in one object, and the generation of its last commit.
     {"bcolz_store": 1,
      "generation": 42,
      "checksums": "<md5 of bcolz_store.md5>",
+     "rewritten_at": 40,
      "files": {"__rootdirs__": "{\\"names\\": [\\"a\\", \\"b\\"]}\\n",
                "__attrs__": "{}\\n",
                "a/meta/sizes": "...", "a/meta/storage": "...", "a/__attrs__": "...",
                ...}}
+
+``rewritten_at`` (optional; absent in files of earlier versions) is the
+generation of the newest commit that did anything but append rows: a reader
+whose state is that generation or newer knows, from this one object, that
+every commit since only appended (full chunks unchanged, the leftover's first
+items unchanged), however many commits that was.
 
 ``files`` holds the exact bytes (ASCII text) of each ``meta/sizes``,
 ``meta/storage``, ``__attrs__`` and ``__rootdirs__`` of the dataset, keyed by
@@ -29,29 +36,54 @@ Pure functions: nothing here opens a file.
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 from ..errors import FormatError
 from .layout import check_key, is_metadata_key
 
-__all__ = ["CONSOLIDATED_VERSION", "dump_consolidated", "load_consolidated"]
+__all__ = ["CONSOLIDATED_VERSION", "Consolidated", "dump_consolidated", "load_consolidated"]
 
 CONSOLIDATED_VERSION = 1
 # Commit records are named with 12 digits.
 MAX_GENERATION = 10 ** 12 - 1
+FIELDS = {"bcolz_store", "generation", "files", "checksums", "rewritten_at"}
 
 
-def dump_consolidated(generation: int, files: dict, checksums: str | None = None) -> bytes:
-    """The bytes of ``bcolz_store.json`` for ``generation``, ``{key: bytes}`` and
-    the md5 (hex) of the checksum file of the same commit."""
+class Consolidated(NamedTuple):
+    """What ``bcolz_store.json`` says (see the module docstring)."""
+
+    generation: int
+    files: dict
+    checksums: str | None = None
+    rewritten_at: int | None = None
+
+
+def dump_consolidated(generation: int, files: dict, checksums: str | None = None,
+                      rewritten_at: int | None = None) -> bytes:
+    """The bytes of ``bcolz_store.json`` for ``generation``, ``{key: bytes}``, the
+    md5 (hex) of the checksum file of the same commit and the generation of
+    the newest commit that did anything but append (at most ``generation``)."""
     body = {"bcolz_store": CONSOLIDATED_VERSION, "generation": int(generation),
             "files": {key: bytes(files[key]).decode("ascii") for key in sorted(files)}}
     if checksums is not None:
         body["checksums"] = checksums
+    if rewritten_at is not None:
+        body["rewritten_at"] = int(rewritten_at)
     return json.dumps(body, ensure_ascii=True, sort_keys=False).encode("ascii") + b"\n"
 
 
-def load_consolidated(data: bytes, where: str) -> tuple:
-    """Parse ``bcolz_store.json`` into ``(generation, {key: bytes}, checksums md5 or None)``.
+def _generation(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and \
+        0 <= value < MAX_GENERATION
+
+
+def load_consolidated(data: bytes, where: str) -> Consolidated:
+    """Parse ``bcolz_store.json``.
+
+    Returns
+    -------
+    Consolidated
+        ``(generation, {key: bytes}, checksums md5 or None, rewritten_at or None)``.
 
     Raises
     ------
@@ -64,18 +96,20 @@ def load_consolidated(data: bytes, where: str) -> tuple:
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise FormatError(f"{where}: not valid JSON ({err})") from err
     if not isinstance(body, dict) or body.get("bcolz_store") != CONSOLIDATED_VERSION or \
-            not {"bcolz_store", "generation", "files"} <= set(body) <= \
-            {"bcolz_store", "generation", "files", "checksums"}:
+            not {"bcolz_store", "generation", "files"} <= set(body) <= FIELDS:
         raise FormatError(f"{where}: not a bcolz_store consolidated metadata file")
     generation = body.get("generation")
     files = body.get("files")
-    if not isinstance(generation, int) or isinstance(generation, bool) or \
-            not 0 <= generation < MAX_GENERATION or not isinstance(files, dict):
+    if not _generation(generation) or not isinstance(files, dict):
         raise FormatError(f"{where}: malformed consolidated metadata")
     checksums = body.get("checksums")
     if checksums is not None and not (isinstance(checksums, str) and len(checksums) == 32 and
                                       set(checksums) <= set("0123456789abcdef")):
         raise FormatError(f"{where}: malformed checksums md5")
+    rewritten_at = body.get("rewritten_at")
+    if rewritten_at is not None and not (_generation(rewritten_at) and
+                                         rewritten_at <= generation):
+        raise FormatError(f"{where}: malformed rewritten_at")
     out = {}
     for key, text in files.items():
         check_key(key, where)
@@ -85,4 +119,4 @@ def load_consolidated(data: bytes, where: str) -> tuple:
             out[key] = text.encode("ascii")
         except UnicodeEncodeError as err:
             raise FormatError(f"{where}: {key!r} is not ASCII") from err
-    return generation, out, checksums
+    return Consolidated(generation, out, checksums, rewritten_at)

@@ -215,6 +215,51 @@ class Store(abc.ABC):
     def delete(self, key: str) -> None:
         """Remove the object ``key`` (nothing happens when there is none)."""
 
+    def delete_if(self, key: str, data: bytes) -> bool:
+        """Remove the object ``key`` only while it holds ``data``; True when
+        it was removed.
+
+        Atomic where the store has a conditional delete (S3's ``If-Match``, a
+        dict under a lock); the generic version reads, compares and deletes,
+        which is atomic only against one writer.
+
+        Raises
+        ------
+        OSError
+            When the medium refuses, naming the key.
+        """
+        if self._holds(key, data):
+            self.delete(key)
+            return True
+        return False
+
+    def replace_if(self, key: str, data: bytes, expected: bytes) -> bool:
+        """Make ``data`` the object ``key`` only while it holds ``expected``;
+        True when it was replaced (atomic as :meth:`delete_if`).
+
+        Raises
+        ------
+        OSError
+            When the medium refuses, naming the key.
+        """
+        if self._holds(key, expected):
+            self.put(key, data)
+            return True
+        return False
+
+    def _holds(self, key: str, data: bytes) -> bool:
+        try:
+            return self.get(key, len(data)) == bytes(data)
+        except (DatasetNotFoundError, FormatError):     # gone, or larger than data
+            return False
+
+    def commit_lock(self, key: str, lease: float):
+        """The lock that writers hold while they commit and apply (see
+        :mod:`~.commit_lock`): an object at ``key`` that expires after
+        ``lease`` seconds without renewal; a local folder has an OS lock."""
+        from .commit_lock import ObjectCommitLock
+        return ObjectCommitLock(self, key, lease)
+
     def delete_prefix(self, prefix: str) -> None:
         """Remove every object under ``prefix`` (a folder key ending in ``/``)."""
         for key in self.list(prefix):
@@ -386,6 +431,17 @@ class PrefixStore(Store):
     def delete(self, key):
         self._check_writable()
         self.base.delete(self._key(key))
+
+    def delete_if(self, key, data):
+        self._check_writable()
+        return self.base.delete_if(self._key(key), data)
+
+    def replace_if(self, key, data, expected):
+        self._check_writable()
+        return self.base.replace_if(self._key(key), data, expected)
+
+    def commit_lock(self, key, lease):
+        return self.base.commit_lock(self._key(key), lease)
 
     def delete_prefix(self, prefix):
         self._check_writable()

@@ -15,16 +15,21 @@ retried after a jittered exponential backoff; any other change raises
 
 from __future__ import annotations
 
+import errno
+import functools
 import itertools
+import os
 import random
 import time
+from concurrent.futures import wait
 
 from ..errors import (ConcurrentWriteError, ConflictError, DatasetChangedError,
                       DatasetNotFoundError, FormatError)
 from ..format.consolidated import dump_consolidated
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
 from .checksums import dump_checksums, md5_hex
-from .committed import RETAIN_RECORDS, UNAPPLIED_HERE, CommittedState
+from .commit_lock import LockLostError
+from .committed import RETAIN_RECORDS, CommittedState
 from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
                       write_error)
 
@@ -96,19 +101,21 @@ class CommitProtocol(CommittedState):
             self.recover()
         started = time.monotonic()
         for attempt in itertools.count():
-            if not self._changes_anything():
-                self.discard()
-                self._ops.clear()
-                return
-            try:
-                self._commit_once()
-            except ConcurrentWriteError as err:     # nothing committed; still staged
-                replay = self._plan_rebase(err, attempt, started)
-            else:
-                self._ops.clear()
-                if self.owner_committed is not None:
-                    self.owner_committed()
-                return
+            self._wait_for_blobs()      # written before the lock is taken: not in it
+            waited = time.monotonic() - started
+            with self.commit_lock.hold(max(self.retry_timeout - waited, 1.0)):
+                if not self._changes_anything():
+                    self.discard()
+                    self._ops.clear()
+                    return
+                try:
+                    clean_up = self._commit_once()
+                except ConcurrentWriteError as err:     # nothing committed; still staged
+                    replay = self._plan_rebase(err, attempt, started)
+                else:
+                    break
+            # Rebased outside the lock (reading rows back and staging them again
+            # may take long), after a jittered exponential backoff.
             time.sleep(random.uniform(0, min(self.backoff_max,
                                              self.backoff_base * 2 ** attempt)))
             self.rebases += 1
@@ -117,6 +124,16 @@ class CommitProtocol(CommittedState):
             self.note("append")
             if self.owner_stage is not None:
                 self.owner_stage()
+        clean_up()
+        self._ops.clear()
+        if self.owner_committed is not None:
+            self.owner_committed()
+
+    def _wait_for_blobs(self) -> None:
+        """Wait for the blobs written on background threads (their errors are
+        raised by :meth:`_commit_once`)."""
+        for future, _size in list(self._inflight):
+            wait([future])
 
     def _reload_for_rebase(self, started: float) -> None:
         """Load the newest state for a rebase, again while other writers'
@@ -140,11 +157,14 @@ class CommitProtocol(CommittedState):
 
     def _changes_anything(self) -> bool:
         """True when a staged file differs from the committed one (or a staged
-        deletion removes a committed file)."""
+        deletion removes a committed file) of the state this writer loaded:
+        a writer whose state another writer replaced and that has nothing
+        pending commits nothing (its ``flush()``, ``refresh()`` and
+        ``close()`` stage what it loaded)."""
         sums = self.checksums()
         for key, digest in self._staged_sums.items():
             if digest is None:
-                if key in sums or (key not in self._staged_meta and self.store.exists(key)):
+                if key in sums:
                     return True
             elif sums.get(key) != staged_md5(digest):
                 return True
@@ -265,8 +285,13 @@ class CommitProtocol(CommittedState):
             self._inflight_bytes = 0
             checksum_file = dump_checksums(sums)
             self.stage(CHECKSUM_FILE, checksum_file)
+            # Since when every commit only appended (readers beside appends use it).
+            previous = getattr(self, "_rewritten_at", None)
+            rewritten_at = previous if self._ops == {"append"} and previous is not None \
+                else generation
             self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
-                                                            md5_hex(checksum_file)))
+                                                            md5_hex(checksum_file),
+                                                            rewritten_at))
             # A checksum file of 64 KiB or more is written on a background
             # thread: it must exist before the record that names it, or
             # applying the record finds no blob to move and keeps the old file.
@@ -279,7 +304,9 @@ class CommitProtocol(CommittedState):
                                else blob] for key, blob in self._staged.items()),
                              key=lambda e: commit_order(e[0]))
             self.store.check_targets([key for key, _blob in entries])
+            self._check_own_blobs(entries)
             ops = self._ops or {"other"}
+            self.commit_lock.confirm()
             self._claim(generation, record_bytes(entries, self._token, generation - 1, ops))
             self._record_token = self._token
             if self._sync:
@@ -306,6 +333,7 @@ class CommitProtocol(CommittedState):
             if generation > RETAIN_RECORDS else None
         remote = self.store.remote
         self._generation = generation
+        self._rewritten_at = rewritten_at
         self._meta = meta
         for attempt in range(APPLY_TRIES):
             try:
@@ -314,23 +342,65 @@ class CommitProtocol(CommittedState):
                 else:
                     self._apply(entries)
                 break
+            except LockLostError:
+                # This writer stalled past the lease and another took the lock
+                # over: the commit stands, and the new holder applies it.
+                break
             except (OSError, FormatError):
                 # The commit stands (its record exists).  A transient fault
                 # (a failed or lost request) is tried again; a lasting one is
-                # raised, and the record is finished by this process's next
-                # recovery at once, by other processes after the apply lease.
+                # raised, and the next writer to take the commit lock applies
+                # the record.
                 if attempt == APPLY_TRIES - 1:
-                    UNAPPLIED_HERE.add(self._record_token)
                     raise
                 time.sleep(0.01 * 2 ** attempt)
         self.committed_own(generation)
-        if remote and not scratch_used:
-            # The blobs were copied, not moved: one bulk delete of the known
-            # keys, with the expired record.
-            self.store.delete_many([JOURNAL_PREFIX + blob for _key, blob in entries
-                                    if isinstance(blob, str)] + ([expired] if expired else []))
+        blobs = [JOURNAL_PREFIX + blob for _key, blob in entries if isinstance(blob, str)]
+        return functools.partial(self._clean_up, remote and not scratch_used, blobs,
+                                 committed_blobs, expired)
+
+    def _clean_up(self, copied: bool, blobs: list, folder, expired) -> None:
+        """After a commit, outside the commit lock: remove its blobs (``copied``:
+        one bulk delete of the known keys, with the expired record; else the
+        blob ``folder``) and the record :data:`RETAIN_RECORDS` generations
+        older, ``expired``.  A failure leaves garbage that a later writer
+        collects, never a wrong state."""
+        try:
+            if copied:
+                self.store.delete_many(blobs + ([expired] if expired else []))
+                return
+            if folder is not None:      # every content travelled inline otherwise
+                self.store.delete_prefix(folder)
+            if expired is not None:
+                self.store.delete(expired)
+        except (OSError, FormatError):
+            pass
+
+    def _check_own_blobs(self, entries: list) -> None:
+        """Under the commit lock, before the record is created: every blob it
+        names exists.  Another writer removes a blob folder only under the
+        same lock, and only one untouched for :attr:`stale_after` seconds
+        (taken for a dead writer's), so once this holds it holds until the
+        record is applied.
+
+        Raises
+        ------
+        OSError
+            ENOENT naming a missing blob: this writer's pending change sat
+            unwritten for longer than :attr:`stale_after` and another writer
+            removed its blobs; nothing is committed.
+        """
+        blobs = [JOURNAL_PREFIX + blob for _key, blob in entries if isinstance(blob, str)]
+        if not blobs:
             return
-        if committed_blobs is not None:     # every content travelled inline otherwise
-            self.store.delete_prefix(committed_blobs)
-        if expired is not None:
-            self.store.delete(expired)
+        if self.store.on_disk:
+            missing = [blob for blob in blobs if not os.path.lexists(self.store.path(blob))]
+        else:                       # one listing of this writer's folder
+            present = set(self.store.list_times(self._blob_prefix))
+            missing = [blob for blob in blobs if blob not in present]
+        if missing:
+            raise OSError(errno.ENOENT, f"{self.root}: a blob of this writer's pending change "
+                          f"is gone: another writer took this writer for dead after "
+                          f"{self.stale_after:.0f} s without a write (Journal.stale_after) "
+                          f"and removed its blobs; nothing of the change was committed",
+                          self.store.path(missing[0]))

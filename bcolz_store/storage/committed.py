@@ -12,9 +12,9 @@ locks.  See :mod:`bcolz_store.storage.journal` for the protocol.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
-import random
 import time
 from concurrent.futures import Future
 
@@ -23,11 +23,13 @@ from ..format.consolidated import load_consolidated
 from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES,
                              commit_key_limit)
 from .checksums import load_checksums, md5_hex
+from .apply import apply_record
+from .commit_lock import COMMIT_LOCK_NAME, LockLostError
 from .committed_files import CommittedFiles
 from .records import (JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, commit_order,
                       parse_record, record_key)
 
-__all__ = ["APPLY_LEASE", "READ_RETRIES", "RETAIN_RECORDS", "CommittedState",
+__all__ = ["LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS", "CommittedState",
            "read_consistently"]
 
 # How often a reader retries opening while a writer is applying a commit.
@@ -36,16 +38,10 @@ READ_RETRIES = 400
 #: its generation current right before creating the next record cannot
 #: recreate a removed one unless this many commits happened in between.
 RETAIN_RECORDS = 32
-#: Writer tokens of the commit records this process made but could not apply
-#: (the medium failed after the commit point): any writer here finishes them at
-#: once, without waiting for the apply lease.
-UNAPPLIED_HERE: set = set()
-
-#: Seconds a writer waits for the writer of a committed but unapplied record
-#: to apply it before taking that writer for dead and applying it itself
-#: (``BCOLZ_STORE_APPLY_LEASE`` overrides; a writer holding the lock never
-#: waits: no other writer can be alive).
-APPLY_LEASE = float(os.environ.get("BCOLZ_STORE_APPLY_LEASE", "30"))
+#: Seconds after which a commit lock object (stores without OS locks) whose
+#: holder has not renewed it is taken for a dead writer's (see
+#: :mod:`~.commit_lock`; ``BCOLZ_STORE_LOCK_LEASE`` overrides).
+LOCK_LEASE = float(os.environ.get("BCOLZ_STORE_LOCK_LEASE", "30"))
 
 
 def read_consistently(journal, read):
@@ -127,65 +123,72 @@ class CommittedState(CommittedFiles):
         self._sums = None if sums is UNSET else sums
 
     def _recover_once(self) -> None:
+        for _attempt in range(READ_RETRIES):
+            try:
+                return self._recover_attempt()
+            except LockLostError:
+                continue        # another writer took over the commit lock: look again
+        raise ConcurrentWriteError(f"{self.root}: the commit lock kept being taken over "
+                                   f"while this writer rolled a commit forward")
+
+    def _recover_attempt(self) -> None:
         store = self.store
         store.check_folder(JOURNAL_PREFIX)
-        waited_since, waited_for = None, None
-        for attempt in itertools.count():
-            self._overlay = {}
-            self._recorded = UNSET
-            self._sums = None           # of the state loaded now, read when needed
-            self._meta = None
-            if not store.remote:            # earlier versions wrote only local folders
-                self._recover_legacy()
-            # What marker() compares later, taken before anything is read, so a
-            # commit beginning or ending meanwhile shows.
-            local_marker = None if store.remote else self._local_marker()
-            generation = self._read_generation()
-            listing = None
-            if store.remote and not self.readonly:
-                # One listing, taken after the generation was read, tells whether the
-                # next record exists and serves the garbage collection below.
-                listing = store.list_times(JOURNAL_PREFIX)
-            entries = info = None
-            key = record_key(generation + 1)
-            if listing is None or key in listing:
-                try:
-                    entries, info = self._read_record(key)
-                except DatasetNotFoundError:
-                    pass
-            self.loaded_marker = local_marker if not store.remote else \
-                (entries is not None, ("generation", generation))
-            self.snapshot = bool(store.remote and self.use_consolidated and
-                                 self._meta is not None)
-            if entries is None or self.readonly or self.locked or \
-                    info.writer in UNAPPLIED_HERE:
-                break       # (made in this process, which failed to apply it)
-            # A writer found a committed record not applied yet: its writer is
-            # most likely applying it right now; wait for that, and apply it
-            # only when that writer must be dead (the record is older than the
-            # lease, or we waited that long), never beside a live writer.
-            now = time.monotonic()
-            if waited_for != key:       # the lease runs for one record, not for all
-                waited_since, waited_for = now, key
-            age = self._age(key, listing)
-            if (age is not None and age >= self.apply_lease) or \
-                    now - waited_since >= self.apply_lease:
-                break
-            time.sleep(random.uniform(0.5, 1.0) * min(0.05, 0.001 * 2 ** min(attempt, 6)))
-        if entries is not None:
-            blobs = self._check_blobs(entries)
-            if self.readonly:
-                self._overlay = blobs
-            else:
-                self._apply(entries, newer_than=generation + 1)
-                self._forget_blobs_of(entries)
-                UNAPPLIED_HERE.discard(info.writer)
-                generation += 1
+        with contextlib.ExitStack() as locked:
+            while True:
+                self._overlay = {}
+                self._recorded = UNSET
+                self._sums = None           # of the state loaded now, read when needed
                 self._meta = None
-        self._generation = generation
-        self._appends_upto = generation
-        if not self.readonly:
-            self._collect_garbage(listing)
+                if not store.remote:            # earlier versions wrote only local folders
+                    self._recover_legacy()
+                # What marker() compares later, taken before anything is read, so a
+                # commit beginning or ending meanwhile shows.
+                local_marker = None if store.remote else self._local_marker()
+                generation = self._read_generation()
+                listing = None
+                if store.remote and not self.readonly:
+                    # One listing, taken after the generation was read, tells whether the
+                    # next record exists and serves the garbage collection below.
+                    listing = store.list_times(JOURNAL_PREFIX)
+                entries = None
+                key = record_key(generation + 1)
+                if listing is None or key in listing:
+                    try:
+                        entries = self._read_record(key)[0]
+                    except DatasetNotFoundError:
+                        pass
+                self.loaded_marker = local_marker if not store.remote else \
+                    (entries is not None, ("generation", generation))
+                self.snapshot = bool(store.remote and self.use_consolidated and
+                                     self._meta is not None)
+                if entries is None or self.readonly or self.commit_lock.held:
+                    break
+                # A committed record not applied yet: its writer is applying it
+                # under the commit lock, or died.  Take the lock and look again.
+                locked.enter_context(self.commit_lock.hold(self.retry_timeout))
+            if entries is not None:
+                blobs = self._check_blobs(entries)
+                if self.readonly:
+                    self._overlay = blobs
+                else:
+                    self._apply(entries, newer_than=generation + 1)
+                    self._forget_blobs_of(entries)
+                    generation += 1
+                    self._meta = None
+            self._generation = generation
+            self._appends_upto = generation
+            if not self.readonly:
+                self._collect_garbage(listing)
+
+    @property
+    def commit_lock(self):
+        """The dataset's :class:`~.commit_lock.CommitLock` (made when first used)."""
+        lock = self.__dict__.get("_commit_lock")
+        if lock is None:
+            lock = self._commit_lock = self.store.commit_lock(
+                JOURNAL_PREFIX + COMMIT_LOCK_NAME, self.lock_lease)
+        return lock
 
     def changed_since_loaded(self) -> bool:
         """True when a commit began or ended since :meth:`recover` loaded the state."""
@@ -203,20 +206,8 @@ class CommittedState(CommittedFiles):
             return UNSET        # a newer commit's: load the state again
         return dict(load_checksums(data, self.store.path(CHECKSUM_FILE)))
 
-    apply_lease = APPLY_LEASE
-
-    def _age(self, key: str, listing=None):
-        """Seconds since the object ``key`` was written (None if unknown)."""
-        try:
-            if listing is not None and key in listing:
-                mtime = listing[key]
-            elif self.store.on_disk:
-                mtime = os.lstat(self.store.path(key)).st_mtime
-            else:
-                mtime = self.store.list_times(key).get(key)
-        except OSError:
-            return None
-        return None if not mtime else time.time() - mtime
+    lock_lease = LOCK_LEASE
+    retry_timeout = 120.0
 
     def _recover_legacy(self) -> None:
         """Roll forward (or read through) a record of the one-writer protocol
@@ -229,12 +220,15 @@ class CommittedState(CommittedFiles):
         if self.readonly:
             self._overlay = blobs
             return
-        self._apply(entries)
-        self.store.delete(LEGACY_MANIFEST)
+        with self.commit_lock.hold(self.retry_timeout):
+            if self.store.exists(LEGACY_MANIFEST):
+                self._apply(entries)
+                self.store.delete(LEGACY_MANIFEST)
 
     def _read_generation(self) -> int:
         """The generation the consolidated metadata records (0 without one);
         keeps its metadata files when they are to be used."""
+        self._rewritten_at = None
         try:
             data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
         except DatasetNotFoundError:
@@ -242,8 +236,10 @@ class CommittedState(CommittedFiles):
         found, blob = self.lookup(CONSOLIDATED_FILE)
         if found and blob is not None:          # a reader looking through a record
             data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
-        generation, files, checksums = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        generation, files, checksums, rewritten_at = load_consolidated(
+            data, self.store.path(CONSOLIDATED_FILE))
         self._snapshot_checksums = checksums
+        self._rewritten_at = rewritten_at
         if self.use_consolidated:
             self._meta = files
         return generation
@@ -289,29 +285,45 @@ class CommittedState(CommittedFiles):
     def _collect_garbage(self, listing=None) -> None:
         """Remove records older than the committed generation and blob folders
         no live writer can own (all under the writer lock, else stale ones);
-        ``listing`` is the journal's ``{key: mtime}`` when already read."""
+        ``listing`` is the journal's ``{key: mtime}`` when already read.
+
+        Blob folders go only under the commit lock, and only while no record
+        waits to be applied: a writer checks under that lock that the blobs
+        its record names exist before creating it (:meth:`_check_own_blobs`),
+        so a record never names a removed blob."""
         store = self.store
-        now = time.time()
-        folders = {}
-        expired = []
         if listing is None:
             listing = store.list_times(JOURNAL_PREFIX)
+        expired = sorted(key for key in listing
+                         if (m := RECORD_NAME.fullmatch(key[len(JOURNAL_PREFIX):]))
+                         and int(m.group(1)) <= self._generation - RETAIN_RECORDS)
+        for key in expired:         # oldest first (see is_stable)
+            store.delete(key)
+        if self._stale_folders(listing):
+            with self.commit_lock.hold(self.retry_timeout):
+                listing = store.list_times(JOURNAL_PREFIX)
+                generation = self._read_generation_quietly()
+                if record_key(generation + 1) not in listing:
+                    for folder in self._stale_folders(listing):
+                        store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
+                        store.delete(f"{JOURNAL_PREFIX}{folder}")
+        store.remove_folder_if_empty(JOURNAL_DIR)
+
+    def _stale_folders(self, listing: dict) -> list:
+        """Blob folders of ``listing`` that no live writer can own: all but this
+        writer's under the writer lock, else those untouched for
+        :attr:`stale_after` seconds."""
+        now = time.time()
+        folders = {}
         for key, mtime in listing.items():
             name = key[len(JOURNAL_PREFIX):]
-            match = RECORD_NAME.fullmatch(name)
-            if match:
-                if int(match.group(1)) <= self._generation - RETAIN_RECORDS:
-                    expired.append(key)
+            if RECORD_NAME.fullmatch(name) or name == COMMIT_LOCK_NAME:
                 continue
             folder = name.partition("/")[0] if "/" in name else name
             folders[folder] = max(folders.get(folder, 0.0), mtime)
-        for key in sorted(expired):         # oldest first (see is_stable)
-            store.delete(key)
-        for folder, newest in folders.items():
-            if folder != self._token and (self.locked or now - newest > self.stale_after):
-                store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
-                store.delete(f"{JOURNAL_PREFIX}{folder}")
-        store.remove_folder_if_empty(JOURNAL_DIR)
+        return sorted(folder for folder, newest in folders.items()
+                      if folder != self._token and
+                      (self.locked or now - newest > self.stale_after))
 
     # --------------------------------------------------------------- reading
 
@@ -457,14 +469,47 @@ class CommittedState(CommittedFiles):
             else ((record_key(generation)[len(JOURNAL_PREFIX):],), None)
 
     def appended_since_loaded(self) -> bool:
-        """True when every commit since the state loaded only appended rows
-        (their records say so); records already checked are not read again.
+        """True when every commit since the state loaded only appended rows:
+        full chunks are as they were, and so are the leftover's first items.
 
-        Local stores only: on an object store a commit's files are replaced
-        before its consolidated metadata says so, and a remote reader, which
-        checks contents rather than asking the store, keeps refusing any
-        commit (DatasetChangedError)."""
-        if self._generation is None or self.store.remote:
+        The consolidated metadata says since when every commit only appended
+        (``rewritten_at``), however many commits ago; a commit being applied
+        (its record exists, the consolidated metadata does not say it yet)
+        may have replaced files already, so its record is read too.  Data
+        files read before this check come from one of those commits: a
+        commit's files are written only once its record exists, and records
+        stay :data:`RETAIN_RECORDS` commits.  A dataset last committed by an
+        earlier version, without ``rewritten_at``, is judged by the records
+        since (local stores only)."""
+        if self._generation is None:
+            return False
+        now = self._read_consolidated_quietly()
+        if now is None:
+            return False
+        if now.rewritten_at is None:
+            return self._appended_since_by_records()
+        if now.rewritten_at > self._generation:
+            return False
+        upto = now.generation
+        try:
+            info = self._read_record(record_key(now.generation + 1))[1]
+        except DatasetNotFoundError:
+            later = self._read_consolidated_quietly()
+            if later is None or later.generation > now.generation:
+                return False        # records removed meanwhile: not known
+        except FormatError:
+            return False
+        else:
+            if info.ops is None or set(info.ops) - {"append"}:
+                return False
+            upto += 1
+        self._appends_upto = max(getattr(self, "_appends_upto", 0) or 0, upto)
+        return True
+
+    def _appended_since_by_records(self) -> bool:
+        """:meth:`appended_since_loaded` from the records of the commits since
+        (records stay :data:`RETAIN_RECORDS` commits; local stores only)."""
+        if self.store.remote:
             return False
         checked = max(getattr(self, "_appends_upto", 0), self._generation)
         k = checked + 1
@@ -506,9 +551,15 @@ class CommittedState(CommittedFiles):
     def _consolidated_generation(self):
         """The generation the consolidated metadata records now, None when it
         is missing or unreadable."""
+        now = self._read_consolidated_quietly()
+        return None if now is None else now.generation
+
+    def _read_consolidated_quietly(self):
+        """The consolidated metadata now (:class:`~..format.consolidated.Consolidated`),
+        None when it is missing or unreadable."""
         try:
             data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
-            return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))[0]
+            return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
         except (DatasetNotFoundError, FormatError):
             return None
 
@@ -519,62 +570,20 @@ class CommittedState(CommittedFiles):
             f"refresh() and write again, or pass lock=True to serialise writers")
 
     def _apply(self, entries: list, newer_than: int | None = None) -> None:
-        """Move each blob onto its key (and write contents carried inline,
-        make deletions).
+        """Apply the record ``entries`` under the commit lock (see
+        :func:`~.apply.apply_record`); a writer applying another's record of
+        generation ``newer_than`` stops before a step once that generation is
+        applied or a newer commit has begun.
 
-        On a local disk in the commit order, one step after the other: data,
-        metadata, ``meta/sizes``, the checksum file, the consolidated metadata
-        (so the real bcolz, reading during a commit, finds the chunks before
-        the sizes that count them).  On a remote store everything but the
-        consolidated metadata at once, then the consolidated metadata: its
-        readers take that object as the end of the commit and read through
-        the commit record until then, and the real bcolz cannot read there.
-
-        A writer applying another's record of generation ``newer_than`` stops
-        before a step once that generation is applied or a newer commit has
-        begun: it must never write an older state over a newer one.
+        Raises
+        ------
+        LockLostError
+            When the lock was taken over (stores without OS locks: this writer
+            stalled past the lease); nothing more is written.
         """
-        store = self.store
-        keys = [key for key, _blob in entries]
-        store.check_targets(keys)
-        if store.remote:
-            steps = [[e for e in entries if e[0] != CONSOLIDATED_FILE],
-                     [e for e in entries if e[0] == CONSOLIDATED_FILE]]
-        else:
-            steps = [list(group) for _order, group in
-                     itertools.groupby(entries, key=lambda e: commit_order(e[0])[0])]
-        for step in steps:
-            if newer_than is not None and (
-                    self._read_generation_quietly() >= newer_than
-                    or store.exists(record_key(newer_than + 1))):
-                return
-            self._apply_step(step)
-        if self._sync:
-            store.sync_folders(keys)
-
-    def _apply_step(self, group: list) -> None:
-        """Deletions, inline contents and blob moves of one step (concurrently
-        on remote stores); a blob that is gone was moved already."""
-        store = self.store
-        tasks = []
-        deletes = [key for key, blob in group if blob is None]
-        if deletes:
-            tasks.append(lambda: store.delete_many(deletes))
-        tasks += [lambda item=(key, blob): store.put(*item)
-                  for key, blob in group if isinstance(blob, bytes)]
-        moves = [(JOURNAL_PREFIX + blob, key) for key, blob in group if isinstance(blob, str)]
-        if moves and store.remote:
-            # Copies only: the blobs go all at once afterwards (the writer's one
-            # bulk delete, or recovery's removal of the record's blob folders).
-            tasks += [lambda pair=pair: _copy_unless_moved(store, *pair) for pair in moves]
-        elif moves:
-            tasks.append(lambda: store.move_many(moves, missing_ok=True))
-        store.for_each(lambda task: task(), tasks)
-
-
-def _copy_unless_moved(store, src: str, dst: str) -> None:
-    """Copy a blob onto its key; a blob that is gone was applied already."""
-    try:
-        store.copy(src, dst)
-    except DatasetNotFoundError:
-        pass
+        superseded = None
+        if newer_than is not None:
+            def superseded():
+                return (self._read_generation_quietly() >= newer_than
+                        or self.store.exists(record_key(newer_than + 1)))
+        apply_record(self.store, entries, self.commit_lock.confirm, self._sync, superseded)

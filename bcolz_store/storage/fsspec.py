@@ -273,6 +273,65 @@ class FsspecStore(Store):
         except FileNotFoundError:
             pass
 
+    def delete_if(self, key: str, data: bytes) -> bool:
+        """Remove ``key`` only while it holds ``data``: on S3 one conditional
+        delete (``If-Match``), elsewhere read, compare, delete."""
+        if not self._s3:
+            return super().delete_if(key, data)
+        self._check_writable()
+        return self._s3_if_match(key, data, "delete_object", {})
+
+    def replace_if(self, key: str, data: bytes, expected: bytes) -> bool:
+        """Make ``data`` the object ``key`` only while it holds ``expected``: on
+        S3 one conditional put (``If-Match``), elsewhere read, compare, put."""
+        if not self._s3:
+            return super().replace_if(key, data, expected)
+        self._check_writable()
+        return self._s3_if_match(key, expected, "put_object", {"Body": bytes(data)})
+
+    def _s3_if_match(self, key: str, expected: bytes, method: str, kwargs: dict) -> bool:
+        """Call ``method`` on ``key`` only while it holds ``expected``; False when
+        it holds something else or nothing.  The ETag of an object put in one
+        request is its md5 (tried first); otherwise (server-side encryption
+        with KMS) the object's own ETag is read along with its content."""
+        import hashlib
+        bucket, name = self._s3_key(key)
+        expected = bytes(expected)
+        etag = f'"{hashlib.md5(expected).hexdigest()}"'
+        for attempt in range(2):
+            try:
+                self.fs.call_s3(method, Bucket=bucket, Key=name, IfMatch=etag, **kwargs)
+                return True
+            except FileNotFoundError:
+                return False
+            except OSError as err:
+                if not _precondition_failed(err):
+                    raise
+            if attempt:
+                return False
+            found = self._s3_get_with_etag(bucket, name)
+            if found is None or found[0] != expected:
+                return False
+            etag = found[1]
+        return False
+
+    def _s3_get_with_etag(self, bucket: str, name: str):
+        """``(content, ETag)`` of an S3 object in one request (None when missing)."""
+        from fsspec.asyn import sync
+
+        async def get():
+            try:
+                response = await self.fs._call_s3("get_object", Bucket=bucket, Key=name)
+            except FileNotFoundError:
+                return None
+            body = response["Body"]
+            try:
+                data = await body.read()
+            finally:
+                body.close()
+            return data, response["ETag"]
+        return sync(self.fs.loop, get)
+
     def delete_many(self, keys) -> None:
         """Remove several objects (S3: one request per thousand)."""
         self._check_writable()
@@ -340,3 +399,13 @@ class FsspecStore(Store):
         out.base = self._prefix_path(prefix)
         out.storage_options = self.storage_options
         return out
+
+
+def _precondition_failed(err: OSError) -> bool:
+    """True for S3's answer 412 (a condition of the request did not hold)."""
+    cause = getattr(err, "__cause__", None)
+    response = getattr(cause, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code", ""))
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return code in ("PreconditionFailed", "412") or status == 412 or \
+        "PreconditionFailed" in str(err) or "Precondition" in str(err)

@@ -269,6 +269,19 @@ class LocalStore(Store):
         if not stat.S_ISDIR(st.st_mode):
             raise FormatError(f"{path}: expected a folder, found {describe_mode(st.st_mode)}")
 
+    def commit_lock(self, key: str, lease: float):
+        """An OS lock (``flock``) on the file ``key``, created in a folder that
+        is checked first (never through a symlink); ``lease`` is not needed:
+        the kernel releases the lock of a process that dies."""
+        from .commit_lock import FileCommitLock
+        folder = key.rpartition("/")[0]
+
+        def prepare():
+            if folder:
+                self.check_folder(folder + "/")
+                self.makedirs(folder)
+        return FileCommitLock(self.path(key), prepare)
+
     def remove_folder_if_empty(self, prefix: str) -> None:
         """Remove the folder ``prefix`` when it is empty."""
         with contextlib.suppress(OSError):

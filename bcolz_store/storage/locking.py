@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import os
 
-from ..errors import BcolzStoreError
+from ..errors import LockTimeoutError
 from ..format.layout import LOCK_FILE
 
-__all__ = ["DEFAULT_TIMEOUT", "acquire", "release"]
+__all__ = ["DEFAULT_TIMEOUT", "LockTimeoutError", "acquire", "release"]
 
 # Seconds a writer waits for another one before giving up.
 DEFAULT_TIMEOUT = 60.0
-
-
-class LockTimeoutError(BcolzStoreError, TimeoutError):
-    """Another writer held the dataset's lock for longer than the timeout."""
 
 
 def acquire(rootdir, wanted, timeout: float = DEFAULT_TIMEOUT):

@@ -95,6 +95,26 @@ class MemoryStore(Store):
         with self._lock:
             self._objects.pop(key, None)
 
+    def delete_if(self, key, data):
+        self._check_writable()
+        self.path(key)
+        with self._lock:
+            found = self._objects.get(key)
+            if found is None or found[0] != bytes(data):
+                return False
+            del self._objects[key]
+            return True
+
+    def replace_if(self, key, data, expected):
+        self._check_writable()
+        self.path(key)
+        with self._lock:
+            found = self._objects.get(key)
+            if found is None or found[0] != bytes(expected):
+                return False
+            self._objects[key] = (bytes(data), time.time())
+            return True
+
     def delete_prefix(self, prefix):
         self._check_writable()
         with self._lock:

@@ -33,9 +33,10 @@ def _records(root) -> list:
 
 @pytest.fixture
 def real_lease(monkeypatch):
-    """The default apply lease, in this process and in the writers it starts."""
-    monkeypatch.setenv("BCOLZ_STORE_APPLY_LEASE", "30")
-    monkeypatch.setattr(Journal, "apply_lease", 30.0)
+    """The default lease of the commit lock (stores without OS locks), in this
+    process and in the writers it starts."""
+    monkeypatch.setenv("BCOLZ_STORE_LOCK_LEASE", "30")
+    monkeypatch.setattr(Journal, "lock_lease", 30.0)
 
 
 @pytest.mark.parametrize("kind", ["carray", "ctable"])
@@ -129,25 +130,36 @@ def test_a_lost_answer_to_the_commit_record_is_success(tmp_path, monkeypatch):
     assert bcolz_store.verify(path).ok
 
 
-def test_another_writers_commit_is_never_refused_as_taken(tmp_path):
-    """A second writer that rolls the first writer's record forward (it opened
-    between the record and its application) does not make the first writer
-    withdraw a commit that stands."""
+def test_a_commit_whose_application_failed_is_finished_by_the_next_writer(tmp_path):
+    """The record stands, applying it fails (every try): flush() raises the
+    medium's error, and the row is committed once: the failing writer is back
+    at the committed state with it, and another writer that opens finishes
+    the application (no lease to wait for: the failing writer released the
+    commit lock)."""
     path = str(tmp_path / "a")
     bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
     first = bcolz_store.open(path)
     journal = first._store.journal
     real_apply = journal._apply
-    second = []
+    calls = []
 
-    def apply_after_another_opened(entries, newer_than=None):
-        second.append(bcolz_store.open(path))   # rolls the record forward (lease 0.2 s)
-        real_apply(entries, newer_than)
-    journal._apply = apply_after_another_opened
+    def failing_apply(entries, newer_than=None):
+        calls.append(newer_than)
+        raise OSError(5, "injected: the disk failed while applying")
+    journal._apply = failing_apply
     first.append([5])
-    first.flush()
+    with pytest.raises(OSError, match="injected"):
+        first.flush()
+    assert calls[:4] == [None, 2, 2, 2]             # APPLY_TRIES, then the roll-back
+    journal._apply = real_apply
+    started = time.monotonic()
+    second = bcolz_store.open(path)
+    assert time.monotonic() - started < 2
+    assert second[:].tolist() == list(range(6))
     assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(6))
-    assert len(second[0]) == 6
+    first.refresh()
+    assert first[:].tolist() == list(range(6))
+    assert bcolz_store.verify(path).ok
 
 
 def test_a_late_roll_forward_never_writes_over_a_newer_commit(tmp_path):
@@ -170,14 +182,14 @@ def test_a_late_roll_forward_never_writes_over_a_newer_commit(tmp_path):
 
 
 def test_a_writer_waits_for_a_live_writer_to_apply_its_record(tmp_path, monkeypatch):
-    """A record not yet applied, younger than the lease, is its writer's to
-    apply: a writer opening meanwhile waits for it, it does not apply it too."""
-    monkeypatch.setattr(Journal, "apply_lease", 10.0)
+    """A record not yet applied is its writer's to apply (it holds the commit
+    lock): a writer opening meanwhile waits for it, it does not apply it too."""
     path = str(tmp_path / "a")
     c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
     journal = c._store.journal
     real_apply = journal._apply
     opened = {}
+    threads = []
 
     def slow_apply(entries, newer_than=None):
         import threading
@@ -187,14 +199,14 @@ def test_a_writer_waits_for_a_live_writer_to_apply_its_record(tmp_path, monkeypa
             other_writer = bcolz_store.open(path)
             opened["seconds"] = time.monotonic() - started
             opened["len"] = len(other_writer)
-        thread = threading.Thread(target=other)
-        thread.start()
+        threads.append(threading.Thread(target=other))
+        threads[0].start()
         time.sleep(0.5)                         # the other writer is waiting now
         real_apply(entries, newer_than)
-        thread.join()
     journal._apply = slow_apply
     c.append([5])
     c.flush()
+    threads[0].join()
     assert opened["len"] == 6 and 0.3 < opened["seconds"] < 5
 
 
