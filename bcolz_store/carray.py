@@ -133,7 +133,8 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._iterator = None
         self._is_iter_view = False
         self._unstaged = False       # appended items not yet staged (see _stage_pending)
-        self._lock = _locking.acquire(rootdir, lock if _store is None else False)
+        self._lock = _locking.acquire(rootdir, lock if _store is None else False,
+                                      storage_options=storage_options)
         if array is not None:
             self._create_or_clean_up(array, cparams, dtype, dflt, expectedlen, chunklen)
             new = True

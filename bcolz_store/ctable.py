@@ -162,7 +162,8 @@ class ctable(CtableEdits, CtableOps):
         self.mode = mode
         verify = kwargs.pop("verify", False)
         allow_pickle = kwargs.pop("allow_pickle", False)
-        self._lock = _locking.acquire(root_arg, kwargs.pop("lock", False))
+        self._lock = _locking.acquire(store if store is not None else root_arg,
+                                      kwargs.pop("lock", False))
         self._store = dataset if dataset is not None else (
             DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)
             if store is not None else None)

@@ -35,6 +35,7 @@ import contextlib
 import json
 import os
 import random
+import stat
 import threading
 import time
 import uuid
@@ -138,14 +139,18 @@ class FileCommitLock(CommitLock):
         try:
             fd = os.open(self.path, flags, 0o644)
         except OSError as err:
-            if os.path.islink(self.path):
-                raise FormatError(f"{self.path}: the commit lock must be a file, not a "
-                                  f"symlink") from err
+            try:
+                mode = os.lstat(self.path).st_mode
+            except OSError:
+                raise err from None
+            if not stat.S_ISREG(mode):      # a symlink (O_NOFOLLOW), a folder...
+                raise FormatError(f"{self.path}: the commit lock must be a regular file, "
+                                  f"not a symlink, folder or device") from err
             raise
-        import stat
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            raise FormatError(f"{self.path}: the commit lock must be a regular file")
+            raise FormatError(f"{self.path}: the commit lock must be a regular file, not a "
+                              f"FIFO or device")
         return fd
 
     def _acquire(self, timeout: float) -> None:

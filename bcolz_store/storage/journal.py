@@ -8,6 +8,8 @@ change goes through a journal inside the root, under keys bcolz never reads::
         <writer>/000001.blob ...  new contents of files, one folder per writer
         commit-000000000042.json  the record of commit 42: once it exists,
                                   the change is committed
+        commit.lock               the commit lock (local disks: an OS lock on
+                                  this file; elsewhere: the lock object)
     ROOT/bcolz_store.md5          checksums of the bcolz files
     ROOT/bcolz_store.json         consolidated metadata, with the generation
                                   of the last applied commit
@@ -16,27 +18,30 @@ A commit (kartothek's lesson, seeds/003: state changes only by one atomic
 step that readers can follow without locks):
 
 1. every new file is written to a blob in the writer's own folder of the
-   journal (and, on a local disk, fsynced);
-2. the record ``[[key, blob or null], ...]`` of generation ``g + 1`` is created
+   journal (and, on a local disk, fsynced), without any lock;
+2. the writer takes the dataset's commit lock (:mod:`~.commit_lock`: an OS
+   lock on a local disk, a lock object with a lease elsewhere) and checks
+   that ``bcolz_store.json`` still says the generation ``g`` it loaded;
+3. the record ``[[key, blob or null], ...]`` of generation ``g + 1`` is created
    atomically and only if it does not exist (an exclusive hard link of a
    written, fsynced file on a local disk; a conditional PUT with
-   ``If-None-Match`` on S3).  This is the commit.  ``g`` is the generation this
-   writer loaded, so of two writers that loaded the same state only one can
-   commit; the other gets :class:`ConcurrentWriteError` and nothing of its
-   change is committed: no commit is ever lost silently;
-3. each blob is moved onto its bcolz name (a rename on a local disk, a copy
-   and a delete in an object store), deletions are made, ``meta/sizes``, the
-   checksum file and the consolidated metadata (now saying ``g + 1``) last;
-4. the writer's blob folder and the record of generation ``g`` are removed.
-   The newest record stays until the next commit applies, so that a writer
-   still working from ``g`` finds generation ``g + 1`` taken.
+   ``If-None-Match`` on S3).  This is the commit.  Of two writers that loaded
+   the same state only one can commit; the other's append is rebased on the
+   new state, anything else raises :class:`ConflictError`: no commit is ever
+   lost silently;
+4. still under the lock, each blob is moved onto its bcolz name (a rename on
+   a local disk, a copy and a delete in an object store), deletions are made,
+   ``meta/sizes``, the checksum file and the consolidated metadata (now saying
+   ``g + 1``) last; then the lock is released;
+5. the writer's blob folder and the record 32 generations older are removed.
 
-On open, a writer rolls a committed but unapplied record forward (moving the
-blobs that are still there; the step is idempotent) and removes blob folders
-that no live writer can own (all of them under ``lock=True``, else those
-untouched for :attr:`Journal.stale_after` seconds).  A reader that cannot
-write reads through an unapplied record instead, so it too sees the committed
-state.  The bcolz files themselves never change format.
+On open, a writer that finds a committed but unapplied record takes the
+commit lock (its writer is applying it, or died) and applies what is still
+unapplied, and removes (under the lock) blob folders that no live writer can
+own (all of them under ``lock=True``, else those untouched for
+:attr:`Journal.stale_after` seconds).  A reader that cannot write reads
+through an unapplied record instead, so it too sees the committed state.  The
+bcolz files themselves never change format.
 
 A record found in a dataset may come from anyone: before it is read through or
 rolled forward, every entry is validated (:func:`check_manifest`), every blob

@@ -325,3 +325,27 @@ def test_a_rebase_loads_again_while_commits_change_the_state_under_it(tmp_path, 
     a.flush()
     assert failures
     assert bcolz_store.open(root, mode="r")[:].tolist() == [0, 1, 2, 10, 11, 20, 21, 22]
+
+
+@pytest.mark.parametrize("where", ["memory", "s3"])
+def test_lock_true_on_an_object_store_makes_writers_wait(where, request, monkeypatch):
+    """lock=True on an object store: the object .bcolz_store.lock, held (and
+    renewed) until close(); a second writer waits for it, and gets it once
+    the first closes.  The lock object is not a bcolz file (verify() is ok)."""
+    from bcolz_store.errors import LockTimeoutError
+    if where == "s3":
+        url, options = request.getfixturevalue("s3_bucket")
+        path, kwargs = f"{url}/locked.bcolz", {"storage_options": options}
+    else:
+        path, kwargs = f"memory://locked-{os.getpid()}/c", {}
+    bcolz_store.carray(np.arange(3), rootdir=path, mode="w", chunklen=4, **kwargs)
+    first = bcolz_store.open(path, mode="a", lock=True, **kwargs)
+    with pytest.raises(LockTimeoutError, match="another writer holds the lock"):
+        bcolz_store.open(path, mode="a", lock=0.5, **kwargs)
+    first.append([3, 4])
+    first.close()
+    second = bcolz_store.open(path, mode="a", lock=5, **kwargs)
+    second.append([5])
+    second.close()
+    assert bcolz_store.open(path, mode="r", **kwargs)[:].tolist() == list(range(6))
+    assert bcolz_store.verify(path, **kwargs).ok

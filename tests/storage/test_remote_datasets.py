@@ -164,8 +164,6 @@ def test_url_errors(tmp_path):
                            storage_options={"anon": True})
     with pytest.raises((ImportError, ValueError)):
         bcolz_store.open("nosuchprotocol://x/y")
-    with pytest.raises(ValueError, match="local folder"):
-        bcolz_store.carray(np.arange(3), rootdir="memory://lock/x", mode="w", lock=True)
 
 
 def test_pack_open_verify_unpack(tmp_path):

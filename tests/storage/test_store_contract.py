@@ -149,6 +149,42 @@ class StoreTests:
             s.copy("j/2.blob", "data/__1.blp")
         assert not s.exists("data/__1.blp")
 
+    def test_delete_if_and_replace_if_act_only_on_the_expected_content(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"j/lock": b"one"})
+        assert not s.replace_if("j/lock", b"two", b"zzz")
+        assert s.get("j/lock", 10) == b"one"
+        assert s.replace_if("j/lock", b"two", b"one")
+        assert s.get("j/lock", 10) == b"two"
+        assert not s.delete_if("j/lock", b"one")
+        assert s.exists("j/lock")
+        assert s.delete_if("j/lock", b"two")
+        assert not s.exists("j/lock")
+        assert not s.delete_if("j/lock", b"two")            # gone: nothing to remove
+        assert not s.replace_if("j/lock", b"three", b"two")
+        assert not s.exists("j/lock")
+
+    def test_commit_lock_excludes_a_second_holder_until_released(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        from bcolz_store.errors import LockTimeoutError
+        s = self.fill(store, {"a": b"1"})
+        first = s.commit_lock(".bcolz_store-journal/commit.lock", 30.0)
+        second = s.commit_lock(".bcolz_store-journal/commit.lock", 30.0)
+        with first.hold(1.0):
+            with first.hold(1.0):               # the holder takes it again
+                first.confirm()
+            assert first.held
+            with pytest.raises(LockTimeoutError, match="commit lock"):
+                with second.hold(0.3):
+                    pass
+            first.confirm()
+        assert not first.held
+        with second.hold(1.0):
+            second.confirm()
+        assert s.get("a", 10) == b"1"
+
     @pytest.mark.parametrize("key", HOSTILE_KEYS)
     def test_hostile_keys_are_refused_for_writing(self, store, key):
         if not self.writable:

@@ -1,0 +1,147 @@
+"""The commit lock (bcolz_store/storage/commit_lock.py): an OS lock on local
+disks, a lock object with a lease elsewhere.
+
+Local: a writer killed while it holds the lock never blocks the next one (the
+kernel releases it), and a lock file that a hostile dataset ships as a
+symlink, a FIFO or a folder is refused.  Lock objects: a dead holder is taken
+over after the lease and no sooner, a live holder keeps the lock through a
+long pause thanks to its heartbeat, a holder that lost the lock stops writing
+and does not remove its successor's lock.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import bcolz_store
+from bcolz_store.errors import FormatError, LockTimeoutError
+from bcolz_store.storage.commit_lock import LockLostError, ObjectCommitLock
+from bcolz_store.storage.local import LocalStore
+from bcolz_store.storage.memory import MemoryStore
+
+KEY = ".bcolz_store-journal/commit.lock"
+
+
+def test_a_writer_killed_holding_the_local_lock_blocks_nobody(tmp_path):
+    root = tmp_path / "c"
+    bcolz_store.carray(np.arange(10), rootdir=str(root), mode="w")
+    code = (
+        "import sys, time\n"
+        "from bcolz_store.storage.local import LocalStore\n"
+        f"lock = LocalStore({str(root)!r}).commit_lock({KEY!r}, 30.0)\n"
+        "with lock.hold(10):\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline().strip() == b"held"
+        with pytest.raises(LockTimeoutError):
+            with LocalStore(str(root)).commit_lock(KEY, 30.0).hold(0.2):
+                pass
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        started = time.monotonic()
+        c = bcolz_store.open(str(root), mode="a")
+        c.append([10])
+        c.flush()
+        assert time.monotonic() - started < 2       # no lease: the kernel released it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert bcolz_store.open(str(root), mode="r")[:].tolist() == list(range(11))
+
+
+@pytest.mark.parametrize("what", ["symlink", "fifo", "folder"])
+def test_a_shipped_lock_file_that_is_not_a_file_is_refused(tmp_path, what):
+    root = tmp_path / "c"
+    bcolz_store.carray(np.arange(10), rootdir=str(root), mode="w")
+    lock = root / KEY
+    lock.unlink()
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"keep me")
+    if what == "symlink":
+        os.symlink(outside, lock)
+    elif what == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    c = bcolz_store.open(str(root), mode="a")
+    c.append([10])
+    with pytest.raises(FormatError, match="commit lock"):
+        c.flush()
+    assert outside.read_bytes() == b"keep me"
+    assert bcolz_store.open(str(root), mode="r")[:].tolist() == list(range(10))
+
+
+def _object_lock(store, lease=0.5, heartbeat=False):
+    lock = ObjectCommitLock(store, KEY, lease)
+    lock.heartbeat = heartbeat
+    return lock
+
+
+def test_a_dead_holder_is_taken_over_after_the_lease_and_no_sooner():
+    store = MemoryStore()
+    dead = _object_lock(store)
+    dead._acquire(1.0)                      # taken, never renewed nor released
+    taker = _object_lock(store)
+    started = time.monotonic()
+    with taker.hold(5.0):
+        waited = time.monotonic() - started
+        assert 0.5 <= waited < 2.0
+        with pytest.raises(LockLostError, match="took over"):
+            dead.confirm()                  # a third of the lease passed: it renews, and fails
+        held = store.get(KEY, 4096)
+        dead._release()                     # does not remove the new holder's lock
+        assert store.get(KEY, 4096) == held
+        taker.confirm()
+    assert not store.exists(KEY)
+
+
+def test_the_heartbeat_keeps_a_live_holder_through_a_long_pause():
+    store = MemoryStore()
+    holder = _object_lock(store, lease=0.3, heartbeat=True)
+    with holder.hold(1.0):
+        time.sleep(1.0)                     # more than three leases without a request
+        holder.confirm()
+        with pytest.raises(LockTimeoutError):
+            with _object_lock(store, lease=0.3).hold(0.8):
+                pass
+    assert not store.exists(KEY)
+
+
+def test_a_writer_that_died_after_its_record_is_rolled_forward_after_the_lease(monkeypatch):
+    """On a store without OS locks a writer killed between its record and the
+    end of applying it leaves the lock object behind: the next writer waits
+    the lease, takes the lock over and applies the record, once."""
+    from bcolz_store.storage.journal import Journal
+    monkeypatch.setattr(Journal, "lock_lease", 0.5)
+    store = MemoryStore()
+    c = bcolz_store.carray(np.arange(5), rootdir=store, mode="w", chunklen=4)
+    journal = c._store.journal
+    monkeypatch.setattr(ObjectCommitLock, "_release", lambda self: None)     # dies holding it
+    monkeypatch.setattr(ObjectCommitLock, "heartbeat", False)                 # (all of it)
+
+    def die(*args, **kwargs):
+        raise SystemExit("killed")          # after the record, before applying
+    monkeypatch.setattr(journal, "_apply", die)
+    c.append([5, 6])
+    with pytest.raises(SystemExit):
+        c.flush()
+    monkeypatch.undo()
+    monkeypatch.setattr(Journal, "lock_lease", 0.5)
+    assert store.exists(KEY)
+    started = time.monotonic()
+    again = bcolz_store.open(store, mode="a")
+    assert time.monotonic() - started >= 0.5
+    assert again[:].tolist() == list(range(7))
+    again.append([7])
+    again.flush()
+    assert bcolz_store.open(store, mode="r")[:].tolist() == list(range(8))
+    assert bcolz_store.verify(store).ok
