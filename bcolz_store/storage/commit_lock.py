@@ -39,6 +39,7 @@ import stat
 import threading
 import time
 import uuid
+import weakref
 
 from ..errors import (BcolzStoreError, ConcurrentWriteError, DatasetNotFoundError, FormatError,
                       LockTimeoutError)
@@ -114,6 +115,25 @@ def _backoff(attempt: int, base: float, cap: float) -> float:
     return random.uniform(0, min(cap, base * 2 ** min(attempt, 30)))
 
 
+# File locks held in this process: a child forked while one is held shares
+# its open file description, which would keep the lock held for as long as
+# the child lives; the child closes its copies at once.
+_HELD_FILES: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _close_inherited_locks() -> None:
+    for lock in list(_HELD_FILES):
+        fd, lock._fd = lock._fd, None
+        lock.depth = 0
+        if isinstance(fd, int):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_locks)
+
+
 class FileCommitLock(CommitLock):
     """An OS lock on a file of a local disk (see the module docstring).
 
@@ -183,9 +203,11 @@ class FileCommitLock(CommitLock):
             os.close(fd)
             raise
         self._fd = fd
+        _HELD_FILES.add(self)
 
     def _release(self) -> None:
         fd, self._fd = self._fd, None
+        _HELD_FILES.discard(self)
         if fd is None:
             return
         if isinstance(fd, int):

@@ -145,3 +145,28 @@ def test_a_writer_that_died_after_its_record_is_rolled_forward_after_the_lease(m
     again.flush()
     assert bcolz_store.open(store, mode="r")[:].tolist() == list(range(8))
     assert bcolz_store.verify(store).ok
+
+
+def test_a_child_forked_while_the_local_lock_is_held_does_not_keep_it(tmp_path):
+    """flock belongs to the open file, which a forked child shares: the child
+    closes its copy at once, so the lock is free when the parent releases it
+    even while the child lives on."""
+    store = LocalStore(str(tmp_path / "c"))
+    store.makedirs("")
+    lock = store.commit_lock(KEY, 30.0)
+    read, write = os.pipe()
+    with lock.hold(1.0):
+        pid = os.fork()
+        if pid == 0:                        # the child: lives on for a while
+            os.close(read)
+            os.write(write, b"x")
+            time.sleep(5)
+            os._exit(0)
+        os.close(write)
+        assert os.read(read, 1) == b"x"
+    try:
+        with store.commit_lock(KEY, 30.0).hold(1.0):
+            pass
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
