@@ -326,18 +326,17 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
         existed = "missing"
     portable = portable_rootdir(rootdir, storage_options)
     ds = DatasetStore(store)
-    journal = ds.journal
     try:
         if existed == "folder":
-            journal.recover()              # finish a commit left by a killed writer
+            ds.recover()              # finish a commit left by a killed writer
         else:
             store.makedirs()
-        with journal.batch():
+        with ds.batch():
             made, columns = _create(rootdir, ds, carray_cls, ctable_cls, names, atoms, kwargs)
             nfull = [length // c.chunklen for c in columns]
-            folder, first = journal.reserve_blobs(sum(nfull))
+            folder, first = ds.reserve_blobs(sum(nfull))
             starts = np.concatenate(([0], np.cumsum(nfull)[:-1])) + first
-            plan = _Plan(portable if portable is not None else store, folder, journal._sync,
+            plan = _Plan(portable if portable is not None else store, folder, ds.sync_blobs,
                          tuple(_Column(c._store.prefix, c._meta.atom, c.chunklen,
                                        c.cparams.to_dict(), n, int(s))
                                for c, n, s in zip(columns, nfull, starts)))
@@ -353,7 +352,7 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
                 _assemble(column, col, results, index, folder, found, length)
             made.flush()
     except BaseException:
-        journal.discard()
+        ds.discard()
         if existed == "missing":
             with contextlib.suppress(OSError, BcolzStoreError):
                 store.remove_root()
