@@ -416,11 +416,11 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
 
     @property
     def _cache(self):
-        return self._engine._cache
+        return self._engine.cache
 
     @property
     def _cache_nbytes(self) -> int:
-        return self._engine._cache_nbytes
+        return self._engine.cache_nbytes
 
     @property
     def cbytes(self) -> int:
@@ -523,6 +523,13 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
     def rootdir(self):
         """Where a stored carray lives (None in memory)."""
         return self._rootdir
+
+    @property
+    def dataset(self):
+        """The :class:`~bcolz_store.storage.dataset.DatasetStore` a stored carray
+        reads and commits through (a ctable column's shares the table's
+        commits); None in memory."""
+        return self._store
 
     @rootdir.setter
     def rootdir(self, value):

@@ -311,6 +311,25 @@ class CarrayEdits:
         if commit:
             self._store.commit()
 
+    def stage_chunk(self, nchunk: int, rows) -> int:
+        """Compress ``rows`` (``chunklen`` items of the atom) as full chunk
+        ``nchunk`` of a stored carray and stage its file; return its
+        compressed size.  With :meth:`adopt_chunks`, how
+        :func:`bcolz_store.from_dask` completes a carray whose other chunk
+        files dask's tasks wrote (staged through :attr:`dataset`)."""
+        made = self._engine.new_chunk(rows)
+        self._engine.chunks.write(nchunk, made)
+        return made.cbytes
+
+    def adopt_chunks(self, nchunks: int, cbytes: int, leftover) -> None:
+        """Count ``nchunks`` full chunk files in all, of which those staged by
+        others (not through :meth:`stage_chunk`) hold ``cbytes`` compressed
+        bytes, and append the ``leftover`` items after them (already of the
+        atom's dtype and shape); nothing is noted as an append."""
+        self._engine.adopt_chunks(nchunks, cbytes)
+        if len(leftover):
+            self._engine.append(leftover)
+
     def _own_dataset(self):
         """Attach this standalone carray to its dataset's commits: a failed
         write returns it to its last committed state, every commit includes

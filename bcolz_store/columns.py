@@ -103,6 +103,10 @@ class cols:
                 self._cols[name] = column
         self.names = list(names)
 
+    def as_dict(self):
+        """``{name: carray}`` of every column (a new dict)."""
+        return dict(self._cols)
+
     def column_store(self, name):
         """The store of column ``name`` (None in memory): it shares the table's journal."""
         return self._store.sub(name) if self._store is not None else None

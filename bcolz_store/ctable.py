@@ -224,7 +224,7 @@ class ctable(CtableEdits, CtableOps):
 
     def _reload_committed(self):
         """Load the committed state into this table and its column objects, in place."""
-        self.cols.read_meta_and_open(reuse=dict(self.cols._cols))
+        self.cols.read_meta_and_open(reuse=self.cols.as_dict())
         self.attrs.reload()
         self._check_lengths()
 
@@ -404,6 +404,12 @@ class ctable(CtableEdits, CtableOps):
     def _check_writable(self, what: str):
         if self.mode == "r":
             raise ReadOnlyError(f"{self.rootdir}: cannot {what} because mode is 'r'")
+
+    @property
+    def dataset(self):
+        """The :class:`~bcolz_store.storage.dataset.DatasetStore` a stored table
+        (all its columns) reads and commits through; None in memory."""
+        return self._store
 
     def _batch(self):
         """Group the changes of one table operation into one commit (on disk)."""

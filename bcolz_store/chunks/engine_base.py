@@ -210,6 +210,17 @@ class EngineBase:
         self._cache_lock = threading.Lock()  # several threads may read one carray
         self.cache_budget = budget
 
+    @property
+    def cache(self):
+        """The cached decoded chunks, ``{nchunk: (read-only array, bytes it
+        counts)}``, least recently used first (for inspection)."""
+        return self._cache
+
+    @property
+    def cache_nbytes(self) -> int:
+        """Bytes the cached chunks count against :attr:`cache_budget`."""
+        return self._cache_nbytes
+
     def set_cache_budget(self, budget: int) -> None:
         """Keep at most ``budget`` bytes of decoded chunks (evicting at once)."""
         self.cache_budget = budget
