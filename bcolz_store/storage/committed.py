@@ -85,9 +85,6 @@ class CommittedState(CommittedFiles):
         :meth:`marker` of the state the last :meth:`recover` loaded.
     reader_marker
         What :meth:`check_reading` compares against (``UNSET``: nothing yet).
-    reading_own : bool
-        A writer reads back rows it appended itself (a rebase): its reads are
-        not checked against other writers' commits.
     """
 
     def __init__(self, store: Store, readonly: bool = False, *,
@@ -104,7 +101,7 @@ class CommittedState(CommittedFiles):
         self._commit_lock = None   # made when first used
         self.loaded_marker = None
         self.reader_marker = UNSET
-        self.reading_own = False
+        self._reading_own = False  # see reading_own_rows()
         self._stable_keys = {}     # record name -> the keys is_stable() checks for it
 
     def keep_folder(self, token: str) -> None:
@@ -413,7 +410,7 @@ class CommittedState(CommittedFiles):
         writer raises :class:`ConcurrentWriteError` when another writer
         committed since the state it holds: concurrency, not damage.
         """
-        if self.reading_own:
+        if self._reading_own:
             return          # rows this writer staged itself (a rebase reads them back)
         if failed and not self.readonly and self._generation is not None and (
                 self.current_generation() != self._generation
@@ -429,6 +426,17 @@ class CommittedState(CommittedFiles):
             raise DatasetChangedError(
                 f"{self.root}: a writer committed since this reader opened the dataset; "
                 f"call refresh() to read the new state")
+
+    @contextlib.contextmanager
+    def reading_own_rows(self):
+        """A context in which this writer reads back rows it appended itself
+        (a rebase): :meth:`check_reading` does not check those reads against
+        other writers' commits."""
+        self._reading_own = True
+        try:
+            yield
+        finally:
+            self._reading_own = False
 
     def changed_under_writer(self) -> ConcurrentWriteError:
         """The error of a writer whose read found files of another writer's newer commit."""

@@ -17,8 +17,6 @@ hold, and an append another writer's commit overtook is rebased by them.
 
 from __future__ import annotations
 
-import contextlib
-
 from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
 from ..format.layout import check_key
 from .base import Store
@@ -434,13 +432,8 @@ class DatasetStore(DatasetFiles):
             self.journal.roll_back(error)
         return error
 
-    @contextlib.contextmanager
     def reading_own_rows(self):
         """A context in which this writer reads back rows it appended itself
         (a rebase): those reads are not checked against other writers'
         commits."""
-        self.journal.state.reading_own = True
-        try:
-            yield
-        finally:
-            self.journal.state.reading_own = False
+        return self.journal.state.reading_own_rows()
