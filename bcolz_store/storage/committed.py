@@ -262,8 +262,9 @@ class CommittedState(CommittedFiles):
 
         Blob folders go only under the commit lock, and only while no record
         waits to be applied: a writer checks under that lock that the blobs
-        its record names exist before creating it (:meth:`_check_own_blobs`),
-        so a record never names a removed blob."""
+        its record names exist before creating it
+        (:meth:`~.commit.CommitProtocol._check_own_blobs`), so a record never
+        names a removed blob."""
         store = self.store
         if listing is None:
             listing = store.list_times(JOURNAL_PREFIX)

@@ -150,7 +150,7 @@ class DatasetStore(DatasetFiles):
 
     def stage_written(self, key: str, blob: str, digest: str) -> None:
         """Stage ``blob``, a file others wrote into a name the journal reserved
-        (:meth:`~.journal.Journal.reserve_blobs`), as the new content of ``key``.
+        (:meth:`reserve_blobs`), as the new content of ``key``.
 
         Raises
         ------
