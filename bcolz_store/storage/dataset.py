@@ -286,11 +286,6 @@ class DatasetStore(DatasetFiles):
         """
         return self.journal.operation(what)
 
-    @property
-    def in_operation(self) -> bool:
-        """True while a write :meth:`operation` is under way."""
-        return self.journal.in_operation
-
     def batch(self):
         """A context grouping several operations into one commit: commits asked
         for inside it are made once, when the outermost block ends."""
