@@ -76,7 +76,7 @@ class attrs:
     def _commit(self, attrs: dict) -> None:
         """Make ``attrs`` the attributes: on disk one commit, then in memory."""
         if self._store is not None:
-            with self._store.journal.operation("attrs"):
+            with self._store.operation("attrs"):
                 self._store.set(ATTRS_FILE, dump_attrs(attrs))
                 self._store.commit()
         self.attrs = attrs

@@ -36,7 +36,6 @@ from .errors import BcolzStoreError, DatasetExistsError, DatasetNotFoundError, R
 from .indexing import calc_chunklen, matching_positions
 from .storage import locking as _locking
 from .storage.dataset import DatasetStore
-from .storage.journal import read_consistently
 from .storage.urls import describe_rootdir, open_store
 from .vlen_type import new_vlen_meta, vlen_of, vlen_request
 
@@ -152,7 +151,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             self._commit_creation()
             self._store.readonly = mode == "r"
         if self._store is not None and self._given_store is None:
-            self._own_journal()
+            self._own_dataset()
         if not new and mode == "w":
             self.resize(0)
 
@@ -162,7 +161,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         """The view of this carray's own store (a standalone carray)."""
         return DatasetStore(open_store(self._root_arg, readonly, self._storage_options),
                             readonly=readonly, verify=self._verify,
-                            consolidated=self._consolidated)
+                            consolidated=self._consolidated, locked=self._lock is not None)
 
     def _create_or_clean_up(self, *args):
         """:meth:`_create`; on failure, nothing of the new dataset stays stored."""
@@ -172,15 +171,15 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         except BaseException:
             store = self._store
             if store is not None and self._given_store is None:
-                store.journal.discard()
+                store.discard()
                 if self._existed == "missing":
                     with contextlib.suppress(OSError, BcolzStoreError):
                         store.store.remove_root()
             raise
 
     def _commit_creation(self):
-        self._store.journal.note("create")
-        self._store.journal.commit()     # a ctable column: deferred to the table's batch
+        self._store.note("create")
+        self._store.commit()     # a ctable column: deferred to the table's batch
         if self._given_store is None and self._existed == "folder":
             self._store.store.prune_empty_folders(keep=("data", "meta"))
 
@@ -188,10 +187,10 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         """The context of one write (``op``: what it does, for the commit
         record): on any failure, the carray (and, for a ctable column, its
         whole table) returns to its last committed state (see
-        :meth:`bcolz_store.storage.journal.Journal.operation`)."""
+        :meth:`bcolz_store.storage.dataset.DatasetStore.operation`)."""
         if self._store is None:
             return contextlib.nullcontext()
-        return self._store.journal.operation(op)
+        return self._store.operation(op)
 
     def _create(self, array, cparams, dtype, dflt, expectedlen, chunklen):
         if cparams is None or isinstance(cparams, (cparams_cls, dict)):
@@ -238,7 +237,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             self._existed = "missing"
             return
         if self._given_store is None:
-            store.journal.recover()       # finish a commit left by a killed writer
+            store.recover()       # finish a commit left by a killed writer
         store.remove_all()
 
     # ------------------------------------------------------------ opening
@@ -248,7 +247,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             self._store = self._given_store
             self._read_meta()
             return
-        if dataset is not None:         # open() prepared it (its journal recovered)
+        if dataset is not None:         # open() prepared it (and loaded the state)
             self._store = dataset
         else:
             self._store = self._new_store(readonly=self._mode == "r")
@@ -258,20 +257,20 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         if self._store.store.readonly and self._mode == "a":   # a pack: read-only, and says so
             self._mode = "r"
             self._store.readonly = True
-        self._store.journal.locked = self._lock is not None   # before recovering
-        self._load_committed()
+        self._load_committed(just_loaded=dataset is not None)
 
-    def _load_committed(self):
-        """Finish or discard an interrupted commit, then load the committed state.
+    def _load_committed(self, just_loaded=False):
+        """Finish or discard an interrupted commit, then load the committed state
+        (``just_loaded``: ``open()`` has loaded it, read it as it is).
 
         In mode 'r' this retries until no writer committed during the load, so
-        the carray holds one committed state (see :func:`read_consistently`).
+        the carray holds one committed state (see
+        :meth:`~bcolz_store.storage.dataset.DatasetStore.read_consistently`).
         """
-        journal = self._store.journal
         # One committed state, even while a writer commits: a writer too reads
         # again when a commit began meanwhile, rather than take the files of
         # two states for damage.
-        read_consistently(journal, self._read_meta)
+        self._store.read_consistently(self._read_meta, just_loaded)
         self._store.warn_if_unverifiable()
 
     def _read_meta(self):
@@ -303,9 +302,8 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         """
         if self._store is None:
             return
-        journal = self._store.journal
-        if journal.broken is not None:    # a failed write: back to the committed state
-            journal.reload_committed()
+        if self._store.broken:    # a failed write: back to the committed state
+            self._store.reload()
             if self._given_store is None:
                 return
         elif self._mode != "r":
@@ -418,11 +416,11 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
 
     @property
     def _cache(self):
-        return self._engine._cache
+        return self._engine.cache
 
     @property
     def _cache_nbytes(self) -> int:
-        return self._engine._cache_nbytes
+        return self._engine.cache_nbytes
 
     @property
     def cbytes(self) -> int:
@@ -526,6 +524,13 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         """Where a stored carray lives (None in memory)."""
         return self._rootdir
 
+    @property
+    def dataset(self):
+        """The :class:`~bcolz_store.storage.dataset.DatasetStore` a stored carray
+        reads and commits through (a ctable column's shares the table's
+        commits); None in memory."""
+        return self._store
+
     @rootdir.setter
     def rootdir(self, value):
         if not self._rootdir:
@@ -536,7 +541,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._root_arg = value
         self._given_store = None
         self._store = self._new_store(readonly=self._mode == "r")
-        self._own_journal()
+        self._own_dataset()
         self._engine.store = self._store
         self._engine.chunks.store = self._store
         self._attrs._store = self._store
@@ -598,7 +603,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
             if self._given_store is None:
                 with self._writing():
                     self._store.commit()
-                self._store.journal.reset()
+                self._store.forget_all()
                 self._store.store.remove_root()
 
 

@@ -11,6 +11,7 @@ Source: bcolz 1.x carray methods (signatures, conversions and errors).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import numpy as np
@@ -20,6 +21,7 @@ from .chunks.category_engine import CategoryEngine
 from .chunks.vlen_items import as_items
 from .datasets.carray_files import stage_sizes
 from .indexing import as_nitems, is_int, positions, within_rows
+from .storage.dataset import DatasetOwner
 
 __all__ = ["CarrayEdits"]
 
@@ -302,24 +304,41 @@ class CarrayEdits:
 
     def _flush(self, commit=True):
         if self._unstaged:
-            self._store.journal.note("append")
+            self._store.note("append")
         self._engine.stage_leftover()
         stage_sizes(self._store, self.shape, self.nbytes, self._engine.cbytes)
         self._unstaged = False
         if commit:
             self._store.commit()
 
-    def _own_journal(self):
-        """Hook this standalone carray into its journal: a failed write
-        returns it to its last committed state, every commit includes its
-        pending appends, and an append that another writer's commit
+    def stage_chunk(self, nchunk: int, rows) -> int:
+        """Compress ``rows`` (``chunklen`` items of the atom) as full chunk
+        ``nchunk`` of a stored carray and stage its file; return its
+        compressed size.  With :meth:`adopt_chunks`, how
+        :func:`bcolz_store.from_dask` completes a carray whose other chunk
+        files dask's tasks wrote (staged through :attr:`dataset`)."""
+        made = self._engine.new_chunk(rows)
+        self._engine.chunks.write(nchunk, made)
+        return made.cbytes
+
+    def adopt_chunks(self, nchunks: int, cbytes: int, leftover) -> None:
+        """Count ``nchunks`` full chunk files in all, of which those staged by
+        others (not through :meth:`stage_chunk`) hold ``cbytes`` compressed
+        bytes, and append the ``leftover`` items after them (already of the
+        atom's dtype and shape); nothing is noted as an append."""
+        self._engine.adopt_chunks(nchunks, cbytes)
+        if len(leftover):
+            self._engine.append(leftover)
+
+    def _own_dataset(self):
+        """Attach this standalone carray to its dataset's commits: a failed
+        write returns it to its last committed state, every commit includes
+        its pending appends, and an append that another writer's commit
         overtook is appended again on the new state."""
-        journal = self._store.journal
-        journal.owner_reload = self._read_meta
-        journal.owner_stage = self._stage_pending
-        journal.owner_capture = self._capture_appends
-        journal.owner_committed = self._note_committed
-        journal.locked = self._lock is not None
+        self._store.attach(DatasetOwner(reload=self._read_meta,
+                                        stage_pending=self._stage_pending,
+                                        capture_appends=self._capture_appends,
+                                        committed=self._note_committed))
         self._committed_len = self.len
 
     def _note_committed(self):
@@ -341,15 +360,14 @@ class CarrayEdits:
         even without ``allow_pickle``."""
         allowed = self._allow_pickle
         self._allow_pickle = True
-        journal = None if self._store is None else self._store.journal
-        if journal is not None:
-            journal.reading_own = True   # not checked against other writers' commits
+        # (not checked against other writers' commits)
+        reading = contextlib.nullcontext() if self._store is None else \
+            self._store.reading_own_rows()
         try:
-            return self[start:self.len]
+            with reading:
+                return self[start:self.len]
         finally:
             self._allow_pickle = allowed
-            if journal is not None:
-                journal.reading_own = False
 
     def _stage_pending(self):
         """Stage the leftover and ``meta/sizes`` of appends not yet staged: every

@@ -240,14 +240,12 @@ class CarrayOps:
         # written into a folder of this writer's journal, whose files become
         # the commit's blobs; a killed writer leaves the old dataset whole.
         with self._writing():
-            journal = self._store.journal
-            build = journal.scratch_prefix("reshape")
+            build = self._store.scratch_folder("reshape")
             out = self._reshaped(newshape, self._store.store.child(build))
-            new_files = out._store.journal.recorded()
-            prefix = self._store.prefix
+            new_files = out._store.recorded_checksums()
             self._store.remove_all()
             for key, digest in new_files.items():
-                journal.stage_moved(prefix + key, build + key, digest)
+                self._store.stage_moved(key, build + key, digest)
             self._store.commit()
         self._read_meta()
         # Mode 'w' would empty the dataset on open: open it in 'a', then say 'w'.

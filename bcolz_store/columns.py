@@ -92,7 +92,7 @@ class cols:
             store.check_column(name)
             old = reuse.get(name)
             if isinstance(old, carray) and old._store is not None and \
-                    old._store.journal is store.journal and old._store.prefix == name + "/":
+                    old._store.shares_commits_with(store) and old._store.prefix == name + "/":
                 old._read_meta()
                 self._cols[name] = old
             else:
@@ -102,6 +102,10 @@ class cols:
                 column.mode = self.mode
                 self._cols[name] = column
         self.names = list(names)
+
+    def as_dict(self):
+        """``{name: carray}`` of every column (a new dict)."""
+        return dict(self._cols)
 
     def column_store(self, name):
         """The store of column ``name`` (None in memory): it shares the table's journal."""
@@ -179,12 +183,12 @@ class cols:
     def _writing(self, op=None):
         if self._store is None:
             return contextlib.nullcontext()
-        return self._store.journal.operation(op)
+        return self._store.operation(op)
 
     def _batch(self):
         if self._store is None:
             return contextlib.nullcontext()
-        return self._store.journal.batch()
+        return self._store.batch()
 
     def __iter__(self):
         return iter(list(self.names))

@@ -39,8 +39,7 @@ from .errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError, 
                      ReadOnlyError)
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
 from .storage import locking as _locking
-from .storage.dataset import DatasetStore
-from .storage.journal import read_consistently
+from .storage.dataset import DatasetOwner, DatasetStore
 from .storage.urls import describe_rootdir, is_url, open_store
 from .vlen_type import column_dtypes, field_dtype, vlen_request
 
@@ -164,11 +163,11 @@ class ctable(CtableEdits, CtableOps):
         allow_pickle = kwargs.pop("allow_pickle", False)
         self._lock = _locking.acquire(store if store is not None else root_arg,
                                       kwargs.pop("lock", False))
+        # (the writer lock is taken before the committed state is loaded)
         self._store = dataset if dataset is not None else (
-            DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated)
+            DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated,
+                         locked=self._lock is not None)
             if store is not None else None)
-        if self._store is not None:
-            self._store.journal.locked = self._lock is not None   # before recovering
         self.cols = cols(rootdir, mode, self._store)
         self.cols.allow_pickle = allow_pickle
         self._len = 0
@@ -178,7 +177,7 @@ class ctable(CtableEdits, CtableOps):
             if mode == "w":
                 raise ValueError("You cannot open a ctable in 'w'rite mode"
                                  " without a `columns` param")
-            self._open()
+            self._open(just_loaded=dataset is not None)   # open() loaded the state
             new = False
         else:
             self._create_or_clean_up(columns, names, kwargs)
@@ -189,12 +188,10 @@ class ctable(CtableEdits, CtableOps):
         if self._store is not None:
             # A failed write returns the table to its last committed state;
             # an append another writer's commit overtook is appended again.
-            journal = self._store.journal
-            journal.owner_reload = self._reload_committed
-            journal.owner_stage = self._stage_pending
-            journal.owner_capture = self._capture_appends
-            journal.owner_committed = self._note_committed
-            journal.locked = self._lock is not None
+            self._store.attach(DatasetOwner(reload=self._reload_committed,
+                                            stage_pending=self._stage_pending,
+                                            capture_appends=self._capture_appends,
+                                            committed=self._note_committed))
             self._committed_len = self.len
 
     # ------------------------------------------------------------------ setup
@@ -207,14 +204,14 @@ class ctable(CtableEdits, CtableOps):
         try:
             with self._batch():
                 if self._store is not None and rootdir is not None:
-                    self._store.journal.note("create")
+                    self._store.note("create")
                 self._create(columns, names, kwargs)
                 self.attrs = _attrs.attrs(rootdir, self.mode, _new=True, _store=self._store)
                 if rootdir is not None:
                     self.flush()
         except BaseException:
             if self._store is not None:
-                self._store.journal.discard()
+                self._store.discard()
                 if existed == "missing":
                     with contextlib.suppress(OSError, BcolzStoreError):
                         self._store.store.remove_root()
@@ -227,7 +224,7 @@ class ctable(CtableEdits, CtableOps):
 
     def _reload_committed(self):
         """Load the committed state into this table and its column objects, in place."""
-        self.cols.read_meta_and_open(reuse=dict(self.cols._cols))
+        self.cols.read_meta_and_open(reuse=self.cols.as_dict())
         self.attrs.reload()
         self._check_lengths()
 
@@ -254,7 +251,9 @@ class ctable(CtableEdits, CtableOps):
         self._len = next(iter(lengths.values()), 0)
         self._committed_len = self._len
 
-    def _open(self):
+    def _open(self, just_loaded=False):
+        """Load the committed state (``just_loaded``: ``open()`` has loaded it,
+        read it as it is)."""
         root = self.rootdir
         if self._root_state != "folder":
             if self.mode == "r":
@@ -262,11 +261,10 @@ class ctable(CtableEdits, CtableOps):
                     "Disk-based ctable opened with `r`ead mode yet "
                     f"`rootdir='{root}'` does not exist")
             raise DatasetNotFoundError(f"{root}: no ctable here (directory does not exist)")
-        journal = self._store.journal
         # One committed state, even while a writer commits: a writer too reads
         # again when a commit began meanwhile, rather than take the files of
         # two states for damage.
-        read_consistently(journal, self._load_columns)
+        self._store.read_consistently(self._load_columns, just_loaded)
         self._store.warn_if_unverifiable()
 
     def _load_columns(self):
@@ -307,7 +305,7 @@ class ctable(CtableEdits, CtableOps):
                     raise DatasetExistsError(f"specified rootdir path '{self.rootdir}' "
                                              f"already exists and creation mode is '{self.mode}'")
                 if self._root_state == "folder":
-                    store.journal.recover()   # finish a commit left by a killed writer
+                    store.recover()   # finish a commit left by a killed writer
                     store.remove_all()        # replaced in the creation's one commit
                 else:
                     store.store.remove_root()  # a file, or a broken link: not a dataset
@@ -407,23 +405,28 @@ class ctable(CtableEdits, CtableOps):
         if self.mode == "r":
             raise ReadOnlyError(f"{self.rootdir}: cannot {what} because mode is 'r'")
 
+    @property
+    def dataset(self):
+        """The :class:`~bcolz_store.storage.dataset.DatasetStore` a stored table
+        (all its columns) reads and commits through; None in memory."""
+        return self._store
+
     def _batch(self):
         """Group the changes of one table operation into one commit (on disk)."""
         if self._store is None or self.mode == "r":
             return contextlib.nullcontext()
-        return self._store.journal.batch()
+        return self._store.batch()
 
     @contextlib.contextmanager
     def _writing(self, op=None):
         """One table operation (``op``: what it does, for the commit record):
         one commit, and on any failure the whole table returns to its last
         committed state (see
-        :meth:`bcolz_store.storage.journal.Journal.operation`)."""
+        :meth:`bcolz_store.storage.dataset.DatasetStore.operation`)."""
         if self._store is None or self.mode == "r":
             yield
             return
-        journal = self._store.journal
-        with journal.operation(op), journal.batch():
+        with self._store.operation(op), self._store.batch():
             yield
 
     def _stage_pending(self):
@@ -483,9 +486,8 @@ class ctable(CtableEdits, CtableOps):
         """
         if self._store is None:
             return
-        journal = self._store.journal
-        if journal.broken is not None:    # a failed write: back to the committed state
-            journal.reload_committed()
+        if self._store.broken:    # a failed write: back to the committed state
+            self._store.reload()
             return
         self.flush()
         self._root_state = self._store.store.root_state()   # (it may have been created here)
@@ -512,7 +514,7 @@ class ctable(CtableEdits, CtableOps):
             with self._writing():
                 self._store.remove_all()
                 self._store.commit()
-            self._store.journal.reset()
+            self._store.forget_all()
             self._store.store.remove_root()
 
     def free_cachemem(self):

@@ -156,7 +156,7 @@ class CtableEdits:
                     if newcol.mode != "r":
                         newcol.flush()
                     shutil.move(newcol.rootdir, col_rootdir)
-                    self._store.journal.adopt(name + "/")
+                    self._store.adopt(name + "/")
                     newcol = carray(rootdir=col_rootdir, mode="a", _store=store)
                 else:
                     newcol = newcol.copy(rootdir=col_rootdir, mode="w", _store=store)
@@ -206,7 +206,7 @@ class CtableEdits:
             if self._store is None:
                 pass
             elif keep:
-                self._store.journal.forget(name + "/")
+                self._store.forget(name + "/")
             else:
                 col.purge()
             if self.auto_flush:

@@ -336,7 +336,7 @@ def reduce_ctable(t):
     if t.rootdir:
         root, options = _portable(t._store.store, None, f"ctable {t.rootdir}")
         return (open_stored, (cls, root, options, bool(t.cols.allow_pickle), t._store.verify,
-                             t._store.journal.use_consolidated))
+                             t._store.consolidated))
     return (rebuild_ctable, (cls, [t.cols[n] for n in t.names], list(t.names),
                              t._cparams.to_dict(), dict(t.attrs)))
 
@@ -391,8 +391,7 @@ def dask_token(obj) -> tuple:
     """
     store = getattr(obj, "_store", None)
     if store is not None:
-        journal = store.journal
-        return (type(obj).__name__, store.root, journal._generation, journal.loaded_marker,
+        return (type(obj).__name__, store.root, store.generation, store.loaded_marker,
                 len(obj))
     token = obj.__dict__.get("_dask_token")
     if token is None:

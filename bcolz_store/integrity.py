@@ -16,8 +16,8 @@ from .format.consolidated import load_consolidated
 from .format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, OWN_NAMES,
                             ROOTDIRS_FILE, TEMP_PREFIX, is_metadata_key)
 from .storage.checksums import load_checksums, md5_hex, read_limit
+from .storage.dataset import DatasetStore
 from .storage.files import describe_mode
-from .storage.journal import Journal
 from .storage.local import LocalStore
 from .storage.urls import open_store
 
@@ -116,10 +116,10 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         raise DatasetNotFoundError(f"{store.url}: not a bcolz dataset (a folder without "
                                    f"__rootdirs__, meta/sizes or {CHECKSUM_FILE})")
     report = VerifyReport(store.url)
-    journal = Journal(store, readonly=True)
+    dataset = DatasetStore(store, readonly=True)
     try:
-        journal.recover()
-        report.interrupted_commit = bool(journal._overlay)
+        dataset.recover()
+        report.interrupted_commit = dataset.interrupted_commit
     except BcolzStoreError:
         report.interrupted_commit = True
     try:

@@ -50,19 +50,18 @@ def _is_ctable_dir(path: str) -> bool:
 
 def _dataset_kind(dataset) -> str:
     """``"ctable"``, ``"carray"`` or ``"missing"`` for the committed state of
-    ``dataset`` (a :class:`DatasetStore` whose journal just recovered).
+    ``dataset`` (a :class:`DatasetStore` that just loaded it).
 
     A commit that replaced a carray by a ctable (or back) may be committed but
     not yet applied when its writer was killed: a writer finishes it first, a
     reader looks through it (see :mod:`bcolz_store.storage.journal`).
     """
-    journal = dataset.journal
-    found, blob = journal.lookup(ROOTDIRS)
+    found, blob = dataset.lookup(ROOTDIRS)
     if found:
         return "ctable" if blob is not None else "carray"
-    if journal.metadata(ROOTDIRS) is not None:
+    if dataset.committed_metadata(ROOTDIRS) is not None:
         return "ctable"
-    if journal.metadata("meta/sizes") is not None:
+    if dataset.committed_metadata("meta/sizes") is not None:
         return "carray"
     store = dataset.store
     if store.exists(ROOTDIRS):
@@ -145,10 +144,8 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     held = _locking.acquire(store, lock)
     try:
         dataset = DatasetStore(store, readonly=mode == "r", verify=verify,
-                               consolidated=consolidated)
-        dataset.journal.locked = held is not None
-        dataset.journal.recover()
-        dataset.journal.fresh = True      # the container uses this state instead of recovering
+                               consolidated=consolidated, locked=held is not None)
+        dataset.recover()       # the container reads this state (its first read_consistently)
         kind = _dataset_kind(dataset)
         if kind == "missing":
             raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does "

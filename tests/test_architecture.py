@@ -109,3 +109,157 @@ def test_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent)
     assert out.stdout.strip() == "[]"
+
+
+# ------------------------------------------- one way into the commit machinery
+
+#: The commit machinery: only ``storage/`` imports these; everything above it
+#: goes through :class:`bcolz_store.storage.dataset.DatasetStore`.
+COMMIT_MODULES = {f"bcolz_store.storage.{name}" for name in (
+    "journal", "commit", "committed", "committed_files", "commit_lock", "apply")}
+
+
+def _in_storage(path: Path) -> bool:
+    return path.parent == PACKAGE / "storage"
+
+
+def _attribute_names(tree) -> list:
+    """``(line, name)`` of every attribute access (``x.name``, and
+    ``getattr``/``setattr``/``hasattr``/``delattr`` with a constant name),
+    with the expression it is taken of."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            out.append((node.lineno, node.attr, node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("getattr", "setattr", "hasattr", "delattr") and \
+                len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and \
+                isinstance(node.args[1].value, str):
+            out.append((node.lineno, node.args[1].value, node.args[0]))
+    return out
+
+
+def test_only_storage_touches_the_journal():
+    """Above ``storage/``, the dataset's ``DatasetStore`` is the one way into
+    the commit machinery: no ``.journal``, no import of its modules."""
+    modules = _modules()
+    assert COMMIT_MODULES <= set(modules), "a commit module moved: update COMMIT_MODULES"
+    found = []
+    for name, path in sorted(modules.items()):
+        if _in_storage(path):
+            continue
+        where = path.relative_to(PACKAGE.parent)
+        found += [f"{where}: imports {target}"
+                  for target in sorted(_imports(name, path, modules) & COMMIT_MODULES)]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [f"{where}:{line}: .{attr}" for line, attr, _of in
+                  sorted(_attribute_names(tree), key=lambda a: a[0]) if attr == "journal"]
+    assert not found, "the commit machinery reached from outside storage/ (use " \
+        "DatasetStore's methods):\n" + "\n".join(found)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and len(name) > 1
+
+
+def _names_bound(body) -> set:
+    """Names a module or class body binds: defs, assignments, imports."""
+    out = set()
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                out.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            out |= _names_bound([n for n in ast.iter_child_nodes(node)
+                                 if isinstance(n, ast.stmt)])
+    return out
+
+
+def _is_self(node) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def _private_defined(tree) -> set:
+    """The ``_private`` names a module defines: its module-level names, its
+    classes' attributes and methods, and the attributes it assigns to
+    ``self``/``cls`` (``self._name = ...``, ``setattr(self, "_name", ...)``)."""
+    out = _names_bound(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            out |= _names_bound(node.body)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and _is_self(node.value):
+            out.add(node.attr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id == "setattr" and len(node.args) >= 2 and \
+                _is_self(node.args[0]) and isinstance(node.args[1], ast.Constant):
+            out.add(node.args[1].value)
+    return {name for name in out if isinstance(name, str) and _private(name)}
+
+
+def _private_reach(sources: dict) -> list:
+    """Where a module reads or writes a ``_private`` attribute of an object
+    other than ``self``/``cls`` whose name is defined only in other folders of
+    the package.  ``sources``: ``{path relative to the package's parent:
+    source}``; folders are the paths' parents."""
+    trees = {path: ast.parse(text) for path, text in sources.items()}
+    defined = {}
+    for path, tree in trees.items():
+        defined.setdefault(Path(path).parent, set()).update(_private_defined(tree))
+    found = []
+    for path, tree in sorted(trees.items()):
+        folder = Path(path).parent
+        for line, attr, of in _attribute_names(tree):
+            if not _private(attr) or attr in defined[folder] or _is_self(of):
+                continue
+            owners = sorted(f.as_posix() for f, names in defined.items() if attr in names)
+            if owners:
+                found.append((path, line, f"{path}:{line}: .{attr} (defined in "
+                                          f"{', '.join(owners)})"))
+    return [text for _path, _line, text in sorted(found)]
+
+
+def test_private_reach_finds_a_planted_violation():
+    sources = {
+        "pkg/storage/journal.py": "def _helper():\n"
+                                  "    pass\n"
+                                  "class Journal:\n"
+                                  "    def __init__(self):\n"
+                                  "        self._depth = 0\n"
+                                  "        self.__slots = 1\n"
+                                  "    def _sync(self):\n"
+                                  "        return self._depth\n",
+        "pkg/storage/dataset.py": "def depth(journal):\n"
+                                  "    return journal._depth\n",      # same folder: allowed
+        "pkg/chunks/engine.py": "from ..storage import journal as _journal\n"
+                                "def f(journal):\n"
+                                "    if journal._depth == 0:\n"
+                                "        return getattr(journal, '_sync')()\n"
+                                "    journal._depth = _journal._helper()\n"
+                                "    return journal.__slots, journal._unknown\n",
+        "pkg/chunks/own.py": "class A:\n"
+                             "    def g(self):\n"
+                             "        return self._depth, self._sync()\n"
+                             "    @classmethod\n"
+                             "    def h(cls):\n"
+                             "        return cls._depth\n",
+    }
+    assert _private_reach(sources) == [
+        "pkg/chunks/engine.py:3: ._depth (defined in pkg/storage)",
+        "pkg/chunks/engine.py:4: ._sync (defined in pkg/storage)",
+        "pkg/chunks/engine.py:5: ._depth (defined in pkg/storage)",
+        "pkg/chunks/engine.py:5: ._helper (defined in pkg/storage)",
+    ]
+
+
+def test_no_private_attributes_across_folders():
+    """A ``_private`` attribute is its folder's: other folders use public names."""
+    root = PACKAGE.parent
+    sources = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+               for path in PACKAGE.rglob("*.py")}
+    found = _private_reach(sources)
+    assert not found, "private attributes reached from another folder:\n" + "\n".join(found)

@@ -245,11 +245,11 @@ def test_attrs_update_is_one_commit(store):
     c = store.make(np.arange(3))
     c.attrs["keep"] = 0
     if store.on_disk:
-        journal = c.attrs._store.journal
-        before = journal._generation
+        dataset = c.attrs._store
+        before = dataset.generation
     c.attrs.update({"a": 1, "b": [2]}, c="x")
     if store.on_disk:
-        assert journal._generation == before + 1
+        assert dataset.generation == before + 1
     assert dict(store.reopen(c).attrs) == {"keep": 0, "a": 1, "b": [2], "c": "x"}
     with pytest.raises(TypeError):
         c.attrs.update({"ok": 1, "bad": object()})

@@ -26,6 +26,7 @@ so that together they cover two thirds of them); set
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import errno
 import os
 import shutil
@@ -321,14 +322,14 @@ def test_refresh_after_a_broken_journal(tmp_path, monkeypatch):
     """When even reloading fails, writes refuse until refresh() succeeds."""
     root = tmp_path / "a"
     c = make_carray(root)
-    real_read_meta = c._read_meta
+    owner = c._store.journal.owner
     calls = []
 
     def failing_reload():
         calls.append(1)
         raise OSError(errno.EIO, "I/O error", str(root / "meta" / "sizes"))
 
-    c._store.journal.owner_reload = failing_reload
+    c._store.attach(dataclasses.replace(owner, reload=failing_reload))
     with monkeypatch.context() as m:
         Injector(m, root, 1, errno.ENOSPC, True)
         with pytest.raises(OSError):
@@ -339,7 +340,7 @@ def test_refresh_after_a_broken_journal(tmp_path, monkeypatch):
         c.append(np.arange(10))
     with pytest.raises(WriteFailedError):
         c.flush()
-    c._store.journal.owner_reload = real_read_meta
+    c._store.attach(owner)
     c.refresh()
     c.append(np.arange(3))
     c.flush()

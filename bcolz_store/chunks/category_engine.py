@@ -224,8 +224,8 @@ class CategoryEngine:
         try:
             self.lookup()
         except BcolzStoreError:     # damaged: raised when first needed, as for a reader
-            journal = self.codes.store.journal if self.codes.store is not None else None
-            if journal is not None and journal.changed_since_loaded():
+            store = self.codes.store
+            if store is not None and store.changed_since_loaded():
                 raise
 
     def copy_for_view(self) -> "CategoryEngine":

@@ -125,9 +125,9 @@ class EngineBase:
         try:
             return read()
         except BcolzStoreError as err:
-            journal = self.store.journal if self.store is not None else None
-            if journal is not None and journal.readonly:
-                if journal.appended_since_loaded():
+            dataset = self.store
+            if dataset is not None and dataset.is_reader:
+                if dataset.appended_since_loaded():
                     # A writer appended since this reader loaded: the leftover's
                     # file holds more items now, the first ones those it had
                     # (asked again after reading: a commit may begin meanwhile).
@@ -136,9 +136,9 @@ class EngineBase:
                     except BcolzStoreError:
                         grown = err
                     if not isinstance(grown, BaseException) and \
-                            journal.appended_since_loaded():
+                            dataset.appended_since_loaded():
                         return grown
-                if journal.changed_since_loaded():
+                if dataset.changed_since_loaded():
                     raise DatasetChangedError(
                         f"{self.store.root}: a writer committed since this reader opened the "
                         f"dataset; call refresh() to read the new state") from err
@@ -157,14 +157,7 @@ class EngineBase:
         """The ConcurrentWriteError for a writer whose lazily read leftover chunk
         another writer's commit replaced (reloading the committed state when no
         write is under way), or None when that is not what happened."""
-        journal = self.store.journal if self.store is not None else None
-        if journal is None or journal.readonly or not (journal.committed_elsewhere()
-                                                       or journal.changed_since_loaded()):
-            return None
-        error = journal.concurrent_error()
-        if journal._depth == 0:           # not inside a write operation: reload here
-            journal.roll_back(error)
-        return error
+        return self.store.writer_conflict() if self.store is not None else None
 
     def load_for_writing(self) -> None:
         """Read now what a writer reads lazily otherwise (the leftover), so
@@ -184,8 +177,7 @@ class EngineBase:
         try:
             self.leftover
         except BcolzStoreError:
-            journal = self.store.journal if self.store is not None else None
-            if journal is not None and journal.changed_since_loaded():
+            if self.store is not None and self.store.changed_since_loaded():
                 raise
             self._leftover = None
         finally:
@@ -217,6 +209,17 @@ class EngineBase:
         self._cache_nbytes = 0
         self._cache_lock = threading.Lock()  # several threads may read one carray
         self.cache_budget = budget
+
+    @property
+    def cache(self):
+        """The cached decoded chunks, ``{nchunk: (read-only array, bytes it
+        counts)}``, least recently used first (for inspection)."""
+        return self._cache
+
+    @property
+    def cache_nbytes(self) -> int:
+        """Bytes the cached chunks count against :attr:`cache_budget`."""
+        return self._cache_nbytes
 
     def set_cache_budget(self, budget: int) -> None:
         """Keep at most ``budget`` bytes of decoded chunks (evicting at once)."""

@@ -65,7 +65,7 @@ def is_dask_dataframe(obj) -> bool:
 def _commit_pending(obj) -> None:
     """Flush a stored carray or ctable open for writing: other processes read
     its committed state, which must hold every row the dask collection has."""
-    if getattr(obj, "_store", None) is not None and obj.mode != "r":
+    if getattr(obj, "dataset", None) is not None and obj.mode != "r":
         obj.flush()
 
 

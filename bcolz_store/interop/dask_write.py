@@ -218,7 +218,6 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
     IntegrityError
         A chunk reported twice, missing, or not in the store.
     """
-    engine = column._engine
     written, pieces = {}, defaultdict(list)
     for result in results:
         done, parts = result[index]
@@ -237,9 +236,7 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
                                  f"or leave a gap")
         rows = np.concatenate([p[1] for p in parts], dtype=parts[0][1].dtype)
         if nchunk < col.nfull and len(rows) == col.chunklen and nchunk not in written:
-            made = engine.new_chunk(rows)
-            engine.chunks.write(nchunk, made)
-            cbytes += made.cbytes
+            cbytes += column.stage_chunk(nchunk, rows)
             written[nchunk] = None
         elif nchunk == col.nfull and len(rows) == length - col.nfull * col.chunklen:
             leftover = rows
@@ -258,11 +255,9 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
                 f"{column.rootdir}: chunk {nchunk}, which a task reported written as {blob}, "
                 f"is not in the store (did the workers write to another store, one local "
                 f"to their process?); nothing was committed")
-        column._store.stage_written(chunk_key(nchunk), blob, entry[0])
+        column.dataset.stage_written(chunk_key(nchunk), blob, entry[0])
         cbytes += entry[1]
-    engine.adopt_chunks(col.nfull, cbytes)
-    if len(leftover):
-        engine.append(leftover)
+    column.adopt_chunks(col.nfull, cbytes, leftover)
 
 
 def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
@@ -326,20 +321,20 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
         existed = "missing"
     portable = portable_rootdir(rootdir, storage_options)
     ds = DatasetStore(store)
-    journal = ds.journal
     try:
         if existed == "folder":
-            journal.recover()              # finish a commit left by a killed writer
+            ds.recover()              # finish a commit left by a killed writer
         else:
             store.makedirs()
-        with journal.batch():
+        with ds.batch():
             made, columns = _create(rootdir, ds, carray_cls, ctable_cls, names, atoms, kwargs)
             nfull = [length // c.chunklen for c in columns]
-            folder, first = journal.reserve_blobs(sum(nfull))
+            folder, first = ds.reserve_blobs(sum(nfull))
             starts = np.concatenate(([0], np.cumsum(nfull)[:-1])) + first
-            plan = _Plan(portable if portable is not None else store, folder, journal._sync,
-                         tuple(_Column(c._store.prefix, c._meta.atom, c.chunklen,
-                                       c.cparams.to_dict(), n, int(s))
+            # (a column's atom: its dtype with the shape of one row)
+            plan = _Plan(portable if portable is not None else store, folder, ds.sync_blobs,
+                         tuple(_Column(c.dataset.prefix, np.dtype((c.dtype, c.shape[1:])),
+                                       c.chunklen, c.cparams.to_dict(), n, int(s))
                                for c, n, s in zip(columns, nfull, starts)))
             offsets = _offsets(lengths)
             if names is None:
@@ -353,7 +348,7 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
                 _assemble(column, col, results, index, folder, found, length)
             made.flush()
     except BaseException:
-        journal.discard()
+        ds.discard()
         if existed == "missing":
             with contextlib.suppress(OSError, BcolzStoreError):
                 store.remove_root()

@@ -59,7 +59,7 @@ def table_variables(table, user_dict, frame) -> dict:
     if frame is not None:
         names.update(frame.f_globals)
         names.update(frame.f_locals)
-    names.update(table.cols._cols)
+    names.update(table.cols.as_dict())
     if user_dict:
         names.update(user_dict)
     return names

@@ -29,7 +29,7 @@ from ..format.consolidated import dump_consolidated
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
 from .checksums import dump_checksums, md5_hex
 from .commit_lock import LockLostError
-from .committed import RETAIN_RECORDS, CommittedState
+from .committed import LOCK_LEASE, RETAIN_RECORDS
 from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
                       write_error)
 
@@ -44,9 +44,15 @@ READS_OF_A_RECORD = 5
 APPLY_TRIES = 4
 
 
-class CommitProtocol(CommittedState):
-    """Committing what a :class:`~.journal.Journal` staged (its base class;
-    the journal's constructor sets the attributes used here)."""
+class CommitProtocol:
+    """Committing what a :class:`~.journal.Journal` staged (its base class:
+    the journal's constructor sets the staging attributes used here, and its
+    committed state, :attr:`~.journal.Journal.state`, is a
+    :class:`~.committed.CommittedState` of its own)."""
+
+    #: Seconds after which a commit lock object whose holder has not renewed
+    #: it is taken for a dead writer's (:data:`~.committed.LOCK_LEASE`).
+    lock_lease = LOCK_LEASE
 
     #: Rebases of an append whose generation another writer took, at most ...
     commit_retries = 1000
@@ -69,7 +75,8 @@ class CommitProtocol(CommittedState):
         Nothing is committed when the staged files hold what is committed
         already (a ``flush()`` with nothing pending).  When another writer
         committed first, a change that only appended rows (see :meth:`note`)
-        is rebased on the new state by the container (:attr:`owner_capture`)
+        is rebased on the new state by the container
+        (:attr:`~.owner.DatasetOwner.capture_appends`)
         and committed again, after a jittered exponential backoff, at most
         :attr:`commit_retries` times within :attr:`retry_timeout` seconds.
 
@@ -91,19 +98,19 @@ class CommitProtocol(CommittedState):
             self._commit_requested = True
             return
         self._commit_requested = False
-        if self.owner_stage is not None and not self.readonly:
-            self.owner_stage()     # a commit includes every pending append
+        if self.owner is not None and not self.readonly:
+            self.owner.stage_pending()     # a commit includes every pending append
         if not self._staged:
             self._ops.clear()
             return
         self._check_writable()
-        if self._generation is None:
+        if self.state.generation is None:
             self.recover()
         started = time.monotonic()
         for attempt in itertools.count():
             self._wait_for_blobs()      # written before the lock is taken: not in it
             waited = time.monotonic() - started
-            with self.commit_lock.hold(max(self.retry_timeout - waited, 1.0)):
+            with self.state.commit_lock.hold(max(self.retry_timeout - waited, 1.0)):
                 if not self._changes_anything():
                     self.discard()
                     self._ops.clear()
@@ -122,12 +129,12 @@ class CommitProtocol(CommittedState):
             self._reload_for_rebase(started)
             replay()
             self.note("append")
-            if self.owner_stage is not None:
-                self.owner_stage()
+            if self.owner is not None:
+                self.owner.stage_pending()
         clean_up()
         self._ops.clear()
-        if self.owner_committed is not None:
-            self.owner_committed()
+        if self.owner is not None:
+            self.owner.committed()
 
     def _wait_for_blobs(self) -> None:
         """Wait for the blobs written on background threads (their errors are
@@ -161,7 +168,7 @@ class CommitProtocol(CommittedState):
         a writer whose state another writer replaced and that has nothing
         pending commits nothing (its ``flush()``, ``refresh()`` and
         ``close()`` stage what it loaded)."""
-        sums = self.checksums()
+        sums = self.state.checksums()
         for key, digest in self._staged_sums.items():
             if digest is None:
                 if key in sums:
@@ -175,13 +182,13 @@ class CommitProtocol(CommittedState):
         container's replay of its appended rows (to run once the new state is
         loaded), or the error to raise, with the staged changes discarded."""
         ours = tuple(sorted(self._ops, key=OPS.index)) or ("other",)
-        theirs = self._ops_since(self._generation)
+        theirs = self._ops_since(self.state.generation)
         replay = None
         if ours == ("append",) and theirs is not None and set(theirs) <= REBASE_OVER \
-                and self.owner_capture is not None:
+                and self.owner is not None:
             if attempt < self.commit_retries and \
                     time.monotonic() - started < self.retry_timeout:
-                replay = self.owner_capture()
+                replay = self.owner.capture_appends()
             else:
                 self.discard()
                 self._ops.clear()
@@ -206,11 +213,11 @@ class CommitProtocol(CommittedState):
         ``ops``), or None when one is not known (its record is gone, or an
         earlier version wrote it)."""
         ops = []
-        current = self._read_generation_quietly()
+        current = self.state.current_generation()
         k = generation + 1
         while k <= generation + RETAIN_RECORDS:
             try:
-                info = self._read_record(record_key(k))[1]
+                info = self.state.read_record(record_key(k))[1]
             except DatasetNotFoundError:
                 if k <= current:
                     return None
@@ -240,7 +247,7 @@ class CommitProtocol(CommittedState):
             When the store refuses the write (and the record is not ours).
         """
         key = record_key(generation)
-        current = self._consolidated_generation()
+        current = self.state.consolidated_generation()
         if current is not None and current != generation - 1:
             raise self._concurrent(generation)
         try:
@@ -253,13 +260,19 @@ class CommitProtocol(CommittedState):
                 raise write_error(err, "the commit record", self.store.path(key),
                                   self.root) from err
 
+    def _concurrent(self, generation: int) -> ConcurrentWriteError:
+        return ConcurrentWriteError(
+            f"{self.root}: another writer committed to this dataset since it was loaded "
+            f"(generation {generation} is taken); nothing of this change was committed: "
+            f"refresh() and write again, or pass lock=True to serialise writers")
+
     def _record_writer(self, key: str):
         """The writer token of the record ``key`` (None when there is none, or
         it stays unreadable over a few tries: a failed read must not turn this
         writer's commit into another's)."""
         for attempt in range(READS_OF_A_RECORD):
             try:
-                return self._read_record(key)[1].writer
+                return self.state.read_record(key)[1].writer
             except DatasetNotFoundError:
                 return None
             except (OSError, FormatError):
@@ -270,10 +283,10 @@ class CommitProtocol(CommittedState):
         """One attempt of :meth:`commit`.  A ConcurrentWriteError leaves the
         staged changes in place (the caller rebases or discards them); any
         other failure discards them."""
-        generation = self._generation + 1
+        generation = self.state.generation + 1
         try:
-            sums = dict(self.checksums())
-            meta = dict(self._metadata_files())
+            sums = dict(self.state.checksums())
+            meta = dict(self.state.metadata_files())
             for key, digest in self._staged_sums.items():
                 if digest is None:
                     sums.pop(key, None)
@@ -286,7 +299,7 @@ class CommitProtocol(CommittedState):
             checksum_file = dump_checksums(sums)
             self.stage(CHECKSUM_FILE, checksum_file)
             # Since when every commit only appended (readers beside appends use it).
-            previous = getattr(self, "_rewritten_at", None)
+            previous = self.state.rewritten_at
             rewritten_at = previous if self._ops == {"append"} and previous is not None \
                 else generation
             self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
@@ -306,7 +319,7 @@ class CommitProtocol(CommittedState):
             self.store.check_targets([key for key, _blob in entries])
             self._check_own_blobs(entries)
             ops = self._ops or {"other"}
-            self.commit_lock.confirm()
+            self.state.commit_lock.confirm()
             self._claim(generation, record_bytes(entries, self._token, generation - 1, ops))
             self._record_token = self._token
             if self._sync:
@@ -326,21 +339,17 @@ class CommitProtocol(CommittedState):
         committed_blobs = self._blob_prefix if self._dir_ready else None
         scratch_used = self._scratch_used
         self._new_blob_folder()
-        self._sums = sums
-        self._recorded = sums
+        self.state.set_committed(generation, sums, meta, rewritten_at)
         # Records stay RETAIN_RECORDS commits (see _claim); the oldest goes.
         expired = record_key(generation - RETAIN_RECORDS) \
             if generation > RETAIN_RECORDS else None
         remote = self.store.remote
-        self._generation = generation
-        self._rewritten_at = rewritten_at
-        self._meta = meta
         for attempt in range(APPLY_TRIES):
             try:
                 if attempt:
-                    self._apply(entries, newer_than=generation)
+                    self.state.apply(entries, newer_than=generation)
                 else:
-                    self._apply(entries)
+                    self.state.apply(entries)
                 break
             except LockLostError:
                 # This writer stalled past the lease and another took the lock
@@ -354,7 +363,7 @@ class CommitProtocol(CommittedState):
                 if attempt == APPLY_TRIES - 1:
                     raise
                 time.sleep(0.01 * 2 ** attempt)
-        self.committed_own(generation)
+        self.state.committed_own(generation)
         blobs = [JOURNAL_PREFIX + blob for _key, blob in entries if isinstance(blob, str)]
         return functools.partial(self._clean_up, remote and not scratch_used, blobs,
                                  committed_blobs, expired)

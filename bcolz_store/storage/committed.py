@@ -1,36 +1,35 @@
 """The committed state of a dataset as its journal sees it: recovery, lock-free
 reads, checksums and the detection of other writers' commits.
 
-:class:`CommittedState` is the base class of
-:class:`~bcolz_store.storage.journal.Journal` that knows nothing of staging:
-:meth:`~CommittedState.recover` loads the generation of the committed state,
-rolls a committed but unapplied record forward (a writer) or reads through it
-(a reader), and collects a dead writer's garbage; :meth:`~CommittedState.marker`
-and :func:`read_consistently` let readers see one committed state without
-locks.  See :mod:`bcolz_store.storage.journal` for the protocol.
+:class:`CommittedState` is the component of a
+:class:`~bcolz_store.storage.journal.Journal` (its :attr:`~.journal.Journal.state`)
+that knows nothing of staging: :meth:`~CommittedState.recover` loads the
+generation of the committed state, rolls a committed but unapplied record
+forward (a writer) or reads through it (a reader), and collects a dead
+writer's garbage; :meth:`~CommittedState.marker` and
+:meth:`~CommittedState.read_consistently` let readers see one committed state
+without locks.  What it needs of the writer (its store's durability, the
+writer lock, its own blob folder, the lease and timeouts) it is given
+explicitly.  See :mod:`bcolz_store.storage.journal` for the protocol.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import time
-from concurrent.futures import Future
 
 from ..errors import ConcurrentWriteError, DatasetChangedError, DatasetNotFoundError, FormatError
-from ..format.consolidated import load_consolidated
 from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES,
                              commit_key_limit)
+from .base import Store
 from .checksums import load_checksums, md5_hex
 from .apply import apply_record
 from .commit_lock import COMMIT_LOCK_NAME, LockLostError
 from .committed_files import CommittedFiles
-from .records import (JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, commit_order,
-                      parse_record, record_key)
+from .records import JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, record_key
 
-__all__ = ["LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS", "CommittedState",
-           "read_consistently"]
+__all__ = ["LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS", "CommittedState"]
 
 # How often a reader retries opening while a writer is applying a commit.
 READ_RETRIES = 400
@@ -44,42 +43,6 @@ RETAIN_RECORDS = 32
 LOCK_LEASE = float(os.environ.get("BCOLZ_STORE_LOCK_LEASE", "30"))
 
 
-def read_consistently(journal, read):
-    """Call ``read()`` until it ran while no commit happened; return its result.
-
-    A reader that opens while a writer commits may see files of two states;
-    it then simply tries again (a commit is applied in milliseconds).
-
-    Raises
-    ------
-    Whatever ``read`` raised, when it failed on a stable dataset.
-    DatasetChangedError
-        When writers kept committing during every attempt.
-    """
-    for attempt in range(READ_RETRIES):
-        if attempt or not journal.fresh:
-            journal.recover()
-        journal.fresh = False
-        marker = journal.loaded_marker
-        journal.reader_marker = marker
-        if journal.snapshot and journal.readonly:
-            # The metadata came from one object read at once (the consolidated
-            # metadata of a remote store): a consistent state by itself.  A
-            # writer also reads the leftover chunks, which a commit being
-            # applied may have replaced already: it checks.
-            return read()
-        try:
-            result = read()
-        except (FormatError, FileNotFoundError, DatasetChangedError, ConcurrentWriteError):
-            if journal.is_stable(marker):
-                raise
-        else:
-            if journal.is_stable(marker):
-                return result
-        time.sleep(0.001 * min(attempt + 1, 20))
-    raise DatasetChangedError(f"{journal.root}: writers kept committing while reading")
-
-
 def _lexists(path: str) -> bool:
     """os.path.lexists, one call less on every read of a local reader."""
     try:
@@ -90,12 +53,60 @@ def _lexists(path: str) -> bool:
 
 
 class CommittedState(CommittedFiles):
-    """The committed state of one dataset root, as loaded by :meth:`recover`
-    (a base class of :class:`~bcolz_store.storage.journal.Journal`, whose
-    constructor sets the attributes used here)."""
+    """The committed state of one dataset root, as loaded by :meth:`recover`,
+    and the lock-free checks of its readers.
 
-    _stable_keys = {}   # record name -> the keys is_stable() checks for it
-    reading_own = False  # a writer reads back rows it appended (see carray._pending_rows)
+    Parameters
+    ----------
+    store : Store
+        The dataset's store (its root is the dataset root).
+    readonly : bool
+        A reader: it reads through a committed but unapplied record; a writer
+        applies it (under the commit lock) and collects garbage.
+    consolidated : bool, optional
+        Serve metadata reads from ``bcolz_store.json``; default: on remote
+        stores only.
+    sync : bool
+        Sync what applying a record writes (fsync wanted, on a store that
+        needs it).
+    locked : bool
+        This process holds the dataset's writer lock (``lock=True``): every
+        blob folder but this writer's own is a dead writer's.
+    lock_lease : float
+        The lease of the commit lock on stores without OS locks, in seconds.
+    retry_timeout : float
+        Seconds to wait for the commit lock.
+    stale_after : float
+        Seconds after which a blob folder no commit names is a dead writer's.
+
+    Attributes
+    ----------
+    loaded_marker
+        :meth:`marker` of the state the last :meth:`recover` loaded.
+    reader_marker
+        What :meth:`check_reading` compares against (``UNSET``: nothing yet).
+    """
+
+    def __init__(self, store: Store, readonly: bool = False, *,
+                 consolidated: bool | None = None, sync: bool = False, locked: bool = False,
+                 lock_lease: float = LOCK_LEASE, retry_timeout: float = 120.0,
+                 stale_after: float = 900.0):
+        super().__init__(store, readonly, consolidated)
+        self._sync = sync
+        self.locked = locked
+        self.lock_lease = lock_lease
+        self.retry_timeout = retry_timeout
+        self.stale_after = stale_after
+        self._own_folder = None    # the writer's current blob folder (never collected)
+        self._commit_lock = None   # made when first used
+        self.loaded_marker = None
+        self.reader_marker = UNSET
+        self._reading_own = False  # see reading_own_rows()
+        self._stable_keys = {}     # record name -> the keys is_stable() checks for it
+
+    def keep_folder(self, token: str) -> None:
+        """The writer's blob folder is now ``token`` (see :meth:`_stale_folders`)."""
+        self._own_folder = token
 
     # -------------------------------------------------------------- recovery
 
@@ -136,16 +147,13 @@ class CommittedState(CommittedFiles):
         store.check_folder(JOURNAL_PREFIX)
         with contextlib.ExitStack() as locked:
             while True:
-                self._overlay = {}
-                self._recorded = UNSET
-                self._sums = None           # of the state loaded now, read when needed
-                self._meta = None
+                self.reset()                # of the state loaded now, read when needed
                 if not store.remote:            # earlier versions wrote only local folders
                     self._recover_legacy()
                 # What marker() compares later, taken before anything is read, so a
                 # commit beginning or ending meanwhile shows.
                 local_marker = None if store.remote else self._local_marker()
-                generation = self._read_generation()
+                generation = self._load_generation()
                 listing = None
                 if store.remote and not self.readonly:
                     # One listing, taken after the generation was read, tells whether the
@@ -155,7 +163,7 @@ class CommittedState(CommittedFiles):
                 key = record_key(generation + 1)
                 if listing is None or key in listing:
                     try:
-                        entries = self._read_record(key)[0]
+                        entries = self.read_record(key)[0]
                     except DatasetNotFoundError:
                         pass
                 self.loaded_marker = local_marker if not store.remote else \
@@ -172,7 +180,7 @@ class CommittedState(CommittedFiles):
                 if self.readonly:
                     self._overlay = blobs
                 else:
-                    self._apply(entries, newer_than=generation + 1)
+                    self.apply(entries, newer_than=generation + 1)
                     self._forget_blobs_of(entries)
                     generation += 1
                     self._meta = None
@@ -184,11 +192,10 @@ class CommittedState(CommittedFiles):
     @property
     def commit_lock(self):
         """The dataset's :class:`~.commit_lock.CommitLock` (made when first used)."""
-        lock = self.__dict__.get("_commit_lock")
-        if lock is None:
-            lock = self._commit_lock = self.store.commit_lock(
-                JOURNAL_PREFIX + COMMIT_LOCK_NAME, self.lock_lease)
-        return lock
+        if self._commit_lock is None:
+            self._commit_lock = self.store.commit_lock(JOURNAL_PREFIX + COMMIT_LOCK_NAME,
+                                                       self.lock_lease)
+        return self._commit_lock
 
     def changed_since_loaded(self) -> bool:
         """True when a commit began or ended since :meth:`recover` loaded the state."""
@@ -206,14 +213,11 @@ class CommittedState(CommittedFiles):
             return UNSET        # a newer commit's: load the state again
         return dict(load_checksums(data, self.store.path(CHECKSUM_FILE)))
 
-    lock_lease = LOCK_LEASE
-    retry_timeout = 120.0
-
     def _recover_legacy(self) -> None:
         """Roll forward (or read through) a record of the one-writer protocol
         of earlier versions (``.bcolz_store-journal/manifest.json``)."""
         try:
-            entries = self._read_record(LEGACY_MANIFEST)[0]
+            entries = self.read_record(LEGACY_MANIFEST)[0]
         except DatasetNotFoundError:
             return
         blobs = self._check_blobs(entries)
@@ -222,39 +226,8 @@ class CommittedState(CommittedFiles):
             return
         with self.commit_lock.hold(self.retry_timeout):
             if self.store.exists(LEGACY_MANIFEST):
-                self._apply(entries)
+                self.apply(entries)
                 self.store.delete(LEGACY_MANIFEST)
-
-    def _read_generation(self) -> int:
-        """The generation the consolidated metadata records (0 without one);
-        keeps its metadata files when they are to be used."""
-        self._rewritten_at = None
-        try:
-            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
-        except DatasetNotFoundError:
-            return 0
-        found, blob = self.lookup(CONSOLIDATED_FILE)
-        if found and blob is not None:          # a reader looking through a record
-            data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
-        generation, files, checksums, rewritten_at = load_consolidated(
-            data, self.store.path(CONSOLIDATED_FILE))
-        self._snapshot_checksums = checksums
-        self._rewritten_at = rewritten_at
-        if self.use_consolidated:
-            self._meta = files
-        return generation
-
-    def _read_record(self, key: str):
-        """``(entries, RecordInfo)`` of the commit record ``key``, validated.
-
-        Raises
-        ------
-        DatasetNotFoundError
-            When there is no such record.
-        FormatError
-            When it is not a plain file, too large, not JSON, or invalid.
-        """
-        return parse_record(self.store.get(key, MAX_OWN_FILE_BYTES), self.store.path(key))
 
     def _check_blobs(self, entries: list) -> dict:
         """``{key: blob key or None}`` once every blob of ``entries`` is a plain
@@ -289,8 +262,9 @@ class CommittedState(CommittedFiles):
 
         Blob folders go only under the commit lock, and only while no record
         waits to be applied: a writer checks under that lock that the blobs
-        its record names exist before creating it (:meth:`_check_own_blobs`),
-        so a record never names a removed blob."""
+        its record names exist before creating it
+        (:meth:`~.commit.CommitProtocol._check_own_blobs`), so a record never
+        names a removed blob."""
         store = self.store
         if listing is None:
             listing = store.list_times(JOURNAL_PREFIX)
@@ -302,7 +276,7 @@ class CommittedState(CommittedFiles):
         if self._stale_folders(listing):
             with self.commit_lock.hold(self.retry_timeout):
                 listing = store.list_times(JOURNAL_PREFIX)
-                generation = self._read_generation_quietly()
+                generation = self.current_generation()
                 if record_key(generation + 1) not in listing:
                     for folder in self._stale_folders(listing):
                         store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
@@ -322,47 +296,8 @@ class CommittedState(CommittedFiles):
             folder = name.partition("/")[0] if "/" in name else name
             folders[folder] = max(folders.get(folder, 0.0), mtime)
         return sorted(folder for folder, newest in folders.items()
-                      if folder != self._token and
+                      if folder != self._own_folder and
                       (self.locked or now - newest > self.stale_after))
-
-    # --------------------------------------------------------------- reading
-
-    def lookup(self, key: str):
-        """Where the current content of ``key`` lives, if not at its bcolz name.
-
-        Returns
-        -------
-        (found, source)
-            ``found`` False: read the bcolz file itself.  Else the blob key to
-            read, the content itself (bytes, carried inline), or None when the
-            key is deleted.
-        """
-        if key in self._staged:
-            digest = self._staged_sums[key]
-            if isinstance(digest, Future):
-                digest.result()  # the blob is written (or its error raised)
-            return True, self._staged[key]
-        if key in self._overlay:
-            blob = self._overlay[key]
-            if blob is None or isinstance(blob, bytes) or self.store.exists(blob):
-                return True, blob
-        return False, None
-
-    def reads_through(self) -> bool:
-        """True when every file is read at its bcolz name: nothing is staged
-        and no committed record waits to be applied."""
-        return not self._staged and not self._overlay
-
-    def in_overlay(self, key: str) -> bool:
-        """True when ``key`` is read from a committed but unapplied commit record."""
-        return key in self._overlay and key not in self._staged
-
-    def metadata(self, key: str):
-        """The committed bytes of the metadata file ``key`` from the consolidated
-        metadata, or None when they are not to be used or not known."""
-        if self._meta is None or not self.use_consolidated or key in self._overlay:
-            return None
-        return self._meta.get(key)
 
     # ------------------------------------------------- lock-free readers
 
@@ -380,10 +315,10 @@ class CommittedState(CommittedFiles):
         state it loads as :attr:`loaded_marker`, before reading anything.
         """
         # (a reader that accepted appends since it loaded watches the record after them)
-        generation = max(self._generation or 0, getattr(self, "_appends_upto", 0) or 0)
+        generation = max(self._generation or 0, self._appends_upto)
         if self.store.remote:          # an existence check and one small read
             return (self.store.exists(record_key(generation + 1)),
-                    ("generation", self._read_generation_quietly()))
+                    ("generation", self.current_generation()))
         return self._local_marker()
 
     def _local_marker(self) -> tuple:
@@ -424,6 +359,44 @@ class CommittedState(CommittedFiles):
         exists = self.store.exists
         return exists(keys[0]) and not exists(keys[1])
 
+    def read_consistently(self, read, just_loaded: bool = False):
+        """Call ``read()`` until it ran while no commit happened; return its result.
+
+        A reader that opens while a writer commits may see files of two states;
+        it then simply tries again (a commit is applied in milliseconds).  Each
+        attempt loads the committed state first (:meth:`recover`), except the
+        first one when ``just_loaded``: the state :meth:`recover` has just
+        loaded is read (``open()`` loaded it before the container existed; a
+        reload after a failed write has loaded it).
+
+        Raises
+        ------
+        Whatever ``read`` raised, when it failed on a stable dataset.
+        DatasetChangedError
+            When writers kept committing during every attempt.
+        """
+        for attempt in range(READ_RETRIES):
+            if attempt or not just_loaded:
+                self.recover()
+            marker = self.loaded_marker
+            self.reader_marker = marker
+            if self.snapshot and self.readonly:
+                # The metadata came from one object read at once (the consolidated
+                # metadata of a remote store): a consistent state by itself.  A
+                # writer also reads the leftover chunks, which a commit being
+                # applied may have replaced already: it checks.
+                return read()
+            try:
+                result = read()
+            except (FormatError, FileNotFoundError, DatasetChangedError, ConcurrentWriteError):
+                if self.is_stable(marker):
+                    raise
+            else:
+                if self.is_stable(marker):
+                    return result
+            time.sleep(0.001 * min(attempt + 1, 20))
+        raise DatasetChangedError(f"{self.root}: writers kept committing while reading")
+
     def start_reading(self) -> None:
         """Take the snapshot that :meth:`check_reading` compares against."""
         self.reader_marker = self.marker()
@@ -438,13 +411,13 @@ class CommittedState(CommittedFiles):
         writer raises :class:`ConcurrentWriteError` when another writer
         committed since the state it holds: concurrency, not damage.
         """
-        if self.reading_own:
+        if self._reading_own:
             return          # rows this writer staged itself (a rebase reads them back)
         if failed and not self.readonly and self._generation is not None and (
-                self._read_generation_quietly() != self._generation
+                self.current_generation() != self._generation
                 or self.store.exists(record_key(self._generation + 1))):
             raise self.changed_under_writer()
-        marker = getattr(self, "reader_marker", UNSET)
+        marker = self.reader_marker
         if marker is not UNSET and not self.is_stable(marker):
             if self.appended_since_loaded():
                 self.reader_marker = self.marker()   # cheap again until the next commit
@@ -454,6 +427,17 @@ class CommittedState(CommittedFiles):
             raise DatasetChangedError(
                 f"{self.root}: a writer committed since this reader opened the dataset; "
                 f"call refresh() to read the new state")
+
+    @contextlib.contextmanager
+    def reading_own_rows(self):
+        """A context in which this writer reads back rows it appended itself
+        (a rebase): :meth:`check_reading` does not check those reads against
+        other writers' commits."""
+        self._reading_own = True
+        try:
+            yield
+        finally:
+            self._reading_own = False
 
     def changed_under_writer(self) -> ConcurrentWriteError:
         """The error of a writer whose read found files of another writer's newer commit."""
@@ -468,73 +452,13 @@ class CommittedState(CommittedFiles):
         self.reader_marker = (False, ("generation", generation)) if self.store.remote \
             else ((record_key(generation)[len(JOURNAL_PREFIX):],), None)
 
-    def appended_since_loaded(self) -> bool:
-        """True when every commit since the state loaded only appended rows:
-        full chunks are as they were, and so are the leftover's first items.
-
-        The consolidated metadata says since when every commit only appended
-        (``rewritten_at``), however many commits ago; a commit being applied
-        (its record exists, the consolidated metadata does not say it yet)
-        may have replaced files already, so its record is read too.  Data
-        files read before this check come from one of those commits: a
-        commit's files are written only once its record exists, and records
-        stay :data:`RETAIN_RECORDS` commits.  A dataset last committed by an
-        earlier version, without ``rewritten_at``, is judged by the records
-        since (local stores only)."""
-        if self._generation is None:
-            return False
-        now = self._read_consolidated_quietly()
-        if now is None:
-            return False
-        if now.rewritten_at is None:
-            return self._appended_since_by_records()
-        if now.rewritten_at > self._generation:
-            return False
-        upto = now.generation
-        try:
-            info = self._read_record(record_key(now.generation + 1))[1]
-        except DatasetNotFoundError:
-            later = self._read_consolidated_quietly()
-            if later is None or later.generation > now.generation:
-                return False        # records removed meanwhile: not known
-        except FormatError:
-            return False
-        else:
-            if info.ops is None or set(info.ops) - {"append"}:
-                return False
-            upto += 1
-        self._appends_upto = max(getattr(self, "_appends_upto", 0) or 0, upto)
-        return True
-
-    def _appended_since_by_records(self) -> bool:
-        """:meth:`appended_since_loaded` from the records of the commits since
-        (records stay :data:`RETAIN_RECORDS` commits; local stores only)."""
-        if self.store.remote:
-            return False
-        checked = max(getattr(self, "_appends_upto", 0), self._generation)
-        k = checked + 1
-        while True:
-            try:
-                info = self._read_record(record_key(k))[1]
-            except DatasetNotFoundError:
-                if self._read_generation_quietly() >= k:    # removed: not known
-                    return False
-                break
-            except FormatError:
-                return False
-            if info.ops is None or set(info.ops) - {"append"}:
-                return False
-            k += 1
-        self._appends_upto = k - 1
-        return True
-
     # ------------------------------------------------------ other writers
 
     def committed_elsewhere(self) -> bool:
         """True when another writer committed since this journal loaded its state
         (the consolidated metadata holds another generation)."""
         return self._generation is not None and \
-            self._read_generation_quietly() != self._generation
+            self.current_generation() != self._generation
 
     def concurrent_error(self) -> ConcurrentWriteError:
         """The error for a writer whose loaded state another writer replaced."""
@@ -543,33 +467,7 @@ class CommittedState(CommittedFiles):
             f"nothing of this change was committed: refresh() and write again, or pass "
             f"lock=True to serialise writers")
 
-    def _read_generation_quietly(self) -> int:
-        """The generation the consolidated metadata records now (0 if unreadable)."""
-        generation = self._consolidated_generation()
-        return 0 if generation is None else generation
-
-    def _consolidated_generation(self):
-        """The generation the consolidated metadata records now, None when it
-        is missing or unreadable."""
-        now = self._read_consolidated_quietly()
-        return None if now is None else now.generation
-
-    def _read_consolidated_quietly(self):
-        """The consolidated metadata now (:class:`~..format.consolidated.Consolidated`),
-        None when it is missing or unreadable."""
-        try:
-            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
-            return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
-        except (DatasetNotFoundError, FormatError):
-            return None
-
-    def _concurrent(self, generation: int) -> ConcurrentWriteError:
-        return ConcurrentWriteError(
-            f"{self.root}: another writer committed to this dataset since it was loaded "
-            f"(generation {generation} is taken); nothing of this change was committed: "
-            f"refresh() and write again, or pass lock=True to serialise writers")
-
-    def _apply(self, entries: list, newer_than: int | None = None) -> None:
+    def apply(self, entries: list, newer_than: int | None = None) -> None:
         """Apply the record ``entries`` under the commit lock (see
         :func:`~.apply.apply_record`); a writer applying another's record of
         generation ``newer_than`` stops before a step once that generation is
@@ -584,6 +482,6 @@ class CommittedState(CommittedFiles):
         superseded = None
         if newer_than is not None:
             def superseded():
-                return (self._read_generation_quietly() >= newer_than
+                return (self.current_generation() >= newer_than
                         or self.store.exists(record_key(newer_than + 1)))
         apply_record(self.store, entries, self.commit_lock.confirm, self._sync, superseded)

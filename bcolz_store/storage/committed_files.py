@@ -1,26 +1,152 @@
 """The committed files of a dataset as a writer or reader loaded them: their
-checksums (the checksum file, or computed from the files once when there is
-none) and the metadata files the consolidated metadata holds.
+generation, a committed but unapplied record read through, the checksums
+(the checksum file, or computed from the files once when there is none), the
+metadata files the consolidated metadata holds, and whether the commits since
+only appended rows.
 
 :class:`CommittedFiles` is the base class of
-:class:`~.committed.CommittedState`, whose :meth:`~.committed.CommittedState.recover`
-loads the state these describe.
+:class:`~.committed.CommittedState`, whose
+:meth:`~.committed.CommittedState.recover` loads the state these describe.
 """
 
 from __future__ import annotations
 
 from ..errors import DatasetChangedError, DatasetNotFoundError, FormatError
-from ..format.layout import CHECKSUM_FILE, MAX_OWN_FILE_BYTES, is_metadata_key
+from ..format.consolidated import load_consolidated
+from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, is_metadata_key
+from .base import Store
 from .checksums import load_checksums, md5_hex, read_limit
-from .records import UNSET
+from .records import UNSET, parse_record, record_key
 
 __all__ = ["CommittedFiles"]
 
 
 class CommittedFiles:
-    """Checksums and metadata files of the committed state (a base class of
-    :class:`~.committed.CommittedState`, whose constructor and
-    :meth:`~.committed.CommittedState.recover` set the attributes used here)."""
+    """Checksums, metadata files and generation of the committed state of one
+    dataset root (a base class of :class:`~.committed.CommittedState`, whose
+    :meth:`~.committed.CommittedState.recover` loads them).
+
+    Parameters
+    ----------
+    store : Store
+        The dataset's store (its root is the dataset root).
+    readonly : bool
+        A reader: it reads through a committed but unapplied record instead
+        of applying it.
+    consolidated : bool, optional
+        Serve metadata reads from ``bcolz_store.json`` (one request on an
+        object store); default: on remote stores only.
+
+    Attributes
+    ----------
+    readonly : bool
+        As given; the journal changes it with its dataset's mode.
+    use_consolidated : bool
+        Whether metadata reads are served from the consolidated metadata.
+    snapshot : bool
+        The state loaded last came from one read of the consolidated metadata
+        (a remote store): consistent by itself.
+    """
+
+    def __init__(self, store: Store, readonly: bool = False, consolidated: bool | None = None):
+        self.store = store
+        self.root = store.url
+        self.readonly = readonly
+        self.use_consolidated = store.remote if consolidated is None else bool(consolidated)
+        self._overlay = {}         # committed-but-unapplied record (readers): key -> blob key
+        self._sums = None          # checksums of the committed files, loaded lazily
+        self._recorded = UNSET     # the checksum file as recorded (None: there is none)
+        self._meta = None          # committed metadata files {key: bytes}, when complete
+        self._generation = None    # generation of the committed state loaded
+        self._appends_upto = 0     # commits up to this one are known to have only appended
+        self._rewritten_at = None  # the newest commit that did more than append (None: unknown)
+        self.snapshot = False
+        self._snapshot_checksums = None  # md5 of that state's checksum file
+
+    # ----------------------------------------------------------- the state
+
+    @property
+    def generation(self):
+        """The generation of the committed state loaded (None before the first
+        :meth:`~.committed.CommittedState.recover`)."""
+        return self._generation
+
+    @property
+    def rewritten_at(self):
+        """The newest commit up to the loaded one that did more than append
+        rows (None when not known: a dataset of an earlier version)."""
+        return self._rewritten_at
+
+    @property
+    def overlay(self) -> dict:
+        """``{key: blob key, content or None}`` of a committed but unapplied
+        record that this reader reads through (empty for a writer, which
+        applies it)."""
+        return self._overlay
+
+    def set_committed(self, generation: int, checksums: dict, metadata: dict,
+                      rewritten_at: int) -> None:
+        """This writer's commit of ``generation`` (its record created) is the
+        state loaded now, with these ``checksums``, ``metadata`` files and
+        ``rewritten_at``."""
+        self._sums = checksums
+        self._recorded = checksums
+        self._generation = generation
+        self._rewritten_at = rewritten_at
+        self._meta = metadata
+
+    def unload(self) -> None:
+        """Forget the checksums and metadata files loaded (read again when needed)."""
+        self._sums = None
+        self._recorded = UNSET
+        self._meta = None
+
+    def reset(self) -> None:
+        """Forget the loaded files, and a record read through (the root is removed)."""
+        self._overlay = {}
+        self.unload()
+
+    def forget(self, prefix: str) -> None:
+        """Drop the checksums and metadata files under ``prefix`` (a folder
+        removed outside commits)."""
+        sums = self.checksums()
+        for key in [k for k in sums if k.startswith(prefix)]:
+            del sums[key]
+        if self._meta is not None:
+            for key in [k for k in self._meta if k.startswith(prefix)]:
+                del self._meta[key]
+
+    def adopt(self, prefix: str) -> None:
+        """Checksum the files already under ``prefix`` (a folder moved in)."""
+        self.checksums().update(self._scan(prefix))
+        self._meta = None
+
+    # -------------------------------------------------------------- reading
+
+    def lookup(self, key: str):
+        """Where the committed content of ``key`` lives, when a committed but
+        unapplied record read through says (staged changes aside: see
+        :meth:`~.journal.Journal.lookup`).
+
+        Returns
+        -------
+        (found, source)
+            ``found`` False: read the bcolz file itself.  Else the blob key to
+            read, the content itself (bytes, carried inline), or None when the
+            key is deleted.
+        """
+        if key in self._overlay:
+            blob = self._overlay[key]
+            if blob is None or isinstance(blob, bytes) or self.store.exists(blob):
+                return True, blob
+        return False, None
+
+    def metadata(self, key: str):
+        """The committed bytes of the metadata file ``key`` from the consolidated
+        metadata, or None when they are not to be used or not known."""
+        if self._meta is None or not self.use_consolidated or key in self._overlay:
+            return None
+        return self._meta.get(key)
 
     def list_files(self, prefix: str = "") -> list:
         """Keys of the files under ``prefix`` (our own files excluded), unread."""
@@ -90,7 +216,7 @@ class CommittedFiles:
             self._sums = dict(recorded) if recorded is not None else self._scan()
         return self._sums
 
-    def _metadata_files(self) -> dict:
+    def metadata_files(self) -> dict:
         """The committed metadata files ``{key: bytes}``, read once (from the
         consolidated metadata on remote stores, else from the files)."""
         if self._meta is None:
@@ -103,3 +229,117 @@ class CommittedFiles:
                 meta[key] = got[key]
             self._meta = meta
         return self._meta
+
+    def _load_generation(self) -> int:
+        """The generation the consolidated metadata records (0 without one);
+        keeps its metadata files when they are to be used."""
+        self._rewritten_at = None
+        try:
+            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
+        except DatasetNotFoundError:
+            return 0
+        found, blob = self.lookup(CONSOLIDATED_FILE)
+        if found and blob is not None:          # a reader looking through a record
+            data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
+        generation, files, checksums, rewritten_at = load_consolidated(
+            data, self.store.path(CONSOLIDATED_FILE))
+        self._snapshot_checksums = checksums
+        self._rewritten_at = rewritten_at
+        if self.use_consolidated:
+            self._meta = files
+        return generation
+
+    def read_record(self, key: str):
+        """``(entries, RecordInfo)`` of the commit record ``key``, validated.
+
+        Raises
+        ------
+        DatasetNotFoundError
+            When there is no such record.
+        FormatError
+            When it is not a plain file, too large, not JSON, or invalid.
+        """
+        return parse_record(self.store.get(key, MAX_OWN_FILE_BYTES), self.store.path(key))
+
+    # ------------------------------------------------------ the store now
+
+    def current_generation(self) -> int:
+        """The generation the consolidated metadata records now (0 if unreadable)."""
+        generation = self.consolidated_generation()
+        return 0 if generation is None else generation
+
+    def consolidated_generation(self):
+        """The generation the consolidated metadata records now, None when it
+        is missing or unreadable."""
+        now = self._read_consolidated_quietly()
+        return None if now is None else now.generation
+
+    def _read_consolidated_quietly(self):
+        """The consolidated metadata now (:class:`~..format.consolidated.Consolidated`),
+        None when it is missing or unreadable."""
+        try:
+            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
+            return load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        except (DatasetNotFoundError, FormatError):
+            return None
+
+    def appended_since_loaded(self) -> bool:
+        """True when every commit since the state loaded only appended rows:
+        full chunks are as they were, and so are the leftover's first items.
+
+        The consolidated metadata says since when every commit only appended
+        (``rewritten_at``), however many commits ago; a commit being applied
+        (its record exists, the consolidated metadata does not say it yet)
+        may have replaced files already, so its record is read too.  Data
+        files read before this check come from one of those commits: a
+        commit's files are written only once its record exists, and records
+        stay :data:`~.committed.RETAIN_RECORDS` commits.  A dataset last
+        committed by an earlier version, without ``rewritten_at``, is judged
+        by the records since (local stores only)."""
+        if self._generation is None:
+            return False
+        now = self._read_consolidated_quietly()
+        if now is None:
+            return False
+        if now.rewritten_at is None:
+            return self._appended_since_by_records()
+        if now.rewritten_at > self._generation:
+            return False
+        upto = now.generation
+        try:
+            info = self.read_record(record_key(now.generation + 1))[1]
+        except DatasetNotFoundError:
+            later = self._read_consolidated_quietly()
+            if later is None or later.generation > now.generation:
+                return False        # records removed meanwhile: not known
+        except FormatError:
+            return False
+        else:
+            if info.ops is None or set(info.ops) - {"append"}:
+                return False
+            upto += 1
+        self._appends_upto = max(self._appends_upto, upto)
+        return True
+
+    def _appended_since_by_records(self) -> bool:
+        """:meth:`appended_since_loaded` from the records of the commits since
+        (records stay :data:`~.committed.RETAIN_RECORDS` commits; local stores
+        only)."""
+        if self.store.remote:
+            return False
+        checked = max(self._appends_upto, self._generation)
+        k = checked + 1
+        while True:
+            try:
+                info = self.read_record(record_key(k))[1]
+            except DatasetNotFoundError:
+                if self.current_generation() >= k:    # removed: not known
+                    return False
+                break
+            except FormatError:
+                return False
+            if info.ops is None or set(info.ops) - {"append"}:
+                return False
+            k += 1
+        self._appends_upto = k - 1
+        return True

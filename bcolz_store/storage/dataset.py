@@ -1,33 +1,34 @@
 """One dataset (a carray, a ctable, or a column of one) as its containers see it.
 
 A :class:`DatasetStore` is a view of a :class:`~.base.Store` through the
-dataset's :class:`~.journal.Journal`: reads see this writer's staged changes,
-or (for a reader) a committed but unapplied commit; writes are staged and
+dataset's :class:`~.journal.Journal`, and the one way into the commit
+machinery from above ``storage/``: reads see this writer's staged changes, or
+(for a reader) a committed but unapplied commit
+(:class:`~.dataset_files.DatasetFiles`, its base class); writes are staged and
 become visible only when :meth:`DatasetStore.commit` commits them, all at
 once.  The columns of a ctable are views with a prefix (``"x/"``) sharing the
 table's journal, so a change to several columns is one commit.
 
-With ``verify=True`` every file read is checked against the dataset's checksum
-file.  On a remote store a reader checks every chunk it reads against the
-checksum file anyway (an md5 costs less than a request): that is how it
-notices a writer's commit without asking the store before each read.
+The containers take part in the commits through a
+:class:`~.owner.DatasetOwner` (:meth:`DatasetStore.attach`): a failed write
+(:meth:`DatasetStore.operation`) reloads them, every commit stages what they
+hold, and an append another writer's commit overtook is rebased by them.
 """
 
 from __future__ import annotations
 
-import warnings
-
-from ..errors import (DatasetChangedError, DatasetNotFoundError, FormatError, IntegrityError,
-                      IntegrityWarning, ReadOnlyError)
-from ..format.layout import check_key, is_metadata_key
+from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
+from ..format.layout import check_key
 from .base import Store
-from .checksums import md5_hex, md5_parts, read_limit
+from .checksums import md5_parts
+from .dataset_files import DatasetFiles
 from .journal import Journal
+from .owner import DatasetOwner
 
-__all__ = ["DatasetStore"]
+__all__ = ["DatasetOwner", "DatasetStore"]
 
 
-class DatasetStore:
+class DatasetStore(DatasetFiles):
     """A dataset folder (carray rootdir, or a column inside a ctable rootdir).
 
     Parameters
@@ -46,31 +47,19 @@ class DatasetStore:
     consolidated : bool, optional
         Read metadata from the consolidated metadata file (default: on
         remote stores).
+    locked : bool, default False
+        This process holds the dataset's writer lock (``lock=True``), taken
+        before the committed state is loaded: the blob folders of other
+        writers are dead writers' garbage.
     """
 
     def __init__(self, store: Store, readonly: bool = False, journal: Journal | None = None,
-                 prefix: str = "", verify: bool = False, consolidated: bool | None = None):
+                 prefix: str = "", verify: bool = False, consolidated: bool | None = None,
+                 locked: bool = False):
         readonly = readonly or store.readonly      # a pack, an http URL: never written
-        self.store = store
-        self.prefix = prefix
-        self.journal = journal if journal is not None else Journal(store, readonly,
-                                                                   consolidated=consolidated)
-        self.readonly = readonly
-        self.verify = verify
-        self.root = store.path(prefix.rstrip("/")) if prefix else store.url
-        # A remote reader checks chunk contents instead of asking the store
-        # whether a commit happened before each read.
-        self.check_contents = store.remote
-
-    @property
-    def readonly(self) -> bool:
-        return self._readonly
-
-    @readonly.setter
-    def readonly(self, value: bool) -> None:
-        self._readonly = bool(value)
-        if not self.prefix:
-            self.journal.readonly = self._readonly
+        if journal is None:
+            journal = Journal(store, readonly, consolidated=consolidated, locked=locked)
+        super().__init__(store, journal, prefix, readonly, verify)
 
     @property
     def local_root(self):
@@ -122,245 +111,20 @@ class DatasetStore:
     def sub(self, name: str, readonly: bool | None = None) -> "DatasetStore":
         """The view of sub-folder ``name`` (a ctable column), sharing this journal."""
         check_key(name, self.root)
-        out = DatasetStore.__new__(DatasetStore)
-        out.store = self.store
-        out.prefix = self.prefix + name + "/"
-        out.journal = self.journal
-        out._readonly = self.readonly if readonly is None else bool(readonly)
-        out.verify = self.verify
-        out.root = self.store.path(out.prefix.rstrip("/"))
+        out = DatasetStore(self.store, journal=self.journal, prefix=self.prefix + name + "/",
+                           verify=self.verify)
+        out.readonly = self.readonly if readonly is None else bool(readonly)
         out.check_contents = self.check_contents
         return out
 
-    def path(self, key: str) -> str:
-        """Where ``key`` of this dataset is, for messages.
-
-        Raises
-        ------
-        FormatError
-            If ``key`` is absolute or contains ``..``.
-        """
-        return self.store.path(self.prefix + key)
+    def shares_commits_with(self, other: "DatasetStore") -> bool:
+        """True when ``other`` commits with this view (one journal: the same
+        table, or a column of it)."""
+        return self.journal is other.journal
 
     def _check_writable(self) -> None:
         if self.readonly:
             raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
-
-    # ------------------------------------------------------------ reading
-
-    def get(self, key: str, limit: int | None = None) -> bytes:
-        """Read the current content of ``key`` (staged, committed, or stored).
-
-        Parameters
-        ----------
-        key : str
-        limit : int, optional
-            Largest size accepted, in bytes (default: what the format allows
-            for such a file, see :func:`~.checksums.read_limit`).
-
-        Raises
-        ------
-        DatasetNotFoundError
-            If the file does not exist (a FileNotFoundError).
-        FormatError
-            If ``key`` is unsafe, names a folder, a FIFO, a device or another
-            non-file, is larger than ``limit``, or leads outside the rootdir
-            through a symlink.
-        IntegrityError
-            With ``verify`` on, when the content does not match its checksum.
-        DatasetChangedError
-            A remote reader whose chunk changed under it (a writer committed).
-        """
-        full = self.prefix + key
-        if limit is None:
-            limit = read_limit(key)
-        found, blob = self.journal.lookup(full)
-        if found:
-            if blob is None:
-                if self.verify and self.journal.in_overlay(full):
-                    self._check_deletion(key)
-                raise DatasetNotFoundError(f"{self.path(key)}: no such file")
-            if isinstance(blob, bytes):              # carried by the commit record
-                if len(blob) > limit:
-                    raise FormatError(f"{self.path(key)}: holds {len(blob)} bytes, more than "
-                                      f"the {limit} such a file may hold")
-                if self.verify and self.journal.in_overlay(full):
-                    self.check(key, blob)
-                return blob
-            try:
-                data = self.store.get(blob, limit)   # a blob is never a symlink
-            except DatasetNotFoundError:             # moved into place meanwhile by the writer
-                return self.get_committed(key, limit)
-            if self.verify and self.journal.in_overlay(full):
-                self.check(key, data)
-            return data
-        return self.get_committed(key, limit)
-
-    def get_chunk(self, key: str, limit: int) -> bytes:
-        """:meth:`get` for a chunk file, which is never in the consolidated
-        metadata: straight from the store when nothing is staged or waits
-        in a record, and no content is checked (the read path of every
-        chunk of a local reader).
-
-        Raises
-        ------
-        DatasetNotFoundError, FormatError, IntegrityError, DatasetChangedError
-            As :meth:`get`.
-        """
-        if self.verify or self.check_contents or not self.journal.reads_through():
-            return self.get(key, limit)
-        return self.store.get(self.prefix + key, limit)
-
-    def get_committed(self, key: str, limit: int | None = None) -> bytes:
-        """Read ``key`` from its bcolz file (see :meth:`get`)."""
-        full = self.prefix + key
-        if limit is None:
-            limit = read_limit(key)
-        data = self.journal.metadata(full) if is_metadata_key(full) else None
-        if data is None:
-            data = self.store.get(full, limit)
-            if self.verify:
-                self.check(key, data)
-            elif self.check_contents and not is_metadata_key(full):
-                self._check_unchanged(key, data)
-        elif self.verify:
-            self.check(key, data)
-        return data
-
-    def get_many(self, keys, limit: int) -> dict:
-        """``{key: bytes or exception}`` of several files, fetched together
-        (concurrently on remote stores); staged or overlaid keys one by one."""
-        out, direct = {}, []
-        for key in keys:
-            if self.journal.lookup(self.prefix + key)[0] or \
-                    is_metadata_key(self.prefix + key):
-                try:
-                    out[key] = self.get(key, limit)
-                except Exception as err:  # returned, raised by the caller where it belongs
-                    out[key] = err
-            else:
-                direct.append(key)
-        if direct:
-            got = self.store.get_many([self.prefix + key for key in direct], limit)
-            for key in direct:
-                data = got[self.prefix + key]
-                if not isinstance(data, Exception):
-                    try:
-                        if self.verify:
-                            self.check(key, data)
-                        elif self.check_contents:
-                            self._check_unchanged(key, data)
-                    except Exception as err:
-                        data = err
-                out[key] = data
-        return out
-
-    def check(self, key: str, data: bytes) -> None:
-        """Compare ``data`` with the recorded checksum of ``key``.
-
-        Does nothing for a dataset without a checksum file (opening it with
-        ``verify=True`` warns once, see :meth:`warn_if_unverifiable`).
-
-        Raises
-        ------
-        IntegrityError
-            When the checksum differs, or the file has none recorded.
-        FormatError
-            When the checksum file itself is unreadable.
-        """
-        recorded = self.journal.recorded()
-        if recorded is None:
-            return
-        expected = recorded.get(self.prefix + key)
-        if expected is None:
-            raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
-        if md5_hex(data) != expected:
-            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
-
-    def _check_deletion(self, key: str) -> None:
-        """With ``verify`` on: a pending commit deleting ``key`` must come with a
-        checksum file that no longer lists it.
-
-        Raises
-        ------
-        IntegrityError
-            When the checksums still list ``key``.
-        """
-        recorded = self.journal.recorded()
-        if recorded is not None and self.prefix + key in recorded:
-            raise IntegrityError(f"{self.path(key)}: a pending commit deletes it, but the "
-                                 f"checksum file lists it")
-
-    def _check_unchanged(self, key: str, data: bytes) -> None:
-        """A remote reader's or writer's check that ``key`` is the committed
-        file of the state it loaded."""
-        journal = self.journal
-        recorded = journal.recorded() if self.readonly else journal.checksums()
-        expected = None if recorded is None else recorded.get(self.prefix + key)
-        if expected is None or md5_hex(data) == expected:
-            return
-        if journal.appended_since_loaded():
-            return      # only a leftover changes so: its reader takes the items it had
-        if not journal.is_stable(getattr(journal, "reader_marker", None)):
-            if not self.readonly:
-                raise journal.changed_under_writer()
-            raise DatasetChangedError(
-                f"{self.path(key)}: a writer committed since this reader opened the dataset; "
-                f"call refresh() to read the new state")
-        raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
-
-    def check_reading(self, failed: bool = False) -> None:
-        """After a read: raise :class:`DatasetChangedError` when a writer
-        committed since a reader opened.
-
-        Local stores ask the store after every read; remote readers check the
-        contents they read against the checksums instead, and ask the store
-        only after a read ``failed`` (a missing or malformed chunk file may be
-        a writer's commit rather than damage).
-        """
-        if failed or not self.check_contents:
-            self.journal.check_reading(failed)
-
-    def warn_if_unverifiable(self) -> None:
-        """With ``verify`` on, warn when the dataset has no checksum file to verify against."""
-        if self.verify and self.journal.recorded() is None:
-            warnings.warn(f"{self.root}: verify=True, but the dataset has no checksum file "
-                          f"(bcolz wrote it, or no bcolz_store commit has been made); nothing "
-                          f"is verified", IntegrityWarning, stacklevel=4)
-
-    def exists(self, key: str) -> bool:
-        """True when the file ``key`` currently exists (staged, committed, or
-        anything stored at its key, so that reading it explains what is wrong).
-
-        Raises
-        ------
-        IntegrityError
-            With ``verify`` on, when the file is missing but the checksum file
-            lists it.
-        """
-        full = self.prefix + key
-        found, blob = self.journal.lookup(full)
-        if found:
-            if blob is None and self.verify and self.journal.in_overlay(full):
-                self._check_deletion(key)
-            return blob is not None
-        if is_metadata_key(full) and self.journal.metadata(full) is not None:
-            return True
-        present = self.store.exists(full)
-        if not present and self.verify:
-            recorded = self.journal.recorded()
-            if recorded is not None and full in recorded:
-                raise IntegrityError(f"{self.path(key)}: missing, but the checksum file "
-                                     f"lists it")
-        return present
-
-    def listdir(self, folder: str = "") -> list:
-        """Names in ``folder`` of this dataset (empty when it does not exist)."""
-        lister = getattr(self.store, "listdir", None)
-        if lister is not None:
-            return lister(self.prefix + folder)
-        prefix = self.prefix + (folder.rstrip("/") + "/" if folder else "")
-        return sorted({key[len(prefix):].partition("/")[0] for key in self.store.list(prefix)})
 
     # ------------------------------------------------------------ writing
 
@@ -386,7 +150,7 @@ class DatasetStore:
 
     def stage_written(self, key: str, blob: str, digest: str) -> None:
         """Stage ``blob``, a file others wrote into a name the journal reserved
-        (:meth:`~.journal.Journal.reserve_blobs`), as the new content of ``key``.
+        (:meth:`reserve_blobs`), as the new content of ``key``.
 
         Raises
         ------
@@ -431,3 +195,240 @@ class DatasetStore:
         """
         self._check_writable()
         self.journal.stage_delete_all(self.prefix)
+
+    # ---------------------------------------------------- the containers
+
+    def attach(self, owner: DatasetOwner) -> None:
+        """Make ``owner`` (the carray, or the ctable for all its columns) take
+        part in the commits of this dataset (see :class:`~.owner.DatasetOwner`).
+
+        Attached once the container exists: by then its creation's commit is
+        made, or the state ``open()`` loaded is read into it.
+        """
+        self.journal.attach(owner)
+
+    def recover(self) -> None:
+        """Load the committed state, finishing a commit an interrupted writer
+        left (a writer) or reading through it (a reader).
+
+        Raises
+        ------
+        FormatError
+            If the journal folder, a commit record or a blob it names is not
+            what this library writes (nothing is moved or deleted then).
+        LockTimeoutError
+            When a writer holds the commit lock for longer than the timeout.
+        """
+        self.journal.recover()
+
+    def read_consistently(self, read, just_loaded: bool = False):
+        """Load the committed state and call ``read()`` (the container's load
+        of it) until it ran while no commit happened; return its result.
+
+        Parameters
+        ----------
+        read : callable
+            Reads the state loaded (metadata, attrs, chunks).
+        just_loaded : bool, default False
+            :meth:`recover` has just loaded the state (``open()`` did, to tell
+            a carray from a ctable): the first attempt reads it as it is.
+
+        Raises
+        ------
+        Whatever ``read`` raised, when it failed on a stable dataset.
+        DatasetChangedError
+            When writers kept committing during every attempt.
+        """
+        return self.journal.state.read_consistently(read, just_loaded)
+
+    @property
+    def broken(self) -> bool:
+        """True when a write failed and even reloading the committed state
+        failed: writes raise :class:`WriteFailedError` until :meth:`reload`
+        succeeds."""
+        return self.journal.broken is not None
+
+    def reload(self) -> None:
+        """Forget staged changes, finish or discard an interrupted commit, and
+        reload the committed state into the attached containers.
+
+        Raises
+        ------
+        FormatError, OSError
+            When the committed state cannot be read (the dataset stays broken).
+        """
+        self.journal.reload_committed()
+
+    def forget_all(self) -> None:
+        """Forget staged changes and the state loaded: the dataset's root is
+        being removed."""
+        self.journal.reset()
+
+    # ---------------------------------------------------------- commits
+
+    def note(self, op: str) -> None:
+        """Record that the pending change includes ``op`` (``"append"``,
+        ``"setitem"``, ``"create"``... see :data:`~.records.OPS`): the commit
+        record names it, and a change that only appended is rebased on
+        another writer's commit instead of failing."""
+        self.journal.note(op)
+
+    def operation(self, what: str | None = None):
+        """A context for one write operation of a container (``what``: its
+        name, noted for the commit record): on any exception, every container
+        of the dataset returns to its last committed state, and the exception
+        is raised again.
+
+        Raises
+        ------
+        WriteFailedError
+            On entry, when an earlier failure left the dataset :attr:`broken`.
+        """
+        return self.journal.operation(what)
+
+    def batch(self):
+        """A context grouping several operations into one commit: commits asked
+        for inside it are made once, when the outermost block ends."""
+        return self.journal.batch()
+
+    def discard(self) -> None:
+        """Forget the staged changes of the whole dataset and remove their blobs."""
+        self.journal.discard()
+
+    def adopt(self, folder: str) -> None:
+        """Checksum the files already under ``folder`` of this view (a folder
+        moved in outside commits)."""
+        self.journal.adopt(self.prefix + folder)
+
+    def forget(self, folder: str) -> None:
+        """Drop the checksums and staged changes of the files under ``folder``
+        of this view (a folder removed outside commits)."""
+        self.journal.forget(self.prefix + folder)
+
+    def scratch_folder(self, name: str) -> str:
+        """The key of a folder ``name`` in this writer's own folder of the
+        journal, where files are built that :meth:`stage_moved` then stages
+        (an on-disk reshape builds its new dataset there)."""
+        return self.journal.scratch_prefix(name)
+
+    def stage_moved(self, key: str, src: str, digest: str) -> None:
+        """Make the written (and synced) file ``src`` (a key of the store,
+        inside a :meth:`scratch_folder`), of md5 ``digest``, the new content of
+        ``key``: it is moved into the journal now.
+
+        Raises
+        ------
+        OSError
+            When the move fails, naming the file.
+        """
+        self.journal.stage_moved(self.prefix + key, src, digest)
+
+    def reserve_blobs(self, count: int) -> tuple:
+        """Reserve ``count`` blob names in this writer's folder for files that
+        others write (dask's workers); return ``(folder, first)``: blob ``i`` is
+        :func:`~.records.blob_key` ``(folder, first + i)``, staged by
+        :meth:`stage_written`.
+
+        Raises
+        ------
+        ReadOnlyError
+            In mode 'r'.
+        OSError
+            When the folder cannot be made, naming it.
+        """
+        return self.journal.reserve_blobs(count)
+
+    @property
+    def sync_blobs(self) -> bool:
+        """True when a blob must be synced once written (fsync is wanted and
+        the store needs it): writers of reserved blobs in other processes too."""
+        return self.journal.sync_blobs
+
+    # ------------------------------------------------- the state loaded
+
+    @property
+    def generation(self):
+        """The generation of the committed state loaded (None before the first
+        load)."""
+        return self.journal.state.generation
+
+    @property
+    def loaded_marker(self):
+        """The identity of the committed state the last load found (it changes
+        with every commit)."""
+        return self.journal.state.loaded_marker
+
+    @property
+    def consolidated(self) -> bool:
+        """True when metadata is read from the consolidated metadata file."""
+        return self.journal.state.use_consolidated
+
+    @property
+    def is_reader(self) -> bool:
+        """True when the dataset is open for reading only: its journal never
+        writes (a ctable column's view may say otherwise of itself)."""
+        return self.journal.readonly
+
+    @property
+    def interrupted_commit(self) -> bool:
+        """True when the state loaded holds a committed record an interrupted
+        writer did not apply (a reader reads through it)."""
+        return bool(self.journal.state.overlay)
+
+    def lookup(self, key: str):
+        """Where the current content of ``key`` lives, if not at its bcolz name.
+
+        Returns
+        -------
+        (found, source)
+            ``found`` False: the bcolz file itself.  Else the blob key, the
+            content itself (bytes), or None when the key is deleted, by a
+            staged change or a committed record not yet applied.
+        """
+        return self.journal.lookup(self.prefix + key)
+
+    def committed_metadata(self, key: str):
+        """The committed bytes of the metadata file ``key`` from the
+        consolidated metadata, or None when they are not used or not known."""
+        return self.journal.state.metadata(self.prefix + key)
+
+    def recorded_checksums(self):
+        """``{key: md5 hex}`` as the dataset's checksum file records them
+        (keys relative to the root), or None when it has none.
+
+        Raises
+        ------
+        FormatError
+            When the checksum file is not a plain file, too large, or malformed.
+        """
+        return self.journal.state.recorded()
+
+    def appended_since_loaded(self) -> bool:
+        """True when every commit since the state was loaded only appended
+        rows (full chunks and the leftover's first items are as they were)."""
+        return self.journal.state.appended_since_loaded()
+
+    def changed_since_loaded(self) -> bool:
+        """True when a commit began or ended since the state was loaded."""
+        return self.journal.state.changed_since_loaded()
+
+    def writer_conflict(self):
+        """For a writer whose read of a file failed: the
+        :class:`ConcurrentWriteError` to raise when another writer committed
+        since the state it loaded (the committed state is reloaded at once
+        when no write :meth:`operation` is under way), or None when that is
+        not what happened (a reader, or damage)."""
+        state = self.journal.state
+        if self.journal.readonly or not (state.committed_elsewhere()
+                                         or state.changed_since_loaded()):
+            return None
+        error: ConcurrentWriteError = state.concurrent_error()
+        if not self.journal.in_operation:     # not inside a write operation: reload here
+            self.journal.roll_back(error)
+        return error
+
+    def reading_own_rows(self):
+        """A context in which this writer reads back rows it appended itself
+        (a rebase): those reads are not checked against other writers'
+        commits."""
+        return self.journal.state.reading_own_rows()

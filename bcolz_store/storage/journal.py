@@ -60,12 +60,13 @@ from ..format.layout import commit_key_limit, is_metadata_key
 from .base import Store
 from .checksums import md5_hex, read_limit
 from .commit import CommitProtocol
-from .committed import read_consistently
+from .committed import CommittedState
 from .io import pool
-from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, UNSET, blob_key, check_manifest,
-                      record_key, write_blob, write_error)
+from .owner import DatasetOwner
+from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, blob_key, check_manifest, record_key,
+                      write_blob, write_error)
 
-__all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "read_consistently", "record_key"]
+__all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "record_key"]
 
 # Blobs at least this large are written, checksummed and synced on a
 # background thread while the caller compresses the next chunk; at most
@@ -91,6 +92,21 @@ class Journal(CommitProtocol):
     consolidated : bool, optional
         Serve metadata reads from ``bcolz_store.json`` (one request on an
         object store); default: on remote stores only.
+    locked : bool, default False
+        This process holds the dataset's writer lock (``lock=True``): the
+        blob folders of other writers are dead writers' garbage.
+
+    Attributes
+    ----------
+    state : CommittedState
+        The committed state this journal loaded, its recovery and the checks
+        of lock-free reads.
+    owner : DatasetOwner or None
+        The containers of the dataset (:meth:`attach`).
+    broken : BaseException or None
+        The error that left the writer unusable (see :meth:`operation`).
+    rebases : int
+        Appends rebased on another writer's commit.
     """
 
     fsync_default = True
@@ -99,16 +115,21 @@ class Journal(CommitProtocol):
     stale_after = 900.0
 
     def __init__(self, store: Store, readonly: bool = False, fsync: bool | None = None,
-                 consolidated: bool | None = None):
+                 consolidated: bool | None = None, locked: bool = False):
         self.store = store
         self.root = store.url
-        self.readonly = readonly
         self.fsync = self.fsync_default if fsync is None else fsync
         if hasattr(store, "fsync_enabled"):
             store.fsync_enabled = self.fsync
         self._sync = self.fsync and store.durable
-        self.use_consolidated = store.remote if consolidated is None else bool(consolidated)
-        self.locked = False        # this process holds the dataset's writer lock
+        self.state = CommittedState(store, readonly, consolidated=consolidated, sync=self._sync,
+                                    locked=locked, lock_lease=self.lock_lease,
+                                    retry_timeout=self.retry_timeout,
+                                    stale_after=self.stale_after)
+        # This writer's blob folder: a new one for each commit (_new_blob_folder).
+        self._token = self._blob_prefix = None
+        self._dir_ready = False    # this writer's blob folder exists
+        self._scratch_used = False   # files besides blobs may be in the folder
         self._new_blob_folder()
         self._staged = {}          # key -> blob key (None: delete)
         self._staged_sums = {}     # key -> md5 hex of the staged content (or its Future)
@@ -116,28 +137,13 @@ class Journal(CommitProtocol):
         self._inflight = []        # (Future, size) of background blob writes, oldest first
         self._unsynced = set()     # small blobs written but not yet synced
         self._inflight_bytes = 0
-        self._dir_ready = False    # this writer's blob folder exists
-        self._overlay = {}         # committed-but-unapplied record (readers): key -> blob key
-        self._sums = None          # checksums of the committed files, loaded lazily
-        self._recorded = UNSET    # the checksum file as recorded (None: there is none)
-        self._generation = None    # generation of the committed state loaded
-        self.loaded_marker = None  # marker() of the state the last recover() loaded
-        self.snapshot = False      # that state came from one consolidated read
-        self._snapshot_checksums = None  # md5 of that state's checksum file
-        self.fresh = False         # open() just recovered: the container need not again
-        self._meta = None          # committed metadata files {key: bytes}, when complete
         self._counter = 0
         self._batch = 0
         self._commit_requested = False
         # Failed writes (see :meth:`operation`).
         self._depth = 0
         self.broken = None         # the error that left the writer unusable
-        self.owner_reload = None   # reloads the committed state into the containers
-        self.owner_stage = None    # stages what the containers hold but have not staged
-        # A container's hook for a rebase: returns a function that appends its
-        # pending rows again once the new committed state is loaded.
-        self.owner_capture = None
-        self.owner_committed = None   # called after each commit this journal makes
+        self.owner = None          # the containers (see attach())
         self._ops = set()          # what the pending change did (see note())
         self.rebases = 0           # appends rebased on another writer's commit
         self._record_token = None
@@ -149,7 +155,59 @@ class Journal(CommitProtocol):
         self._token = uuid.uuid4().hex[:16]
         self._blob_prefix = f"{JOURNAL_PREFIX}{self._token}/"
         self._dir_ready = False
-        self._scratch_used = False   # files besides blobs may be in the folder
+        self._scratch_used = False
+        self.state.keep_folder(self._token)
+
+    def attach(self, owner: DatasetOwner) -> None:
+        """Let ``owner`` (the containers of this dataset) take part in its
+        commits: a failed write reloads them, every commit stages what they
+        hold, an overtaken append is rebased by them (see :class:`DatasetOwner`)."""
+        self.owner = owner
+
+    @property
+    def readonly(self) -> bool:
+        """A read-only journal never writes (its committed state reads through
+        a record an interrupted writer left)."""
+        return self.state.readonly
+
+    @readonly.setter
+    def readonly(self, value: bool) -> None:
+        self.state.readonly = value
+
+    @property
+    def sync_blobs(self) -> bool:
+        """True when blobs are synced once written (fsync wanted, on a store
+        that needs it)."""
+        return self._sync
+
+    @property
+    def in_operation(self) -> bool:
+        """True inside :meth:`operation` (a container's write is under way)."""
+        return self._depth > 0
+
+    def recover(self) -> None:
+        """Load the committed state (see :meth:`.CommittedState.recover`)."""
+        self.state.recover()
+
+    def lookup(self, key: str):
+        """Where the current content of ``key`` lives, if not at its bcolz name:
+        staged by this writer, or in a committed record a reader reads through
+        (see :meth:`.CommittedFiles.lookup`, which returns the same)."""
+        if key in self._staged:
+            digest = self._staged_sums[key]
+            if isinstance(digest, Future):
+                digest.result()  # the blob is written (or its error raised)
+            return True, self._staged[key]
+        return self.state.lookup(key)
+
+    def reads_through(self) -> bool:
+        """True when every file is read at its bcolz name: nothing is staged
+        and no committed record waits to be applied."""
+        return not self._staged and not self.state.overlay
+
+    def in_overlay(self, key: str) -> bool:
+        """True when ``key`` is read from a committed but unapplied commit record."""
+        return key in self.state.overlay and key not in self._staged
 
     def staged_keys(self) -> list:
         """Keys with staged changes."""
@@ -158,10 +216,7 @@ class Journal(CommitProtocol):
     def reset(self) -> None:
         """Forget everything (the dataset root is being removed)."""
         self.discard()
-        self._overlay = {}
-        self._sums = None
-        self._recorded = UNSET
-        self._meta = None
+        self.state.reset()
         self._dir_ready = False
 
     @property
@@ -180,7 +235,7 @@ class Journal(CommitProtocol):
 
         The outermost operation handles the failure: staged blobs are
         discarded, the journal is cleaned (or a committed record rolled
-        forward), and :attr:`owner_reload` reloads the committed state into
+        forward), and the :attr:`owner` reloads the committed state into
         the containers.  When that reload fails too, the journal is *broken*:
         every later write raises :class:`WriteFailedError` until ``refresh()``
         succeeds.  The original exception is re-raised.
@@ -216,7 +271,7 @@ class Journal(CommitProtocol):
 
     def reload_committed(self) -> None:
         """Forget staged changes, finish or discard an interrupted commit, and
-        reload the committed state into the containers (:attr:`owner_reload`).
+        reload the committed state into the containers (the :attr:`owner`).
 
         Raises
         ------
@@ -226,14 +281,11 @@ class Journal(CommitProtocol):
         self.discard()
         self._batch = 0
         self._commit_requested = False
-        self._sums = None
-        self._recorded = UNSET
-        self._meta = None
+        self.state.unload()
         self.recover()
-        if self.owner_reload is not None:
+        if self.owner is not None:
             # again if a commit began meanwhile (files of two states)
-            self.fresh = True
-            read_consistently(self, self.owner_reload)
+            self.state.read_consistently(self.owner.reload, just_loaded=True)
         self.broken = None
 
     # --------------------------------------------------------------- writing
@@ -414,19 +466,13 @@ class Journal(CommitProtocol):
     def forget(self, prefix: str) -> None:
         """Drop checksums and staged changes of every file under ``prefix``
         (a folder removed outside commits)."""
-        sums = self.checksums()
-        for key in [k for k in sums if k.startswith(prefix)]:
-            del sums[key]
+        self.state.forget(prefix)
         for key in [k for k in self._staged if k.startswith(prefix)]:
             self._unstage(key)
-        if self._meta is not None:
-            for key in [k for k in self._meta if k.startswith(prefix)]:
-                del self._meta[key]
 
     def adopt(self, prefix: str) -> None:
         """Checksum the files already under ``prefix`` (a folder moved in)."""
-        self.checksums().update(self._scan(prefix))
-        self._meta = None
+        self.state.adopt(prefix)
 
     @contextlib.contextmanager
     def batch(self):

@@ -20,7 +20,6 @@ from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, LOCK
                              MAX_OWN_FILE_BYTES, OWN_NAMES, ROOTDIRS_FILE, TEMP_PREFIX)
 from .checksums import read_limit
 from .dataset import DatasetStore
-from .journal import read_consistently
 from .urls import open_store
 from .zip import ZipStore
 
@@ -73,14 +72,14 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
     if store.root_state() != "folder":
         raise DatasetNotFoundError(f"{store.url}: no dataset here")
     view = DatasetStore(store, readonly=True, verify=True, consolidated=False)
-    journal = view.journal
+    state = view.journal.state
 
     def keys():
         names = set(store.list(""))
-        names.update(k for k, b in journal._overlay.items() if b is not None)
-        names.difference_update(k for k, b in journal._overlay.items() if b is None)
+        names.update(k for k, b in state.overlay.items() if b is not None)
+        names.difference_update(k for k, b in state.overlay.items() if b is None)
         return sorted(names)
-    names = read_consistently(journal, keys)
+    names = state.read_consistently(keys)
     tmp = f"{dst}.{TEMP_PREFIX}{os.getpid()}"
     total = 0
     entries = len(names)
@@ -99,7 +98,7 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
                 zf.writestr(_entry(key), data)
                 total += len(data)
                 entries += 1
-        journal.check_reading()
+        state.check_reading()
         os.replace(tmp, dst)
     finally:
         if os.path.exists(tmp):

@@ -130,7 +130,7 @@ def test_a_writer_that_died_after_its_record_is_rolled_forward_after_the_lease(m
 
     def die(*args, **kwargs):
         raise SystemExit("killed")          # after the record, before applying
-    monkeypatch.setattr(journal, "_apply", die)
+    monkeypatch.setattr(journal.state, "apply", die)
     c.append([5, 6])
     with pytest.raises(SystemExit):
         c.flush()

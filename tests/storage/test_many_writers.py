@@ -139,19 +139,19 @@ def test_a_commit_whose_application_failed_is_finished_by_the_next_writer(tmp_pa
     path = str(tmp_path / "a")
     bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
     first = bcolz_store.open(path)
-    journal = first._store.journal
-    real_apply = journal._apply
+    state = first._store.journal.state
+    real_apply = state.apply
     calls = []
 
     def failing_apply(entries, newer_than=None):
         calls.append(newer_than)
         raise OSError(5, "injected: the disk failed while applying")
-    journal._apply = failing_apply
+    state.apply = failing_apply
     first.append([5])
     with pytest.raises(OSError, match="injected"):
         first.flush()
     assert calls[:4] == [None, 2, 2, 2]             # APPLY_TRIES, then the roll-back
-    journal._apply = real_apply
+    state.apply = real_apply
     started = time.monotonic()
     second = bcolz_store.open(path)
     assert time.monotonic() - started < 2
@@ -168,15 +168,15 @@ def test_a_late_roll_forward_never_writes_over_a_newer_commit(tmp_path):
     small files back over g+2's)."""
     path = str(tmp_path / "a")
     c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w", chunklen=4)
-    journal = c._store.journal
-    generation = journal._generation
+    state = c._store.journal.state
+    generation = state.generation
     c.append([5])
     c.flush()                                   # generation + 1
-    entries = journal._read_record(record_key(generation + 1))[0]
+    entries = state.read_record(record_key(generation + 1))[0]
     c.append([6])
     c.flush()                                   # generation + 2
-    late = bcolz_store.open(path)._store.journal
-    late._apply(entries, newer_than=generation + 1)
+    late = bcolz_store.open(path)._store.journal.state
+    late.apply(entries, newer_than=generation + 1)
     assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7))
     assert bcolz_store.verify(path).ok
 
@@ -186,8 +186,8 @@ def test_a_writer_waits_for_a_live_writer_to_apply_its_record(tmp_path, monkeypa
     lock): a writer opening meanwhile waits for it, it does not apply it too."""
     path = str(tmp_path / "a")
     c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
-    journal = c._store.journal
-    real_apply = journal._apply
+    state = c._store.journal.state
+    real_apply = state.apply
     opened = {}
     threads = []
 
@@ -203,7 +203,7 @@ def test_a_writer_waits_for_a_live_writer_to_apply_its_record(tmp_path, monkeypa
         threads[0].start()
         time.sleep(0.5)                         # the other writer is waiting now
         real_apply(entries, newer_than)
-    journal._apply = slow_apply
+    state.apply = slow_apply
     c.append([5])
     c.flush()
     threads[0].join()

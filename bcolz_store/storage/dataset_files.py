@@ -1,0 +1,294 @@
+"""Reading the files of one dataset (a carray, a ctable, or a column of one)
+through its journal.
+
+:class:`DatasetFiles` is the base class of :class:`~.dataset.DatasetStore`:
+reads see this writer's staged changes, or (for a reader) a committed but
+unapplied commit, else the committed bcolz files.  With ``verify=True`` every
+file read is checked against the dataset's checksum file.  On a remote store
+a reader checks every chunk it reads against the checksum file anyway (an md5
+costs less than a request): that is how it notices a writer's commit without
+asking the store before each read.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from ..errors import (DatasetChangedError, DatasetNotFoundError, FormatError, IntegrityError,
+                      IntegrityWarning)
+from ..format.layout import is_metadata_key
+from .base import Store
+from .checksums import md5_hex, read_limit
+from .journal import Journal
+
+__all__ = ["DatasetFiles"]
+
+
+class DatasetFiles:
+    """The files of a dataset folder as its journal shows them (the base
+    class of :class:`~.dataset.DatasetStore`).
+
+    Parameters
+    ----------
+    store : Store
+        The store of the dataset's root.
+    journal : Journal
+        The journal of the dataset's root (shared by a ctable's columns).
+    prefix : str
+        This folder's key relative to the root ('' or 'name/').
+    readonly : bool
+        When true every write raises :class:`ReadOnlyError`; the root's
+        view (``prefix`` '') makes its journal read-only too.
+    verify : bool
+        Check each file read against the dataset's checksum file and raise
+        :class:`IntegrityError` on a mismatch.
+    """
+
+    def __init__(self, store: Store, journal: Journal, prefix: str, readonly: bool,
+                 verify: bool):
+        self.store = store
+        self.prefix = prefix
+        self.journal = journal
+        self._readonly = False
+        self.readonly = readonly
+        self.verify = verify
+        self.root = store.path(prefix.rstrip("/")) if prefix else store.url
+        # A remote reader checks chunk contents instead of asking the store
+        # whether a commit happened before each read.
+        self.check_contents = store.remote
+
+    @property
+    def readonly(self) -> bool:
+        return self._readonly
+
+    @readonly.setter
+    def readonly(self, value: bool) -> None:
+        self._readonly = bool(value)
+        if not self.prefix:
+            self.journal.readonly = self._readonly
+
+    def path(self, key: str) -> str:
+        """Where ``key`` of this dataset is, for messages.
+
+        Raises
+        ------
+        FormatError
+            If ``key`` is absolute or contains ``..``.
+        """
+        return self.store.path(self.prefix + key)
+
+    # ------------------------------------------------------------ reading
+
+    def get(self, key: str, limit: int | None = None) -> bytes:
+        """Read the current content of ``key`` (staged, committed, or stored).
+
+        Parameters
+        ----------
+        key : str
+        limit : int, optional
+            Largest size accepted, in bytes (default: what the format allows
+            for such a file, see :func:`~.checksums.read_limit`).
+
+        Raises
+        ------
+        DatasetNotFoundError
+            If the file does not exist (a FileNotFoundError).
+        FormatError
+            If ``key`` is unsafe, names a folder, a FIFO, a device or another
+            non-file, is larger than ``limit``, or leads outside the rootdir
+            through a symlink.
+        IntegrityError
+            With ``verify`` on, when the content does not match its checksum.
+        DatasetChangedError
+            A remote reader whose chunk changed under it (a writer committed).
+        """
+        full = self.prefix + key
+        if limit is None:
+            limit = read_limit(key)
+        found, blob = self.journal.lookup(full)
+        if found:
+            if blob is None:
+                if self.verify and self.journal.in_overlay(full):
+                    self._check_deletion(key)
+                raise DatasetNotFoundError(f"{self.path(key)}: no such file")
+            if isinstance(blob, bytes):              # carried by the commit record
+                if len(blob) > limit:
+                    raise FormatError(f"{self.path(key)}: holds {len(blob)} bytes, more than "
+                                      f"the {limit} such a file may hold")
+                if self.verify and self.journal.in_overlay(full):
+                    self.check(key, blob)
+                return blob
+            try:
+                data = self.store.get(blob, limit)   # a blob is never a symlink
+            except DatasetNotFoundError:             # moved into place meanwhile by the writer
+                return self.get_committed(key, limit)
+            if self.verify and self.journal.in_overlay(full):
+                self.check(key, data)
+            return data
+        return self.get_committed(key, limit)
+
+    def get_chunk(self, key: str, limit: int) -> bytes:
+        """:meth:`get` for a chunk file, which is never in the consolidated
+        metadata: straight from the store when nothing is staged or waits
+        in a record, and no content is checked (the read path of every
+        chunk of a local reader).
+
+        Raises
+        ------
+        DatasetNotFoundError, FormatError, IntegrityError, DatasetChangedError
+            As :meth:`get`.
+        """
+        if self.verify or self.check_contents or not self.journal.reads_through():
+            return self.get(key, limit)
+        return self.store.get(self.prefix + key, limit)
+
+    def get_committed(self, key: str, limit: int | None = None) -> bytes:
+        """Read ``key`` from its bcolz file (see :meth:`get`)."""
+        full = self.prefix + key
+        if limit is None:
+            limit = read_limit(key)
+        data = self.journal.state.metadata(full) if is_metadata_key(full) else None
+        if data is None:
+            data = self.store.get(full, limit)
+            if self.verify:
+                self.check(key, data)
+            elif self.check_contents and not is_metadata_key(full):
+                self._check_unchanged(key, data)
+        elif self.verify:
+            self.check(key, data)
+        return data
+
+    def get_many(self, keys, limit: int) -> dict:
+        """``{key: bytes or exception}`` of several files, fetched together
+        (concurrently on remote stores); staged or overlaid keys one by one."""
+        out, direct = {}, []
+        for key in keys:
+            if self.journal.lookup(self.prefix + key)[0] or \
+                    is_metadata_key(self.prefix + key):
+                try:
+                    out[key] = self.get(key, limit)
+                except Exception as err:  # returned, raised by the caller where it belongs
+                    out[key] = err
+            else:
+                direct.append(key)
+        if direct:
+            got = self.store.get_many([self.prefix + key for key in direct], limit)
+            for key in direct:
+                data = got[self.prefix + key]
+                if not isinstance(data, Exception):
+                    try:
+                        if self.verify:
+                            self.check(key, data)
+                        elif self.check_contents:
+                            self._check_unchanged(key, data)
+                    except Exception as err:
+                        data = err
+                out[key] = data
+        return out
+
+    def check(self, key: str, data: bytes) -> None:
+        """Compare ``data`` with the recorded checksum of ``key``.
+
+        Does nothing for a dataset without a checksum file (opening it with
+        ``verify=True`` warns once, see :meth:`warn_if_unverifiable`).
+
+        Raises
+        ------
+        IntegrityError
+            When the checksum differs, or the file has none recorded.
+        FormatError
+            When the checksum file itself is unreadable.
+        """
+        recorded = self.journal.state.recorded()
+        if recorded is None:
+            return
+        expected = recorded.get(self.prefix + key)
+        if expected is None:
+            raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
+        if md5_hex(data) != expected:
+            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
+
+    def _check_deletion(self, key: str) -> None:
+        """With ``verify`` on: a pending commit deleting ``key`` must come with a
+        checksum file that no longer lists it.
+
+        Raises
+        ------
+        IntegrityError
+            When the checksums still list ``key``.
+        """
+        recorded = self.journal.state.recorded()
+        if recorded is not None and self.prefix + key in recorded:
+            raise IntegrityError(f"{self.path(key)}: a pending commit deletes it, but the "
+                                 f"checksum file lists it")
+
+    def _check_unchanged(self, key: str, data: bytes) -> None:
+        """A remote reader's or writer's check that ``key`` is the committed
+        file of the state it loaded."""
+        state = self.journal.state
+        recorded = state.recorded() if self.readonly else state.checksums()
+        expected = None if recorded is None else recorded.get(self.prefix + key)
+        if expected is None or md5_hex(data) == expected:
+            return
+        if state.appended_since_loaded():
+            return      # only a leftover changes so: its reader takes the items it had
+        if not state.is_stable(state.reader_marker):     # (UNSET: never stable)
+            if not self.readonly:
+                raise state.changed_under_writer()
+            raise DatasetChangedError(
+                f"{self.path(key)}: a writer committed since this reader opened the dataset; "
+                f"call refresh() to read the new state")
+        raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
+
+    def check_reading(self, failed: bool = False) -> None:
+        """After a read: raise :class:`DatasetChangedError` when a writer
+        committed since a reader opened.
+
+        Local stores ask the store after every read; remote readers check the
+        contents they read against the checksums instead, and ask the store
+        only after a read ``failed`` (a missing or malformed chunk file may be
+        a writer's commit rather than damage).
+        """
+        if failed or not self.check_contents:
+            self.journal.state.check_reading(failed)
+
+    def warn_if_unverifiable(self) -> None:
+        """With ``verify`` on, warn when the dataset has no checksum file to verify against."""
+        if self.verify and self.journal.state.recorded() is None:
+            warnings.warn(f"{self.root}: verify=True, but the dataset has no checksum file "
+                          f"(bcolz wrote it, or no bcolz_store commit has been made); nothing "
+                          f"is verified", IntegrityWarning, stacklevel=4)
+
+    def exists(self, key: str) -> bool:
+        """True when the file ``key`` currently exists (staged, committed, or
+        anything stored at its key, so that reading it explains what is wrong).
+
+        Raises
+        ------
+        IntegrityError
+            With ``verify`` on, when the file is missing but the checksum file
+            lists it.
+        """
+        full = self.prefix + key
+        found, blob = self.journal.lookup(full)
+        if found:
+            if blob is None and self.verify and self.journal.in_overlay(full):
+                self._check_deletion(key)
+            return blob is not None
+        if is_metadata_key(full) and self.journal.state.metadata(full) is not None:
+            return True
+        present = self.store.exists(full)
+        if not present and self.verify:
+            recorded = self.journal.state.recorded()
+            if recorded is not None and full in recorded:
+                raise IntegrityError(f"{self.path(key)}: missing, but the checksum file "
+                                     f"lists it")
+        return present
+
+    def listdir(self, folder: str = "") -> list:
+        """Names in ``folder`` of this dataset (empty when it does not exist)."""
+        lister = getattr(self.store, "listdir", None)
+        if lister is not None:
+            return lister(self.prefix + folder)
+        prefix = self.prefix + (folder.rstrip("/") + "/" if folder else "")
+        return sorted({key[len(prefix):].partition("/")[0] for key in self.store.list(prefix)})
