@@ -479,9 +479,8 @@ class CommittedState(CommittedFiles):
             When the lock was taken over (stores without OS locks: this writer
             stalled past the lease); nothing more is written.
         """
-        superseded = None
-        if newer_than is not None:
-            def superseded():
-                return (self.current_generation() >= newer_than
-                        or self.store.exists(record_key(newer_than + 1)))
-        apply_record(self.store, entries, self.commit_lock.confirm, self._sync, superseded)
+        def superseded():
+            return (self.current_generation() >= newer_than
+                    or self.store.exists(record_key(newer_than + 1)))
+        apply_record(self.store, entries, self.commit_lock.confirm, self._sync,
+                     None if newer_than is None else superseded)
