@@ -265,26 +265,26 @@ class ObjectCommitLock(CommitLock):
     def _acquire(self, timeout: float) -> None:
         started = time.monotonic()
         seen, seen_since = None, 0.0
+        free = True         # worth trying to create it (the last look found none)
         for attempt in range(1 << 62):
-            mine = self._nonce()
-            try:
-                self.store.put_if_absent(self.key, mine)
-                return self._took(mine)
-            except ConcurrentWriteError:
-                pass
-            except OSError:
-                # The answer may be lost: the nonce is ours if it is there.
-                with contextlib.suppress(OSError, FormatError):
-                    if self._current() == mine:
-                        return self._took(mine)
+            if free:
+                mine = self._nonce()
+                try:
+                    self.store.put_if_absent(self.key, mine)
+                    return self._took(mine)
+                except ConcurrentWriteError:
+                    pass
+                except OSError:
+                    pass        # the answer may be lost: the nonce is ours if it is there
             try:
                 current = self._current()
             except (OSError, FormatError):
                 current = seen
             now = time.monotonic()
-            if current == mine:
-                return self._took(mine)         # a retried request answered "exists"
-            if current is None:
+            if free and current == mine:
+                return self._took(mine)         # a lost answer, or a retry answered "exists"
+            free = current is None
+            if free:
                 continue                        # released meanwhile: try at once
             if attempt == 0:
                 self.waits += 1
@@ -294,12 +294,13 @@ class ObjectCommitLock(CommitLock):
                 # The same nonce for a whole lease: its holder is dead.
                 with contextlib.suppress(OSError):
                     self.store.delete_if(self.key, current)
-                seen = None
+                seen, free = None, True
                 continue
             if now - started >= timeout:
                 raise LockTimeoutError(f"{self.store.path(self.key)}: another writer held "
                                        f"the commit lock for {timeout} s")
-            time.sleep(_backoff(attempt, 0.002, min(0.5, self.lease / 4)))
+            # Polled with one read at a time; created once the read finds none.
+            time.sleep(_backoff(attempt, 0.002, min(0.1, self.lease / 4)))
 
     def _took(self, content: bytes) -> None:
         self._content = content
