@@ -189,8 +189,8 @@ def _check_consolidated(store, keys: set, suspect: set):
     except BcolzStoreError as err:
         return str(err)
     try:
-        _generation, files, checksums, _rewritten = load_consolidated(
-            data, store.path(CONSOLIDATED_FILE))
+        loaded = load_consolidated(data, store.path(CONSOLIDATED_FILE))
+        files, checksums = loaded.files, loaded.checksums
     except BcolzStoreError as err:
         return str(err)
     if checksums is not None and CHECKSUM_FILE not in suspect:

@@ -7,6 +7,7 @@ file of a dataset in one object, and the generation of its last commit.
      "generation": 42,
      "checksums": "<md5 of bcolz_store.md5>",
      "rewritten_at": 40,
+     "reshaped_at": 37,
      "files": {"__rootdirs__": "{\\"names\\": [\\"a\\", \\"b\\"]}\\n",
                "__attrs__": "{}\\n",
                "a/meta/sizes": "...", "a/meta/storage": "...", "a/__attrs__": "...",
@@ -17,6 +18,12 @@ generation of the newest commit that did anything but append rows: a reader
 whose state is that generation or newer knows, from this one object, that
 every commit since only appended (full chunks unchanged, the leftover's first
 items unchanged), however many commits that was.
+
+``reshaped_at`` (optional too) is the generation of the newest commit that
+did more than append rows, assign items or change attributes (a trim, a
+resize, a column added, removed or replaced, a new dataset): a writer whose
+append another writer's commits overtook rebases it on them when none of
+them reshaped the dataset, however many commits ago they were.
 
 ``files`` holds the exact bytes (ASCII text) of each ``meta/sizes``,
 ``meta/storage``, ``__attrs__`` and ``__rootdirs__`` of the dataset, keyed by
@@ -46,7 +53,8 @@ __all__ = ["CONSOLIDATED_VERSION", "Consolidated", "dump_consolidated", "load_co
 CONSOLIDATED_VERSION = 1
 # Commit records are named with 12 digits.
 MAX_GENERATION = 10 ** 12 - 1
-FIELDS = {"bcolz_store", "generation", "files", "checksums", "rewritten_at"}
+FIELDS = {"bcolz_store", "generation", "files", "checksums", "rewritten_at",
+          "reshaped_at"}
 
 
 class Consolidated(NamedTuple):
@@ -56,19 +64,23 @@ class Consolidated(NamedTuple):
     files: dict
     checksums: str | None = None
     rewritten_at: int | None = None
+    reshaped_at: int | None = None
 
 
 def dump_consolidated(generation: int, files: dict, checksums: str | None = None,
-                      rewritten_at: int | None = None) -> bytes:
+                      rewritten_at: int | None = None, reshaped_at: int | None = None) -> bytes:
     """The bytes of ``bcolz_store.json`` for ``generation``, ``{key: bytes}``, the
-    md5 (hex) of the checksum file of the same commit and the generation of
-    the newest commit that did anything but append (at most ``generation``)."""
+    md5 (hex) of the checksum file of the same commit, and the generations of
+    the newest commit that did anything but append and of the newest that
+    reshaped the dataset (each at most ``generation``)."""
     body = {"bcolz_store": CONSOLIDATED_VERSION, "generation": int(generation),
             "files": {key: bytes(files[key]).decode("ascii") for key in sorted(files)}}
     if checksums is not None:
         body["checksums"] = checksums
     if rewritten_at is not None:
         body["rewritten_at"] = int(rewritten_at)
+    if reshaped_at is not None:
+        body["reshaped_at"] = int(reshaped_at)
     return json.dumps(body, ensure_ascii=True, sort_keys=False).encode("ascii") + b"\n"
 
 
@@ -83,7 +95,8 @@ def load_consolidated(data: bytes, where: str) -> Consolidated:
     Returns
     -------
     Consolidated
-        ``(generation, {key: bytes}, checksums md5 or None, rewritten_at or None)``.
+        ``(generation, {key: bytes}, checksums md5 or None, rewritten_at or
+        None, reshaped_at or None)``.
 
     Raises
     ------
@@ -106,10 +119,11 @@ def load_consolidated(data: bytes, where: str) -> Consolidated:
     if checksums is not None and not (isinstance(checksums, str) and len(checksums) == 32 and
                                       set(checksums) <= set("0123456789abcdef")):
         raise FormatError(f"{where}: malformed checksums md5")
-    rewritten_at = body.get("rewritten_at")
-    if rewritten_at is not None and not (_generation(rewritten_at) and
-                                         rewritten_at <= generation):
-        raise FormatError(f"{where}: malformed rewritten_at")
+    marks = {}
+    for name in ("rewritten_at", "reshaped_at"):
+        mark = marks[name] = body.get(name)
+        if mark is not None and not (_generation(mark) and mark <= generation):
+            raise FormatError(f"{where}: malformed {name}")
     out = {}
     for key, text in files.items():
         check_key(key, where)
@@ -119,4 +133,4 @@ def load_consolidated(data: bytes, where: str) -> Consolidated:
             out[key] = text.encode("ascii")
         except UnicodeEncodeError as err:
             raise FormatError(f"{where}: {key!r} is not ASCII") from err
-    return Consolidated(generation, out, checksums, rewritten_at)
+    return Consolidated(generation, out, checksums, **marks)

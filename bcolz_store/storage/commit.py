@@ -183,9 +183,10 @@ class CommitProtocol:
         loaded), or the error to raise, with the staged changes discarded."""
         ours = tuple(sorted(self._ops, key=OPS.index)) or ("other",)
         theirs = self._ops_since(self.state.generation)
+        rebasable = set(theirs) <= REBASE_OVER if theirs is not None else \
+            self._rebasable_since(self.state.generation)
         replay = None
-        if ours == ("append",) and theirs is not None and set(theirs) <= REBASE_OVER \
-                and self.owner is not None:
+        if ours == ("append",) and rebasable and self.owner is not None:
             if attempt < self.commit_retries and \
                     time.monotonic() - started < self.retry_timeout:
                 replay = self.owner.capture_appends()
@@ -208,6 +209,16 @@ class CommitProtocol:
                 f"to serialise writers", ours, theirs) from err
         return replay
 
+    def _marks(self, generation: int) -> tuple:
+        """``(rewritten_at, reshaped_at)`` of the commit of ``generation`` that
+        this writer makes: the loaded state's, or ``generation`` when this
+        change is more than an append (or reshapes), or they are not known."""
+        state, ops = self.state, self._ops or {"other"}
+        rewritten_at = state.rewritten_at if ops == {"append"} else None
+        reshaped_at = state.reshaped_at if ops <= REBASE_OVER else None
+        return (generation if rewritten_at is None else rewritten_at,
+                generation if reshaped_at is None else reshaped_at)
+
     def _ops_since(self, generation: int):
         """The operations of the commits after ``generation`` (their records'
         ``ops``), or None when one is not known (its record is gone, or an
@@ -229,6 +240,23 @@ class CommitProtocol:
             ops += [op for op in info.ops if op not in ops]
             k += 1
         return tuple(sorted(ops, key=OPS.index)) if k > generation + 1 else None
+
+    def _rebasable_since(self, generation: int) -> bool:
+        """True when no commit after ``generation`` reshaped the dataset, as
+        the consolidated metadata says (``reshaped_at``) however many commits
+        ago, and the record of a commit not yet applied, if any (a dead
+        writer's), says too: an append then follows them, even when their
+        records are gone."""
+        now = self.state.consolidated_now()
+        if now is None or now.reshaped_at is None or now.reshaped_at > generation:
+            return False
+        try:
+            info = self.state.read_record(record_key(now.generation + 1))[1]
+        except DatasetNotFoundError:
+            return True
+        except FormatError:
+            return False
+        return info.ops is not None and set(info.ops) <= REBASE_OVER
 
     def _claim(self, generation: int, record: bytes) -> None:
         """Create the record of ``generation``: the commit point.
@@ -299,12 +327,12 @@ class CommitProtocol:
             checksum_file = dump_checksums(sums)
             self.stage(CHECKSUM_FILE, checksum_file)
             # Since when every commit only appended (readers beside appends use it).
-            previous = self.state.rewritten_at
-            rewritten_at = previous if self._ops == {"append"} and previous is not None \
-                else generation
+            # Since when every commit only appended (readers beside appends use
+            # it), and since when none reshaped the dataset (rebases use it).
+            rewritten_at, reshaped_at = self._marks(generation)
             self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
                                                             md5_hex(checksum_file),
-                                                            rewritten_at))
+                                                            rewritten_at, reshaped_at))
             # A checksum file of 64 KiB or more is written on a background
             # thread: it must exist before the record that names it, or
             # applying the record finds no blob to move and keeps the old file.
@@ -339,7 +367,7 @@ class CommitProtocol:
         committed_blobs = self._blob_prefix if self._dir_ready else None
         scratch_used = self._scratch_used
         self._new_blob_folder()
-        self.state.set_committed(generation, sums, meta, rewritten_at)
+        self.state.set_committed(generation, sums, meta, rewritten_at, reshaped_at)
         # Records stay RETAIN_RECORDS commits (see _claim); the oldest goes.
         expired = record_key(generation - RETAIN_RECORDS) \
             if generation > RETAIN_RECORDS else None

@@ -60,6 +60,7 @@ class CommittedFiles:
         self._generation = None    # generation of the committed state loaded
         self._appends_upto = 0     # commits up to this one are known to have only appended
         self._rewritten_at = None  # the newest commit that did more than append (None: unknown)
+        self._reshaped_at = None   # ... more than append, assign or change attrs (None: unknown)
         self.snapshot = False
         self._snapshot_checksums = None  # md5 of that state's checksum file
 
@@ -78,6 +79,12 @@ class CommittedFiles:
         return self._rewritten_at
 
     @property
+    def reshaped_at(self):
+        """The newest commit up to the loaded one that did more than append
+        rows, assign items or change attributes (None when not known)."""
+        return self._reshaped_at
+
+    @property
     def overlay(self) -> dict:
         """``{key: blob key, content or None}`` of a committed but unapplied
         record that this reader reads through (empty for a writer, which
@@ -85,14 +92,15 @@ class CommittedFiles:
         return self._overlay
 
     def set_committed(self, generation: int, checksums: dict, metadata: dict,
-                      rewritten_at: int) -> None:
+                      rewritten_at: int, reshaped_at: int) -> None:
         """This writer's commit of ``generation`` (its record created) is the
-        state loaded now, with these ``checksums``, ``metadata`` files and
-        ``rewritten_at``."""
+        state loaded now, with these ``checksums``, ``metadata`` files,
+        ``rewritten_at`` and ``reshaped_at``."""
         self._sums = checksums
         self._recorded = checksums
         self._generation = generation
         self._rewritten_at = rewritten_at
+        self._reshaped_at = reshaped_at
         self._meta = metadata
 
     def unload(self) -> None:
@@ -233,7 +241,7 @@ class CommittedFiles:
     def _load_generation(self) -> int:
         """The generation the consolidated metadata records (0 without one);
         keeps its metadata files when they are to be used."""
-        self._rewritten_at = None
+        self._rewritten_at = self._reshaped_at = None
         try:
             data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
         except DatasetNotFoundError:
@@ -241,13 +249,13 @@ class CommittedFiles:
         found, blob = self.lookup(CONSOLIDATED_FILE)
         if found and blob is not None:          # a reader looking through a record
             data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
-        generation, files, checksums, rewritten_at = load_consolidated(
-            data, self.store.path(CONSOLIDATED_FILE))
-        self._snapshot_checksums = checksums
-        self._rewritten_at = rewritten_at
+        loaded = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        self._snapshot_checksums = loaded.checksums
+        self._rewritten_at = loaded.rewritten_at
+        self._reshaped_at = loaded.reshaped_at
         if self.use_consolidated:
-            self._meta = files
-        return generation
+            self._meta = loaded.files
+        return loaded.generation
 
     def read_record(self, key: str):
         """``(entries, RecordInfo)`` of the commit record ``key``, validated.
@@ -271,10 +279,10 @@ class CommittedFiles:
     def consolidated_generation(self):
         """The generation the consolidated metadata records now, None when it
         is missing or unreadable."""
-        now = self._read_consolidated_quietly()
+        now = self.consolidated_now()
         return None if now is None else now.generation
 
-    def _read_consolidated_quietly(self):
+    def consolidated_now(self):
         """The consolidated metadata now (:class:`~..format.consolidated.Consolidated`),
         None when it is missing or unreadable."""
         try:
@@ -298,7 +306,7 @@ class CommittedFiles:
         by the records since (local stores only)."""
         if self._generation is None:
             return False
-        now = self._read_consolidated_quietly()
+        now = self.consolidated_now()
         if now is None:
             return False
         if now.rewritten_at is None:
@@ -309,7 +317,7 @@ class CommittedFiles:
         try:
             info = self.read_record(record_key(now.generation + 1))[1]
         except DatasetNotFoundError:
-            later = self._read_consolidated_quietly()
+            later = self.consolidated_now()
             if later is None or later.generation > now.generation:
                 return False        # records removed meanwhile: not known
         except FormatError:

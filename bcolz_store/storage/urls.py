@@ -40,7 +40,9 @@ def open_store(rootdir, readonly: bool = False, storage_options=None) -> Store:
     Parameters
     ----------
     rootdir : str, os.PathLike or Store
+        A store is returned as it is.
     readonly : bool, default False
+        For a path or URL: a store that refuses writes.
     storage_options : dict, optional
         Passed to fsspec for URLs (credentials, endpoint...).
 
@@ -57,8 +59,9 @@ def open_store(rootdir, readonly: bool = False, storage_options=None) -> Store:
         installed; the message names the extra to install.
     """
     if isinstance(rootdir, Store):
-        if readonly:
-            rootdir.readonly = True
+        # As it is: other datasets and writers may share it (a reader's
+        # DatasetStore never writes; marking the store read-only here made
+        # every later writer on it fail).
         return rootdir
     text = os.fspath(rootdir)
     if is_url(text) and not text.startswith("file://"):

@@ -349,3 +349,32 @@ def test_lock_true_on_an_object_store_makes_writers_wait(where, request, monkeyp
     second.close()
     assert bcolz_store.open(path, mode="r", **kwargs)[:].tolist() == list(range(6))
     assert bcolz_store.verify(path, **kwargs).ok
+
+
+@pytest.mark.parametrize("store", ["local", "memory"])
+def test_an_append_is_rebased_over_more_commits_than_records_are_kept(tmp_path, store):
+    """A writer whose state is 40 commits old (records stay 32): its append is
+    rebased all the same, since bcolz_store.json says no commit since reshaped
+    the dataset (reshaped_at); after a trim among them, it conflicts."""
+    from bcolz_store.storage.committed import RETAIN_RECORDS
+    from bcolz_store.storage.memory import MemoryStore
+    path = str(tmp_path / "a") if store == "local" else MemoryStore(str(tmp_path))
+    bcolz_store.carray(np.arange(3), rootdir=path, mode="w", chunklen=4)
+    stale, busy = bcolz_store.open(path), bcolz_store.open(path)
+    for i in range(RETAIN_RECORDS + 8):
+        busy.append([100 + i])
+        busy.flush()
+    busy[0] = -1                                      # an assignment: appends follow it
+    stale.append([7, 8])
+    stale.flush()
+    expected = [-1, 1, 2] + [100 + i for i in range(RETAIN_RECORDS + 8)] + [7, 8]
+    assert bcolz_store.open(path, mode="r")[:].tolist() == expected
+    stale2 = bcolz_store.open(path)
+    for _ in range(RETAIN_RECORDS + 1):
+        busy.append([0])
+        busy.flush()
+    busy.trim(1)
+    stale2.append([9])
+    with pytest.raises(ConflictError, match="unknown operations"):
+        stale2.flush()
+    assert bcolz_store.verify(path).ok
