@@ -23,7 +23,7 @@ from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,
                      ConflictError, DatasetChangedError, DatasetExistsError, DatasetNotFoundError,
                      FormatError, IntegrityError, IntegrityWarning, LimitError,
-                     LockTimeoutError, QueryError, ReadOnlyError, UnsafeDataError, WriteFailedError)
+                     LockLostError, LockTimeoutError, QueryError, ReadOnlyError, UnsafeDataError, WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
@@ -49,7 +49,7 @@ __all__ = sorted([
     "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "ConcurrentWriteError",
     "ConflictError", "DatasetChangedError",
     "DatasetExistsError", "DatasetNotFoundError", "FormatError", "IntegrityError",
-    "IntegrityWarning", "LimitError", "LockTimeoutError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
+    "IntegrityWarning", "LimitError", "LockLostError", "LockTimeoutError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "SHUFFLE", "UnsafeDataError",
     "VerifyReport", "WriteFailedError",
     "arange", "array2string", "attrs", "blosc_compressor_list", "blosc_set_nthreads",
     "blosc_version", "carray", "category", "chunk", "cparams", "ctable", "dask_here", "defaults",

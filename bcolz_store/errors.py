@@ -51,6 +51,7 @@ __all__ = [
     "QueryError",
     "IntegrityWarning",
     "LimitError",
+    "LockLostError",
     "LockTimeoutError",
     "ReadOnlyError",
     "UnsafeDataError",
@@ -169,6 +170,14 @@ class LockTimeoutError(BcolzStoreError, TimeoutError):
     writer lock of ``lock=True``, or the commit lock that writers hold for the
     few milliseconds of a commit (see docs/durability.md).  Nothing of this
     writer's change is committed."""
+
+
+class LockLostError(BcolzStoreError):
+    """A lock object of a store without OS locks (the commit lock, or the
+    writer lock of ``lock=True``) was taken over by another writer, because
+    this one stalled for longer than the lease (``BCOLZ_STORE_LOCK_LEASE``).
+    Raised before any further write: a commit whose record was not created
+    is not committed; one whose record stands is applied by the next holder."""
 
 
 class LimitError(BcolzStoreError, ValueError):

@@ -88,6 +88,13 @@ class CommitProtocol:
             this commit is made; the message names both operations).
         ConcurrentWriteError
             When an append could not be committed within the retries.
+        LockTimeoutError
+            When another writer held the commit lock for the rest of
+            :attr:`retry_timeout` (nothing of this change is committed).
+        LockLostError
+            When this writer stalled for longer than the commit lock's lease
+            before its record was created and another writer took the lock
+            over (nothing of this change is committed).
         OSError
             When the medium refuses a write (full, read-only...), naming the
             file.  If that happens before the commit record exists, nothing
@@ -121,8 +128,8 @@ class CommitProtocol:
                     replay = self._plan_rebase(err, attempt, started)
                 else:
                     break
-            # Rebased outside the lock (reading rows back and staging them again
-            # may take long), after a jittered exponential backoff.
+            # Reloaded and staged again outside the lock (which may take long),
+            # after a jittered exponential backoff.
             time.sleep(random.uniform(0, min(self.backoff_max,
                                              self.backoff_base * 2 ** attempt)))
             self.rebases += 1
@@ -307,10 +314,11 @@ class CommitProtocol:
                 time.sleep(0.01 * 2 ** attempt)
         return None
 
-    def _commit_once(self) -> None:
-        """One attempt of :meth:`commit`.  A ConcurrentWriteError leaves the
-        staged changes in place (the caller rebases or discards them); any
-        other failure discards them."""
+    def _commit_once(self):
+        """One attempt of :meth:`commit`: returns the clean-up to run once the
+        commit lock is released.  A ConcurrentWriteError leaves the staged
+        changes in place (the caller rebases or discards them); any other
+        failure discards them."""
         generation = self.state.generation + 1
         try:
             sums = dict(self.state.checksums())
@@ -326,7 +334,6 @@ class CommitProtocol:
             self._inflight_bytes = 0
             checksum_file = dump_checksums(sums)
             self.stage(CHECKSUM_FILE, checksum_file)
-            # Since when every commit only appended (readers beside appends use it).
             # Since when every commit only appended (readers beside appends use
             # it), and since when none reshaped the dataset (rebases use it).
             rewritten_at, reshaped_at = self._marks(generation)
@@ -372,6 +379,7 @@ class CommitProtocol:
         expired = record_key(generation - RETAIN_RECORDS) \
             if generation > RETAIN_RECORDS else None
         remote = self.store.remote
+        lost = False
         for attempt in range(APPLY_TRIES):
             try:
                 if attempt:
@@ -381,7 +389,9 @@ class CommitProtocol:
                 break
             except LockLostError:
                 # This writer stalled past the lease and another took the lock
-                # over: the commit stands, and the new holder applies it.
+                # over: the commit stands, and the new holder applies it, with
+                # this commit's blobs (so they are not removed here).
+                lost = True
                 break
             except (OSError, FormatError):
                 # The commit stands (its record exists).  A transient fault
@@ -392,6 +402,8 @@ class CommitProtocol:
                     raise
                 time.sleep(0.01 * 2 ** attempt)
         self.state.committed_own(generation)
+        if lost:
+            return lambda: None
         blobs = [JOURNAL_PREFIX + blob for _key, blob in entries if isinstance(blob, str)]
         return functools.partial(self._clean_up, remote and not scratch_used, blobs,
                                  committed_blobs, expired)

@@ -41,7 +41,7 @@ import time
 import uuid
 import weakref
 
-from ..errors import (BcolzStoreError, ConcurrentWriteError, DatasetNotFoundError, FormatError,
+from ..errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError, LockLostError,
                       LockTimeoutError)
 
 __all__ = ["COMMIT_LOCK_NAME", "CommitLock", "FileCommitLock", "LockLostError",
@@ -52,10 +52,6 @@ COMMIT_LOCK_NAME = "commit.lock"
 # A lock object holds a few dozen bytes; anything larger is not ours.
 LOCK_OBJECT_LIMIT = 4096
 
-
-class LockLostError(BcolzStoreError):
-    """The commit lock of a store without OS locks was taken over (this holder
-    stalled for longer than the lease): stop applying, the next holder goes on."""
 
 
 class CommitLock:
@@ -74,6 +70,11 @@ class CommitLock:
     @property
     def held(self) -> bool:
         return self.depth > 0
+
+    @property
+    def intact(self) -> bool:
+        """Held, and (for a lock that can be lost) not lost."""
+        return self.held
 
     @contextlib.contextmanager
     def hold(self, timeout: float):
@@ -251,6 +252,11 @@ class ObjectCommitLock(CommitLock):
         self._mutex = threading.Lock()     # the holder, its threads and the heartbeat
         self._stop = None
 
+    @property
+    def intact(self) -> bool:
+        with self._mutex:
+            return self.held and self._content is not None
+
     def _nonce(self) -> bytes:
         return json.dumps({"holder": uuid.uuid4().hex[:16],
                            "nonce": uuid.uuid4().hex}).encode("ascii")
@@ -266,7 +272,9 @@ class ObjectCommitLock(CommitLock):
         started = time.monotonic()
         seen, seen_since = None, 0.0
         free = True         # worth trying to create it (the last look found none)
+        refused = 0         # creates in a row that failed, nothing there afterwards
         for attempt in range(1 << 62):
+            error = None
             if free:
                 mine = self._nonce()
                 try:
@@ -274,28 +282,36 @@ class ObjectCommitLock(CommitLock):
                     return self._took(mine)
                 except ConcurrentWriteError:
                     pass
-                except OSError:
-                    pass        # the answer may be lost: the nonce is ours if it is there
+                except OSError as err:
+                    error = err     # the answer may be lost: the nonce is ours if it is there
             try:
-                current = self._current()
-            except (OSError, FormatError):
-                current = seen
+                current, known = self._current(), True
+            except FormatError as err:
+                raise FormatError(f"{self.store.path(self.key)}: not a commit lock object "
+                                  f"({err}); remove it if no writer is running") from err
+            except OSError:
+                current, known = seen, False
             now = time.monotonic()
-            if free and current == mine:
-                return self._took(mine)         # a lost answer, or a retry answered "exists"
-            free = current is None
-            if free:
-                continue                        # released meanwhile: try at once
-            if attempt == 0:
-                self.waits += 1
-            if current != seen:
-                seen, seen_since = current, now  # a new holder, or one that renewed
-            elif now - seen_since >= self.lease:
-                # The same nonce for a whole lease: its holder is dead.
-                with contextlib.suppress(OSError):
-                    self.store.delete_if(self.key, current)
-                seen, free = None, True
-                continue
+            if known:
+                if free and current == mine:
+                    return self._took(mine)     # a lost answer, or a retry answered "exists"
+                refused = refused + 1 if current is None and error is not None else 0
+                if refused >= 4:
+                    raise error                 # the medium refuses to create it
+                free = current is None
+                if free and error is None:
+                    continue                    # released since the create met it: at once
+                if current is not None:
+                    if attempt == 0:
+                        self.waits += 1
+                    if current != seen:
+                        seen, seen_since = current, now    # a new holder, or one that renewed
+                    elif now - seen_since >= self.lease:
+                        # The same nonce for a whole lease: its holder is dead.
+                        with contextlib.suppress(OSError):
+                            self.store.delete_if(self.key, current)
+                        seen, free = None, True
+                        continue
             if now - started >= timeout:
                 raise LockTimeoutError(f"{self.store.path(self.key)}: another writer held "
                                        f"the commit lock for {timeout} s")

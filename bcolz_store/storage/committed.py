@@ -69,9 +69,12 @@ class CommittedState(CommittedFiles):
     sync : bool
         Sync what applying a record writes (fsync wanted, on a store that
         needs it).
-    locked : bool
-        This process holds the dataset's writer lock (``lock=True``): every
-        blob folder but this writer's own is a dead writer's.
+    locked : bool or lock
+        The dataset's writer lock this process holds (``lock=True``; True:
+        held for good): while it is held every blob folder but this writer's
+        own is a dead writer's.  A lock object whose ``is_locked`` turned
+        false (an object-store lock lost after a stall past its lease) no
+        longer counts.
     lock_lease : float
         The lease of the commit lock on stores without OS locks, in seconds.
     retry_timeout : float
@@ -88,12 +91,12 @@ class CommittedState(CommittedFiles):
     """
 
     def __init__(self, store: Store, readonly: bool = False, *,
-                 consolidated: bool | None = None, sync: bool = False, locked: bool = False,
+                 consolidated: bool | None = None, sync: bool = False, locked=False,
                  lock_lease: float = LOCK_LEASE, retry_timeout: float = 120.0,
                  stale_after: float = 900.0):
         super().__init__(store, readonly, consolidated)
         self._sync = sync
-        self.locked = locked
+        self._writer_lock = locked
         self.lock_lease = lock_lease
         self.retry_timeout = retry_timeout
         self.stale_after = stale_after
@@ -283,6 +286,14 @@ class CommittedState(CommittedFiles):
                         store.delete(f"{JOURNAL_PREFIX}{folder}")
         store.remove_folder_if_empty(JOURNAL_DIR)
 
+    @property
+    def locked(self) -> bool:
+        """Whether this process holds the dataset's writer lock now."""
+        lock = self._writer_lock
+        if isinstance(lock, bool) or lock is None:
+            return bool(lock)
+        return bool(lock.is_locked)
+
     def _stale_folders(self, listing: dict) -> list:
         """Blob folders of ``listing`` that no live writer can own: all but this
         writer's under the writer lock, else those untouched for
@@ -468,8 +479,8 @@ class CommittedState(CommittedFiles):
             f"lock=True to serialise writers")
 
     def apply(self, entries: list, newer_than: int | None = None) -> None:
-        """Apply the record ``entries`` under the commit lock (see
-        :func:`~.apply.apply_record`); a writer applying another's record of
+        """Apply the record ``entries`` (see :func:`~.apply.apply_record`);
+        the caller holds the commit lock, which is confirmed before each write; a writer applying another's record of
         generation ``newer_than`` stops before a step once that generation is
         applied or a newer commit has begun.
 

@@ -47,15 +47,15 @@ class DatasetStore(DatasetFiles):
     consolidated : bool, optional
         Read metadata from the consolidated metadata file (default: on
         remote stores).
-    locked : bool, default False
-        This process holds the dataset's writer lock (``lock=True``), taken
+    locked : bool or lock, default False
+        The writer lock this process holds (``lock=True``), taken
         before the committed state is loaded: the blob folders of other
         writers are dead writers' garbage.
     """
 
     def __init__(self, store: Store, readonly: bool = False, journal: Journal | None = None,
                  prefix: str = "", verify: bool = False, consolidated: bool | None = None,
-                 locked: bool = False):
+                 locked=False):
         readonly = readonly or store.readonly      # a pack, an http URL: never written
         if journal is None:
             journal = Journal(store, readonly, consolidated=consolidated, locked=locked)

@@ -92,8 +92,8 @@ class Journal(CommitProtocol):
     consolidated : bool, optional
         Serve metadata reads from ``bcolz_store.json`` (one request on an
         object store); default: on remote stores only.
-    locked : bool, default False
-        This process holds the dataset's writer lock (``lock=True``): the
+    locked : bool or lock, default False
+        The writer lock this process holds (``lock=True``): the
         blob folders of other writers are dead writers' garbage.
 
     Attributes
@@ -115,7 +115,7 @@ class Journal(CommitProtocol):
     stale_after = 900.0
 
     def __init__(self, store: Store, readonly: bool = False, fsync: bool | None = None,
-                 consolidated: bool | None = None, locked: bool = False):
+                 consolidated: bool | None = None, locked=False):
         self.store = store
         self.root = store.url
         self.fsync = self.fsync_default if fsync is None else fsync

@@ -120,7 +120,9 @@ class RemoteLock:
 
     @property
     def is_locked(self) -> bool:
-        return self._lock.held
+        """Held, and not taken over by another writer (after this one
+        stalled for longer than the lease)."""
+        return self._lock.intact
 
     def release(self) -> None:
         """Release the lock (nothing happens when it is released already)."""

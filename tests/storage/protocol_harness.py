@@ -38,7 +38,6 @@ import contextlib
 import dataclasses
 import errno
 import random
-import re
 import sys
 import threading
 import time
@@ -1086,17 +1085,3 @@ def check(run: Run) -> None:
     problems = problems_of(run)
     if problems:
         raise AssertionError(report(run, problems))
-
-
-#: Library bugs this model found (tests/storage/test_protocol_model.py has a
-#: strict-xfail test for each), and how a failing run is recognised as one.
-#: Library bugs the model found that are not fixed yet, by name (their
-#: strict-xfail tests are in test_protocol_model.py): none at present.  B3,
-#: two writers rolling one record forward on a remote store (an older
-#: commit's files written over newer ones), was fixed by the commit lock.
-KNOWN_BUGS: dict = {}
-
-def known_bugs(run: Run, problems: list):
-    """The set of :data:`KNOWN_BUGS` that explain every problem of ``run``,
-    or None when one is not explained (with no known bugs: always None)."""
-    return None

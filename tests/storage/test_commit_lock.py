@@ -170,3 +170,76 @@ def test_a_child_forked_while_the_local_lock_is_held_does_not_keep_it(tmp_path):
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+class _RefusingStore(MemoryStore):
+    """A store that refuses every create (read-only credentials)."""
+
+    def put_if_absent(self, key, data):
+        raise PermissionError(13, "access denied", self.path(key))
+
+
+def test_a_store_that_refuses_the_lock_object_raises_instead_of_spinning():
+    lock = _object_lock(_RefusingStore())
+    started = time.monotonic()
+    with pytest.raises(PermissionError, match="access denied"):
+        with lock.hold(30.0):
+            pass
+    assert time.monotonic() - started < 5
+
+
+def test_a_lock_object_too_large_to_be_one_is_refused():
+    """A hostile dataset may ship anything at the lock's key."""
+    store = MemoryStore()
+    store.put(KEY, b"x" * 10_000)
+    with pytest.raises(FormatError, match="not a commit lock object"):
+        with _object_lock(store).hold(5.0):
+            pass
+    assert store.get(KEY, 20_000) == b"x" * 10_000
+
+
+def test_a_foreign_small_lock_object_is_taken_over_after_the_lease():
+    store = MemoryStore()
+    store.put(KEY, b"not a lock of ours")
+    started = time.monotonic()
+    with _object_lock(store).hold(5.0):
+        assert 0.5 <= time.monotonic() - started < 2.0
+        assert store.get(KEY, 4096) != b"not a lock of ours"
+
+
+def test_a_writer_that_lost_the_lock_while_applying_leaves_its_blobs(tmp_path, monkeypatch):
+    """A writer that stalls past the lease while applying its commit stops
+    (the new holder of the lock applies the record): it must not remove the
+    blobs the record names, or the roll-forward finds them gone."""
+    root = str(tmp_path / "c")
+    c = bcolz_store.carray(np.arange(10), rootdir=root, mode="w", chunklen=1000)
+    journal = c._store.journal
+
+    def lost(*args, **kwargs):
+        raise LockLostError("taken over")
+    monkeypatch.setattr(journal.state, "apply", lost)
+    values = np.arange(10, 100_010)             # full chunk files: blobs
+    c.append(values)
+    c.flush()                                   # committed; applying is left to others
+    monkeypatch.undo()
+    expected = np.arange(100_010)
+    assert np.array_equal(bcolz_store.open(root, mode="a")[:], expected)
+    assert np.array_equal(bcolz_store.open(root, mode="r")[:], expected)
+    assert bcolz_store.verify(root).ok
+
+
+def test_lock_true_on_an_object_store_stops_counting_once_lost():
+    """A writer whose ``lock=True`` object was taken over (it stalled past
+    the lease) no longer takes other writers' blob folders for garbage."""
+    from bcolz_store.format.layout import LOCK_FILE
+    store = MemoryStore()
+    bcolz_store.carray(np.arange(5), rootdir=store, mode="w")
+    c = bcolz_store.open(store, mode="a", lock=True)
+    state = c._store.journal.state
+    assert state.locked
+    store.put(LOCK_FILE, b"someone else's")                 # taken over
+    with pytest.raises(LockLostError):
+        c._lock._lock._renew()                              # what the heartbeat does
+    assert not c._lock.is_locked and not state.locked
+    c.close()
+    assert store.get(LOCK_FILE, 100) == b"someone else's"   # not removed

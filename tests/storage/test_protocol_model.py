@@ -37,11 +37,9 @@ finishes what is half applied) and a reader reads it.  The checks:
   ``ConflictError``/``ConcurrentWriteError`` (writers), ``DatasetChangedError``
   (readers) and what an injected fault explains.
 
-Library bugs the model found are tests of their own at the end, marked
-``xfail(strict=True)``; a drawn run that fails only through one of them
-(recognised by its mechanism, ``protocol_harness.known_bugs``) is collected,
-and the hypothesis test then ends as an xfail naming the bug and a scenario,
-while any other failure fails it.
+The library bugs the model found (two writers rolling one record forward
+on a remote store, among others) are fixed; a failing run fails the test,
+and hypothesis shrinks its scenario.
 
 Budget: ``BCOLZ_STORE_PROTOCOL_EXAMPLES`` (default 40) examples on the
 MemoryStore (half taken for a local store, half for a remote one) and a
@@ -60,10 +58,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bcolz_store
-from bcolz_store.errors import ConcurrentWriteError, ConflictError, FormatError
+from bcolz_store.errors import ConcurrentWriteError
 
-from tests.storage.protocol_harness import (FAULTS, KNOWN_BUGS, WRITES, Scenario, check,
-                                            known_bugs, problems_of, report, run_scenario)
+from tests.storage.protocol_harness import (FAULTS, WRITES, Scenario, check, problems_of,
+                                            report, run_scenario)
 
 DEFAULT_EXAMPLES = 40
 
@@ -146,13 +144,8 @@ COMMON = dict(deadline=None, derandomize=True, database=None, print_blob=False,
 
 
 def _explore(examples, strategy, run):
-    """Run ``examples`` scenarios drawn from ``strategy`` through ``run``.
-
-    A failure that no known library bug explains fails the test (hypothesis
-    shrinks it).  Failures that :data:`KNOWN_BUGS` explain are collected, and
-    the test then ends as an xfail naming them with a scenario each; it
-    passes when no run failed."""
-    hits = {}
+    """Run ``examples`` scenarios drawn from ``strategy`` through ``run``;
+    a run that went wrong fails the test (hypothesis shrinks it)."""
 
     @settings(max_examples=examples, **COMMON)
     @given(strategy)
@@ -160,16 +153,8 @@ def _explore(examples, strategy, run):
         result = run(scenario)
         problems = problems_of(result)
         if problems:
-            bugs = known_bugs(result, problems)
-            if bugs is None:
-                raise AssertionError(report(result, problems))
-            for bug in bugs:
-                hits.setdefault(bug, scenario)
+            raise AssertionError(report(result, problems))
     explore()
-    if hits:
-        pytest.xfail("known library bugs hit: " + "; ".join(
-            f"{bug} ({KNOWN_BUGS[bug]}) in {scenario!r}"
-            for bug, scenario in sorted(hits.items())))
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["local-protocol", "remote-protocol"])
