@@ -120,6 +120,9 @@ def _backoff(attempt: int, base: float, cap: float) -> float:
 # its open file description, which would keep the lock held for as long as
 # the child lives; the child closes its copies at once.
 _HELD_FILES: "weakref.WeakSet" = weakref.WeakSet()
+# Lock objects held in this process: a child forked meanwhile holds none of
+# them (its release would remove the parent's lock object).
+_HELD_OBJECTS: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _close_inherited_locks() -> None:
@@ -129,6 +132,9 @@ def _close_inherited_locks() -> None:
         if isinstance(fd, int):
             with contextlib.suppress(OSError):
                 os.close(fd)
+    for lock in list(_HELD_OBJECTS):
+        lock._mutex = threading.Lock()      # a thread of the parent may have held it
+        lock._content, lock._stop = None, None
 
 
 if hasattr(os, "register_at_fork"):
@@ -321,6 +327,7 @@ class ObjectCommitLock(CommitLock):
     def _took(self, content: bytes) -> None:
         self._content = content
         self._renewed = time.monotonic()
+        _HELD_OBJECTS.add(self)
         if self.heartbeat:
             self._stop = threading.Event()
             threading.Thread(target=self._beat, args=(self._stop,), daemon=True,

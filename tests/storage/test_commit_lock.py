@@ -172,6 +172,26 @@ def test_a_child_forked_while_the_local_lock_is_held_does_not_keep_it(tmp_path):
         os.waitpid(pid, 0)
 
 
+def test_a_child_forked_while_a_lock_object_is_held_does_not_release_it(tmp_path):
+    """A forked child holds none of its parent's lock objects: releasing
+    its copy (closing an inherited ``lock=True`` container does) leaves the
+    parent's lock object in place."""
+    store = LocalStore(str(tmp_path / "c"))
+    store.makedirs("")
+    lock = ObjectCommitLock(store, "lock-object", 30.0)
+    lock.heartbeat = False
+    with lock.hold(1.0):
+        held = store.get("lock-object", 4096)
+        pid = os.fork()
+        if pid == 0:
+            lock._release()
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert store.get("lock-object", 4096) == held
+        lock.confirm()
+    assert not store.exists("lock-object")
+
+
 class _RefusingStore(MemoryStore):
     """A store that refuses every create (read-only credentials)."""
 

@@ -150,6 +150,32 @@ def test_a_repeated_conditional_replace_reports_that_it_replaced(fault_proxy, ki
     assert done
 
 
+def test_a_botocore_without_if_match_falls_back_to_read_compare_act(s3_bucket, monkeypatch):
+    """botocore releases older than S3's conditional writes refuse ``IfMatch``
+    with ParamValidationError: the conditional replace and delete then read,
+    compare and act, as on other filesystems."""
+    from bcolz_store.storage.fsspec import FsspecStore
+    url, options = s3_bucket
+    store = FsspecStore(f"{url}/d", storage_options=options)
+    real = store.fs.call_s3
+
+    class ParamValidationError(Exception):
+        pass
+
+    def call_s3(method, *args, **kwargs):
+        if "IfMatch" in kwargs:
+            raise ParamValidationError("Unknown parameter in input: IfMatch")
+        return real(method, *args, **kwargs)
+    monkeypatch.setattr(store.fs, "call_s3", call_s3)
+    store.put("k", b"old")
+    assert store.replace_if("k", b"new", b"old")
+    assert not store.replace_if("k", b"x", b"old")
+    assert store.get("k", 10) == b"new"
+    assert not store.delete_if("k", b"old")
+    assert store.delete_if("k", b"new")
+    assert not store.exists("k")
+
+
 # --- the checker, on rows and datasets made wrong on purpose ------------------------------------
 
 def _log(writer: int, acked: int, pending: bool = False, done: bool = False,
