@@ -408,13 +408,9 @@ class CommittedState(CommittedFiles):
             time.sleep(0.001 * min(attempt + 1, 20))
         raise DatasetChangedError(f"{self.root}: writers kept committing while reading")
 
-    def start_reading(self) -> None:
-        """Take the snapshot that :meth:`check_reading` compares against."""
-        self.reader_marker = self.marker()
-
     def check_reading(self, failed: bool = False) -> None:
         """Raise :class:`DatasetChangedError` if a commit happened since
-        :meth:`start_reading` that may have changed what was read: anything
+        the state this reader loaded that may have changed what was read: anything
         but commits that only appended rows (those leave every full chunk as
         it was, and the leftover's first items too).
 

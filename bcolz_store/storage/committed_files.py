@@ -156,10 +156,6 @@ class CommittedFiles:
             return None
         return self._meta.get(key)
 
-    def list_files(self, prefix: str = "") -> list:
-        """Keys of the files under ``prefix`` (our own files excluded), unread."""
-        return self.store.list(prefix)
-
     def _scan(self, prefix: str = "") -> dict:
         """md5 of every bcolz file under ``prefix`` as it is now.
 

@@ -209,20 +209,11 @@ class Journal(CommitProtocol):
         """True when ``key`` is read from a committed but unapplied commit record."""
         return key in self.state.overlay and key not in self._staged
 
-    def staged_keys(self) -> list:
-        """Keys with staged changes."""
-        return list(self._staged)
-
     def reset(self) -> None:
         """Forget everything (the dataset root is being removed)."""
         self.discard()
         self.state.reset()
         self._dir_ready = False
-
-    @property
-    def pending(self) -> bool:
-        """True when changes are staged but not committed."""
-        return bool(self._staged)
 
     # ------------------------------------------------------- failed writes
 
