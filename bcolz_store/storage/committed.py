@@ -190,7 +190,9 @@ class CommittedState(CommittedFiles):
             self._generation = generation
             self._appends_upto = generation
             if not self.readonly:
-                self._collect_garbage(listing)
+                # Best effort: a failure leaves garbage for a later writer.
+                with contextlib.suppress(OSError):
+                    self._collect_garbage(listing)
 
     @property
     def commit_lock(self):

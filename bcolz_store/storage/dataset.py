@@ -233,13 +233,22 @@ class DatasetStore(DatasetFiles):
             :meth:`recover` has just loaded the state (``open()`` did, to tell
             a carray from a ctable): the first attempt reads it as it is.
 
+        A writer whose load fails is :attr:`broken` until :meth:`reload`
+        succeeds: the state loaded may be newer than what its containers
+        hold, and writing from them would put an older state over it.
+
         Raises
         ------
         Whatever ``read`` raised, when it failed on a stable dataset.
         DatasetChangedError
             When writers kept committing during every attempt.
         """
-        return self.journal.state.read_consistently(read, just_loaded)
+        try:
+            return self.journal.state.read_consistently(read, just_loaded)
+        except BaseException as err:
+            if not self.journal.readonly:
+                self.journal.broken = err
+            raise
 
     @property
     def broken(self) -> bool:

@@ -346,3 +346,23 @@ def test_a_lost_answer_to_the_record_then_a_failed_read_of_it(change):
         [0, 1, 2, 3, 4, 5, 6] if change == "append" else [0, 1, 2])
     report = bcolz_store.verify(store)
     assert report.ok and not report.interrupted_commit
+
+
+#: Found by a long run (2,000 examples): w2's attrs conflicts with w1's append;
+#: its refresh() then loads w1's trim (generation 3) but the listing of the
+#: journal's garbage collection fails, so the carray keeps the append's length
+#: while the journal holds the trim's state; the next refresh() flushed the
+#: carray's `meta/sizes` (4 items) as a new commit over the trim (3 items),
+#: and the final open found the chunk shorter than the metadata said.
+STALE_AFTER_A_FAILED_REFRESH = Scenario(
+    kind="carray", initial=0, writers=((("append", 4), ("trim", 1)), (("attrs",),)),
+    readers=(("refresh", "refresh"), ("read",)), order=("w2", "r1", "w1", "r2"), changes=(),
+    p_random=0.0, seed=0, faults=(("list_times", 7, "fail"),),
+    stops=(("get", 1), ("put_if_absent", 6)), remote=False, chunklen=4, step_cost=0.01)
+
+
+def test_a_writer_whose_refresh_failed_never_commits_the_state_it_held():
+    """A writer whose load of the committed state fails is broken until a
+    reload succeeds (its containers may hold an older state than the one
+    loaded), and a garbage collection that fails does not fail the load."""
+    check(run_scenario(STALE_AFTER_A_FAILED_REFRESH))
