@@ -133,11 +133,7 @@ class CommitProtocol:
             time.sleep(random.uniform(0, min(self.backoff_max,
                                              self.backoff_base * 2 ** attempt)))
             self.rebases += 1
-            self._reload_for_rebase(started)
-            replay()
-            self.note("append")
-            if self.owner is not None:
-                self.owner.stage_pending()
+            self._rebase(replay, started)
         clean_up()
         self._ops.clear()
         if self.owner is not None:
@@ -148,6 +144,33 @@ class CommitProtocol:
         raised by :meth:`_commit_once`)."""
         for future, _size in list(self._inflight):
             wait([future])
+
+    def _rebase(self, replay, started: float) -> None:
+        """Load the newest state and stage the captured appends (``replay``)
+        on it; again when another writer's commit changed the files read
+        meanwhile (the leftover chunk is read after the reload), within
+        :attr:`retry_timeout`.
+
+        Raises
+        ------
+        ConcurrentWriteError, DatasetChangedError
+            When other writers kept changing the state for the whole time.
+        """
+        for attempt in itertools.count():
+            self._reload_for_rebase(started)
+            try:
+                replay()
+                self.note("append")
+                if self.owner is not None:
+                    self.owner.stage_pending()
+                return
+            except ConflictError:
+                raise
+            except (ConcurrentWriteError, DatasetChangedError):
+                if time.monotonic() - started >= self.retry_timeout:
+                    raise
+            time.sleep(random.uniform(0, min(self.backoff_max,
+                                             self.backoff_base * 2 ** attempt)))
 
     def _reload_for_rebase(self, started: float) -> None:
         """Load the newest state for a rebase, again while other writers'

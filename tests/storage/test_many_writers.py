@@ -378,3 +378,54 @@ def test_an_append_is_rebased_over_more_commits_than_records_are_kept(tmp_path, 
     with pytest.raises(ConflictError, match="unknown operations"):
         stale2.flush()
     assert bcolz_store.verify(path).ok
+
+
+@pytest.mark.parametrize("kind", ["carray", "ctable"])
+@pytest.mark.parametrize("store", ["local", "remote"])
+def test_a_rebase_stages_again_when_a_commit_lands_between_reload_and_replay(
+        tmp_path, kind, store):
+    """A rebase reloads the newest state, then stages the captured rows on it,
+    reading the leftover chunk; a commit landing in between made that read
+    raise ConcurrentWriteError to the user (once in the 8 x 500 ctable run on
+    S3).  Here the first replay meets such a commit and raises as that read
+    did: the rebase loads again and stages the rows on the newer state."""
+    from bcolz_store.storage.memory import MemoryStore
+    path = str(tmp_path / "a") if store == "local" else MemoryStore(str(tmp_path))
+
+    def make(values):
+        values = np.asarray(values, dtype="i8")
+        return values if kind == "carray" else [values, values * 2]
+
+    if kind == "carray":
+        bcolz_store.carray(np.arange(3), rootdir=path, mode="w", chunklen=8)
+    else:
+        bcolz_store.ctable([np.arange(3), np.arange(3) * 2], names=["a", "b"], rootdir=path,
+                           mode="w", chunklen=8)
+    a, b = bcolz_store.open(path, mode="a"), bcolz_store.open(path, mode="a")
+    b.append(make([10]))
+    b.flush()
+    real = Journal._plan_rebase
+    landed = []
+
+    def plan_rebase(self, *args):
+        replay = real(self, *args)
+
+        def first_meets_a_commit():
+            if not landed:
+                landed.append(1)
+                b.append(make([11]))
+                b.flush()
+                raise ConcurrentWriteError("the leftover chunk changed under the reload")
+            return replay()
+        return first_meets_a_commit
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Journal, "_plan_rebase", plan_rebase)
+        a.append(make([20, 21]))
+        a.flush()
+    assert landed and a._store.journal.rebases == 1
+    out = bcolz_store.open(path, mode="r")
+    got = out[:] if kind == "carray" else out["a"][:]
+    assert got.tolist() == [0, 1, 2, 10, 11, 20, 21]
+    if kind == "ctable":
+        assert out["b"][:].tolist() == [0, 2, 4, 20, 22, 40, 42]
+    assert bcolz_store.verify(path).ok
