@@ -165,11 +165,13 @@ class ConflictError(ConcurrentWriteError):
         self.theirs = None if theirs is None else tuple(theirs)
 
 
-class LockTimeoutError(BcolzStoreError, TimeoutError):
+class LockTimeoutError(ConcurrentWriteError, TimeoutError):
     """Another writer held a dataset's lock for longer than the timeout: the
     writer lock of ``lock=True``, or the commit lock that writers hold for the
     few milliseconds of a commit (see docs/durability.md).  Nothing of this
-    writer's change is committed."""
+    writer's change is committed.  A :class:`ConcurrentWriteError` (another
+    writer's work kept this one from committing), so the way out of one
+    serves: ``refresh()`` and write again."""
 
 
 class LockLostError(BcolzStoreError):

@@ -263,3 +263,25 @@ def test_lock_true_on_an_object_store_stops_counting_once_lost():
     assert not c._lock.is_locked and not state.locked
     c.close()
     assert store.get(LOCK_FILE, 100) == b"someone else's"   # not removed
+
+
+def test_a_commit_that_waited_out_the_lock_is_retried_the_documented_way(tmp_path):
+    """LockTimeoutError is a ConcurrentWriteError: the documented loop
+    (catch it, refresh(), write again) takes a commit that waited for the
+    commit lock longer than ``retry_timeout``; nothing of it was committed."""
+    from bcolz_store.errors import ConcurrentWriteError
+    root = str(tmp_path / "c")
+    bcolz_store.carray(np.arange(3), rootdir=root, mode="w")
+    c = bcolz_store.open(root, mode="a")
+    c._store.journal.retry_timeout = 0.3
+    other = LocalStore(root).commit_lock(KEY, 30.0)
+    with other.hold(1.0):
+        c.append([3])
+        with pytest.raises(ConcurrentWriteError, match="held the commit lock") as info:
+            c.flush()
+    assert isinstance(info.value, LockTimeoutError)
+    assert bcolz_store.open(root, mode="r")[:].tolist() == [0, 1, 2]
+    c.refresh()
+    c.append([3])
+    c.flush()
+    assert bcolz_store.open(root, mode="r")[:].tolist() == [0, 1, 2, 3]
