@@ -57,6 +57,7 @@ import numpy as np
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
                        "contention.json")
+READERS_RESULTS = os.path.join(os.path.dirname(RESULTS), "contention_readers.json")
 CHUNKLEN = 512
 #: Seconds a writer waits for the writer lock under ``--lock`` (each holds it
 #: from ``open`` to ``close``, so the last one waits for all the others'
@@ -592,9 +593,16 @@ def _steady_writer(kind, path, options, appends, every, out):
 
 def readers(kind="ctable", path=None, options=None, rows=240_000, appends=200,
             every=0.035) -> dict:
-    """Full reads (open, then read every row) beside one writer committing an
-    append every ``every`` seconds: how many complete, and whether each saw
-    a whole committed state (the rows of the first appends, in order)."""
+    """Full reads beside one writer committing an append every ``every``
+    seconds: a reader opens the dataset (mode ``'r'``) and reads every row of
+    every column (``obj[:]``), again and again while the writer runs.
+
+    Returns how many reads were made and completed, and whether each
+    completed read saw a whole committed state: the ``rows`` first rows
+    followed by whole appends of the writer, in order, every column of one
+    length and the vlen column matching the ids.  A read that raised counts
+    as not completed (``errors`` by type).
+    """
     import bcolz_store
     tmp = None
     if path is None:
@@ -622,20 +630,29 @@ def readers(kind="ctable", path=None, options=None, rows=240_000, appends=200,
         done += 1
         try:
             obj = bcolz_store.open(path, mode="r", **kwargs)
-            got = obj[:] if kind == "carray" else obj.cols["id"][:]
+            got = obj[:]
         except bcolz_store.BcolzStoreError as err:
             errors[type(err).__name__] = errors.get(type(err).__name__, 0) + 1
             continue
         n = len(got) - rows
-        expected = np.concatenate([ids] + [_ids(0, s, 100) for s in range(n // 100)])
-        if n % 100 or not np.array_equal(got, expected):
+        expected = np.concatenate([ids] + [_ids(0, s, 100) for s in range(max(n, 0) // 100)])
+        if kind == "carray":
+            whole = np.array_equal(got, expected)
+        else:
+            names = got["s"].tolist()
+            whole = (np.array_equal(got["id"], expected)
+                     and np.array_equal(got["w"], np.zeros(len(got), dtype=np.int16))
+                     and names[:rows] == ["x"] * rows
+                     and names[rows:] == [f"w{i}" for i in got["id"][rows:].tolist()])
+        if n < 0 or n % 100 or not whole:
             wrong += 1
         else:
             ok += 1
     proc.join()
     if tmp is not None:
         tmp.cleanup()
-    return {"kind": kind, "rows": rows, "every_s": every, "reads": done, "completed": ok,
+    return {"kind": kind, "store": "s3" if str(path).startswith("s3://") else "local",
+            "rows": rows, "every_s": every, "reads": done, "completed": ok,
             "wrong": wrong, "errors": errors, "seconds": round(time.time() - started, 2),
             "completed_share": round(ok / max(done, 1), 3)}
 
@@ -650,6 +667,8 @@ def main(argv=None) -> int:
     parser.add_argument("--s3", action="store_true", help="on S3 (moto on 127.0.0.1)")
     parser.add_argument("--readers", action="store_true",
                         help="instead: full reads beside one writer committing every 35 ms")
+    parser.add_argument("--rows", type=int, default=240_000,
+                        help="(with --readers) rows in the dataset before the writer starts")
     parser.add_argument("--faults", type=float, default=0.0, metavar="RATE",
                         help="(with --s3) the writers' requests go through a proxy that "
                              "injects faults at this rate per request, split among fail, "
@@ -663,27 +682,43 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.faults and not args.s3:
         parser.error("--faults needs --s3")
+    if args.readers and (args.lock or args.faults or args.kill):
+        parser.error("--readers takes no --lock, --faults or --kill")
     if not 0 <= args.faults <= 1 or args.kill < 0 or args.kill > args.writers:
         parser.error("--faults is a rate in [0, 1]; --kill at most --writers")
-    if args.readers:
-        for kind in (["carray", "ctable"] if args.kind == "both" else [args.kind]):
-            print(json.dumps(readers(kind)))
-        return 0
     server = None
     options = None
     if args.s3:
         from benchmarks.remote import MotoServer
         server = MotoServer()
         options = server.options
+
+    def new_path(kind):
+        if server is None:
+            return None
+        import s3fs
+        bucket = f"contention-{kind}-{int(time.time() * 1000)}"
+        s3fs.S3FileSystem(**options).mkdir(bucket)
+        return f"s3://{bucket}/{kind}.bcolz"
+
+    kinds = ["carray", "ctable"] if args.kind == "both" else [args.kind]
+    if args.readers:
+        rows = []
+        try:
+            for kind in kinds:
+                figures = readers(kind, new_path(kind), options, rows=args.rows)
+                figures["machine"] = f"{platform.node()} ({os.cpu_count()} cores)"
+                print(json.dumps(figures))
+                rows.append(figures)
+        finally:
+            if server is not None:
+                server.stop()
+        _save(READERS_RESULTS, rows, ("kind", "store", "rows"))
+        return 1 if any(f["wrong"] for f in rows) else 0
     rows = []
     try:
-        for kind in (["carray", "ctable"] if args.kind == "both" else [args.kind]):
-            path = None
-            if server is not None:
-                import s3fs
-                bucket = f"contention-{kind}-{int(time.time())}"
-                s3fs.S3FileSystem(**options).mkdir(bucket)
-                path = f"s3://{bucket}/{kind}.bcolz"
+        for kind in kinds:
+            path = new_path(kind)
             figures = run(kind, path, options, args.writers, args.appends, args.lock,
                           faults=args.faults, kill=args.kill, lease=args.lease,
                           seed=args.seed)
@@ -695,19 +730,26 @@ def main(argv=None) -> int:
     finally:
         if server is not None:
             server.stop()
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
+    _save(RESULTS, rows, ("kind", "store", "lock", "faults_rate", "kill"))
+    return 1 if any(f["problems"] for f in rows) else 0
+
+
+def _save(results: str, rows: list, keys: tuple) -> None:
+    """Write ``rows`` to the JSON file ``results``, replacing the earlier rows
+    that agree with one of them on ``keys`` (a missing rate or count is 0)."""
+    os.makedirs(os.path.dirname(results), exist_ok=True)
     previous = []
-    if os.path.exists(RESULTS):
-        with open(RESULTS) as fh:
+    if os.path.exists(results):
+        with open(results) as fh:
             previous = json.load(fh)
+
     def same(r, f):
         return all(r.get(k, 0 if k in ("faults_rate", "kill") else None) ==
-                   f.get(k, 0 if k in ("faults_rate", "kill") else None)
-                   for k in ("kind", "store", "lock", "faults_rate", "kill"))
+                   f.get(k, 0 if k in ("faults_rate", "kill") else None) for k in keys)
+
     keep = [r for r in previous if not any(same(r, f) for f in rows)]
-    with open(RESULTS, "w") as fh:
+    with open(results, "w") as fh:
         json.dump(keep + rows, fh, indent=1)
-    return 1 if any(f["problems"] for f in rows) else 0
 
 
 if __name__ == "__main__":
