@@ -53,7 +53,6 @@ COMMIT_LOCK_NAME = "commit.lock"
 LOCK_OBJECT_LIMIT = 4096
 
 
-
 class CommitLock:
     """A lock that one holder takes several times (:meth:`hold` nests).
 

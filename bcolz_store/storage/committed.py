@@ -411,10 +411,10 @@ class CommittedState(CommittedFiles):
         raise DatasetChangedError(f"{self.root}: writers kept committing while reading")
 
     def check_reading(self, failed: bool = False) -> None:
-        """Raise :class:`DatasetChangedError` if a commit happened since
-        the state this reader loaded that may have changed what was read: anything
-        but commits that only appended rows (those leave every full chunk as
-        it was, and the leftover's first items too).
+        """Raise :class:`DatasetChangedError` if a commit happened since the
+        state this reader loaded that may have changed what was read:
+        anything but commits that only appended rows (those leave every full
+        chunk as it was, and the leftover's first items too).
 
         After a read that ``failed`` (a chunk file missing or malformed), a
         writer raises :class:`ConcurrentWriteError` when another writer
@@ -478,9 +478,10 @@ class CommittedState(CommittedFiles):
 
     def apply(self, entries: list, newer_than: int | None = None) -> None:
         """Apply the record ``entries`` (see :func:`~.apply.apply_record`);
-        the caller holds the commit lock, which is confirmed before each write; a writer applying another's record of
-        generation ``newer_than`` stops before a step once that generation is
-        applied or a newer commit has begun.
+        the caller holds the commit lock, which is confirmed before each
+        write.  A writer applying another's record of generation
+        ``newer_than`` stops before a step once that generation is applied or
+        a newer commit has begun.
 
         Raises
         ------
