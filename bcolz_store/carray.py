@@ -161,7 +161,7 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         """The view of this carray's own store (a standalone carray)."""
         return DatasetStore(open_store(self._root_arg, readonly, self._storage_options),
                             readonly=readonly, verify=self._verify,
-                            consolidated=self._consolidated, locked=self._lock if self._lock is not None else False)
+                            consolidated=self._consolidated, locked=self._lock)
 
     def _create_or_clean_up(self, *args):
         """:meth:`_create`; on failure, nothing of the new dataset stays stored."""

@@ -166,7 +166,7 @@ class ctable(CtableEdits, CtableOps):
         # (the writer lock is taken before the committed state is loaded)
         self._store = dataset if dataset is not None else (
             DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated,
-                         locked=self._lock if self._lock is not None else False)
+                         locked=self._lock)
             if store is not None else None)
         self.cols = cols(rootdir, mode, self._store)
         self.cols.allow_pickle = allow_pickle

@@ -144,7 +144,7 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     held = _locking.acquire(store, lock)
     try:
         dataset = DatasetStore(store, readonly=mode == "r", verify=verify,
-                               consolidated=consolidated, locked=held if held is not None else False)
+                               consolidated=consolidated, locked=held)
         dataset.recover()       # the container reads this state (its first read_consistently)
         kind = _dataset_kind(dataset)
         if kind == "missing":

@@ -69,9 +69,9 @@ class CommittedState(CommittedFiles):
     sync : bool
         Sync what applying a record writes (fsync wanted, on a store that
         needs it).
-    locked : bool or lock
+    locked : bool, lock or None
         The dataset's writer lock this process holds (``lock=True``; True:
-        held for good): while it is held every blob folder but this writer's
+        held for good, None: none): while it is held every blob folder but this writer's
         own is a dead writer's.  A lock object whose ``is_locked`` turned
         false (an object-store lock lost after a stall past its lease) no
         longer counts.

@@ -47,7 +47,7 @@ class DatasetStore(DatasetFiles):
     consolidated : bool, optional
         Read metadata from the consolidated metadata file (default: on
         remote stores).
-    locked : bool or lock, default False
+    locked : bool, lock or None, default False
         The writer lock this process holds (``lock=True``), taken
         before the committed state is loaded: the blob folders of other
         writers are dead writers' garbage.

@@ -92,7 +92,7 @@ class Journal(CommitProtocol):
     consolidated : bool, optional
         Serve metadata reads from ``bcolz_store.json`` (one request on an
         object store); default: on remote stores only.
-    locked : bool or lock, default False
+    locked : bool, lock or None, default False
         The writer lock this process holds (``lock=True``): the
         blob folders of other writers are dead writers' garbage.
 
