@@ -147,8 +147,10 @@ class CommitProtocol:
 
     def _rebase(self, replay, started: float) -> None:
         """Load the newest state and stage the captured appends (``replay``)
-        on it; again when another writer's commit changed the files read
-        meanwhile (the leftover chunk is read after the reload), within
+        on it; again, after a jittered exponential backoff, while other
+        writers' commits change the state under the reload (on an object
+        store a reload takes several requests) or the files the replay reads
+        (the leftover chunk is read after the reload), within
         :attr:`retry_timeout`.
 
         Raises
@@ -157,8 +159,8 @@ class CommitProtocol:
             When other writers kept changing the state for the whole time.
         """
         for attempt in itertools.count():
-            self._reload_for_rebase(started)
             try:
+                self.reload_committed()
                 replay()
                 self.note("append")
                 if self.owner is not None:
@@ -167,26 +169,6 @@ class CommitProtocol:
             except ConflictError:
                 raise
             except (ConcurrentWriteError, DatasetChangedError):
-                if time.monotonic() - started >= self.retry_timeout:
-                    raise
-            time.sleep(random.uniform(0, min(self.backoff_max,
-                                             self.backoff_base * 2 ** attempt)))
-
-    def _reload_for_rebase(self, started: float) -> None:
-        """Load the newest state for a rebase, again while other writers'
-        commits keep changing it under the reload (on an object store a reload
-        takes several requests), within :attr:`retry_timeout`.
-
-        Raises
-        ------
-        DatasetChangedError
-            When no reload saw a stable state within the time.
-        """
-        for attempt in itertools.count():
-            try:
-                self.reload_committed()
-                return
-            except DatasetChangedError:
                 if time.monotonic() - started >= self.retry_timeout:
                     raise
             time.sleep(random.uniform(0, min(self.backoff_max,
