@@ -17,7 +17,7 @@ from . import attrs
 from ._version import __version__
 from .carray import carray, chunk
 from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_version
-from .chunks.cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
+from .cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
 from .ctable import ctable
 from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,

@@ -29,7 +29,7 @@ from .category_type import CodesView, category, category_of, category_request, n
 from .carray_ops import CarrayOps
 from .carray_read import CarrayReads
 from .chunks.chunk import chunk
-from .chunks.cparams import cparams as cparams_cls
+from .cparams import cparams as cparams_cls
 from .datasets.carray_files import load_carray, new_engine, stage_storage
 from .defaults import check_cache_budget, defaults
 from .errors import BcolzStoreError, DatasetExistsError, DatasetNotFoundError, ReadOnlyError

@@ -31,7 +31,7 @@ from . import attrs as _attrs
 from . import handles as _handles
 from .carray import carray
 from .category_type import category_request
-from .chunks.cparams import cparams as cparams_cls
+from .cparams import cparams as cparams_cls
 from .columns import column_sources, cols
 from .ctable_edit import CtableEdits
 from .ctable_ops import CtableOps

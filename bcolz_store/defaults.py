@@ -15,7 +15,7 @@ import contextvars
 import importlib.util
 from contextlib import contextmanager
 
-from .chunks.params import CPARAMS_ENTRIES, check_cparams
+from .params import CPARAMS_ENTRIES, check_cparams
 
 __all__ = ["DEFAULT_CACHE_BUDGET", "check_cache_budget", "defaults", "defaults_ctx"]
 

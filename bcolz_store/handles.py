@@ -67,7 +67,7 @@ import numpy as np
 
 from .category_type import category_of
 from .chunks.chunk import chunk
-from .chunks.cparams import cparams as cparams_cls
+from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .storage.urls import portable_rootdir
 from .vlen_type import vlen_of

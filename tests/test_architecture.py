@@ -95,6 +95,81 @@ def test_no_import_circles():
     assert _cycles(graph) == []
 
 
+# ------------------------------------------------------------------ layers
+
+#: The layers, top first.  A layer is a list of components, a component a
+#: list of module names (a name covers its submodules).  A module may import
+#: its own component and any component of a lower layer; components of one
+#: layer are independent of each other.
+LAYERS = [
+    [["bcolz_store.cli"], ["bcolz_store.testing"]],
+    [["bcolz_store.converters"]],
+    [["bcolz_store", "bcolz_store.toplevel", "bcolz_store.constructors"]],
+    [["bcolz_store.ctable", "bcolz_store.ctable_edit", "bcolz_store.ctable_ops",
+      "bcolz_store.ctable_query", "bcolz_store.columns"]],
+    [["bcolz_store.carray", "bcolz_store.carray_edit", "bcolz_store.carray_ops",
+      "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.handles"]],
+    [["bcolz_store.interop"], ["bcolz_store.query"], ["bcolz_store.printing"],
+     ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
+    [["bcolz_store.vlen_type"], ["bcolz_store.category_type"]],
+    [["bcolz_store.datasets"]],
+    [["bcolz_store.chunks"], ["bcolz_store.storage"]],
+    [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",
+      "bcolz_store.options"], ["bcolz_store.threads"], ["bcolz_store.indexing"],
+     ["bcolz_store.limits"]],
+    [["bcolz_store.format"]],
+    [["bcolz_store.errors"], ["bcolz_store._version"]],
+]
+
+
+def _place(name: str, layers=None) -> tuple:
+    """``(layer, component)`` of a module: the longest name that covers it."""
+    best = None
+    for i, layer in enumerate(LAYERS if layers is None else layers):
+        for j, component in enumerate(layer):
+            for prefix in component:
+                if name == prefix or name.startswith(prefix + "."):
+                    if best is None or len(prefix) > best[0]:
+                        best = (len(prefix), i, j)
+    if best is None:
+        return None
+    return best[1], best[2]
+
+
+def _upward(graph: dict, layers=None) -> list:
+    """The imports that run up a layer or across to a sibling component."""
+    found = []
+    for name in sorted(graph):
+        here = _place(name, layers)
+        for target in sorted(graph[name]):
+            there = _place(target, layers)
+            if here is None or there is None or there == here:
+                continue
+            if there[0] < here[0] or (there[0] == here[0] and there[1] != here[1]):
+                found.append(f"{name} -> {target}")
+    return found
+
+
+def test_layer_check_finds_a_planted_violation():
+    layers = [[["p.top"]], [["p.a"], ["p.b"]], [["p.low"]]]
+    graph = {"p.top": {"p.a"}, "p.a": {"p.low", "p.a.x"}, "p.a.x": {"p.b"},
+             "p.b": set(), "p.low": {"p.top"}}
+    assert _upward(graph, layers) == ["p.a.x -> p.b", "p.low -> p.top"]
+
+
+def test_every_module_has_a_layer():
+    missing = sorted(name for name in _modules() if _place(name) is None)
+    assert not missing, f"modules with no layer in LAYERS: {missing}"
+
+
+def test_no_import_runs_up_a_layer():
+    """Module-level and function-level imports alike."""
+    modules = _modules()
+    graph = {name: _imports(name, path, modules) for name, path in modules.items()}
+    found = _upward(graph)
+    assert not found, "imports that run up a layer:\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize("name", sorted(_modules()))
 def test_module_size(name):
     lines = _modules()[name].read_text(encoding="utf-8").count("\n")

@@ -9,6 +9,7 @@ bytes; an all-zero chunk keeps only its constant (as bcolz does, so
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -17,7 +18,6 @@ from ..format.layout import MAX_CHUNK_FILE_BYTES
 from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chunk_file_nbytes,
                                 pack_bloscpack_header, parse_blosc_header, split_chunk_file)
 from . import codec
-from .cparams import quantize
 
 __all__ = ["DiskChunks", "MemoryChunks", "StoredChunkFiles", "chunk", "chunk_file_parts",
            "chunk_key"]
@@ -428,3 +428,19 @@ class DiskChunks(StoredChunkFiles):
     def free_cachemem(self) -> None:
         """Drop the cached chunk."""
         self._cached = (-1, None)
+
+
+def quantize(data: np.ndarray, digits: int) -> np.ndarray:
+    """Round floating point ``data`` to keep ``digits`` significant decimal digits.
+
+    Source: bcolz's quantize filter: with precision ``10**-digits``, take
+    ``bits = ceil(log2(10**-floor(log10(precision))))`` and return
+    ``around(2**bits * data) / 2**bits``.  Non-float data is returned unchanged.
+    """
+    if data.dtype.kind != "f" or not digits:
+        return data
+    # math.log(x, 10), not log10: its rounding decides bits, as in bcolz.
+    exponent = math.floor(math.log(10.0 ** -digits, 10))
+    bits = math.ceil(math.log2(10.0 ** -exponent))
+    scale = 2.0 ** bits
+    return np.around(scale * data) / scale

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..chunks.chunk import chunk_key
-from ..chunks.cparams import cparams as cparams_cls
+from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..chunks.chunk import chunk, chunk_file_parts, chunk_key
-from ..chunks.cparams import cparams as cparams_cls
+from ..cparams import cparams as cparams_cls
 from ..errors import BcolzStoreError, DatasetExistsError, IntegrityError
 from ..format.layout import validate_names
 from ..storage.dataset import DatasetStore

@@ -481,7 +481,7 @@ def tohdf5(table, filepath, nodepath="/ctable", mode="w", cparams=None, cname=No
     the shuffle setting of ``cparams`` is used here.
     """
     tb = _import_tables()
-    from ..chunks.cparams import cparams as cparams_cls
+    from ..cparams import cparams as cparams_cls
     filepath = os.fspath(filepath)
     unsupported = [n for n in table.names if table.cols[n].dtype.kind in "MmOT"]
     if unsupported:

@@ -6,14 +6,12 @@ cname='lz4', quantize=0, kept from bcolz's ``defaults.py``).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..defaults import defaults
+from .defaults import defaults
 from .params import BITSHUFFLE, CPARAMS_ENTRIES, NOSHUFFLE, SHUFFLE, check_cparams
 
-__all__ = ["BITSHUFFLE", "NOSHUFFLE", "SHUFFLE", "cparams", "check_cparams", "quantize"]
+__all__ = ["BITSHUFFLE", "NOSHUFFLE", "SHUFFLE", "check_cparams", "cparams"]
 
 _ENTRIES = CPARAMS_ENTRIES
 
@@ -140,19 +138,3 @@ class cparams:
     def __repr__(self):
         return ("cparams(clevel=%d, shuffle=%d, cname='%s', quantize=%d)"
                 % (self._clevel, self._shuffle, self._cname, self._quantize))
-
-
-def quantize(data: np.ndarray, digits: int) -> np.ndarray:
-    """Round floating point ``data`` to keep ``digits`` significant decimal digits.
-
-    Source: bcolz's quantize filter: with precision ``10**-digits``, take
-    ``bits = ceil(log2(10**-floor(log10(precision))))`` and return
-    ``around(2**bits * data) / 2**bits``.  Non-float data is returned unchanged.
-    """
-    if data.dtype.kind != "f" or not digits:
-        return data
-    # math.log(x, 10), not log10: its rounding decides bits, as in bcolz.
-    exponent = math.floor(math.log(10.0 ** -digits, 10))
-    bits = math.ceil(math.log2(10.0 ** -exponent))
-    scale = 2.0 ** bits
-    return np.around(scale * data) / scale

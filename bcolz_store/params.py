@@ -1,7 +1,7 @@
 """Checks of compression parameters, below the ``cparams`` class and the defaults.
 
 Both :mod:`bcolz_store.defaults` (whose ``cparams`` setter validates) and
-:class:`bcolz_store.chunks.cparams.cparams` use :func:`check_cparams`.
+:class:`bcolz_store.cparams.cparams` use :func:`check_cparams`.
 
 Source: bcolz 1.x ``bcolz.cparams`` (clevel 0..9; shuffle NOSHUFFLE 0,
 SHUFFLE 1, BITSHUFFLE 2; cname one of Blosc's compressors).
