@@ -85,7 +85,7 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     rootdir : str, os.PathLike or Store
         The dataset's directory; a URL (``s3://bucket/x.bcolz``, ``gs://``,
         ``memory://``, ``https://`` read-only...) opened through fsspec; a
-        ``.zip`` pack (read-only); or a :class:`bcolz_store.storage.Store`.
+        ``.zip`` pack (read-only); or a :class:`bcolz_store.storage.base.Store`.
     mode : {'a', 'r', 'w'}, optional
         'r' read-only, 'a' read and write (default; a read-only store, such
         as a pack, is opened in 'r' and says so in ``.mode``), 'w' empty the
