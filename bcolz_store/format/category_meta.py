@@ -32,8 +32,8 @@ import numpy as np
 
 from ..errors import FormatError
 
-__all__ = ["CATEGORIES_DIR", "CATEGORY_KEY", "CategoryMeta", "category_dtype_text",
-           "category_codes_of_text", "codes_dtype", "dump_category", "load_category"]
+__all__ = ["CATEGORIES_DIR", "CATEGORY_KEY", "CategoryMeta", "category_codes_of_text",
+           "category_dtype_text", "codes_dtype", "dump_category", "load_category"]
 
 CATEGORY_KEY = "categorical"
 CATEGORIES_DIR = "categories"

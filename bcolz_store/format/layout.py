@@ -39,17 +39,15 @@ import re
 from ..errors import FormatError
 
 __all__ = [
-    "split_names",
-    "validate_names",
     "ATTRS_FILE",
     "CHECKSUM_FILE",
     "CONSOLIDATED_FILE",
     "JOURNAL_DIR",
     "LOCK_FILE",
     "MAX_CHUNK_FILE_BYTES",
-    "MAX_VLEN_FILE_BYTES",
     "MAX_META_BYTES",
     "MAX_OWN_FILE_BYTES",
+    "MAX_VLEN_FILE_BYTES",
     "OWN_NAMES",
     "RESERVED_NAMES",
     "ROOTDIRS_FILE",
@@ -59,6 +57,8 @@ __all__ = [
     "commit_key_limit",
     "is_metadata_key",
     "is_reserved_name",
+    "split_names",
+    "validate_names",
 ]
 
 ATTRS_FILE = "__attrs__"

@@ -40,8 +40,8 @@ from .vlen_meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_
                         load_vlen, vlen_kind_of_text)
 
 __all__ = [
-    "StorageMeta",
     "SizesMeta",
+    "StorageMeta",
     "atom_dtype",
     "decode_dflt",
     "decode_dtype",
