@@ -119,7 +119,7 @@ def vlen_dtype_text(kind: str, name: str) -> str:
 
     Examples
     --------
-    >>> vlen_dtype_text("str", "city")[:22]
+    >>> vlen_dtype_text("str", "city")[:23]
     "vlen-str: column 'city'"
     """
     shown = "".join(c if c.isprintable() and c != "," else "?" for c in str(name))[:200]
