@@ -15,7 +15,9 @@ working::
     ├── DatasetChangedError               a writer committed under a reader
     ├── WriteFailedError                  writes refused after a failed write
     ├── ConcurrentWriteError              another writer committed first
-    │   └── ConflictError                 ... a change that cannot be rebased on it
+    │   ├── ConflictError                 ... a change that cannot be rebased on it
+    │   └── LockTimeoutError(TimeoutError)   ... or held a lock past the timeout
+    ├── LockLostError                     another writer took over a stalled lock
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
@@ -48,11 +50,11 @@ __all__ = [
     "DatasetNotFoundError",
     "FormatError",
     "IntegrityError",
-    "QueryError",
     "IntegrityWarning",
     "LimitError",
     "LockLostError",
     "LockTimeoutError",
+    "QueryError",
     "ReadOnlyError",
     "UnsafeDataError",
     "WriteFailedError",
@@ -60,11 +62,20 @@ __all__ = [
 
 
 class BcolzStoreError(Exception):
-    """Root of every error raised by bcolz_store."""
+    """Root of every error raised by bcolz_store.
+
+    Never raised itself: ``except bcolz.BcolzStoreError`` catches each of
+    the classes below.
+    """
 
 
 class FormatError(BcolzStoreError, ValueError):
-    """A file does not follow the bcolz format (bad magic, truncated, bad JSON...)."""
+    """A file read is not what its format says.
+
+    Raised when reading a dataset's files (bad magic, truncated, bad JSON,
+    sizes that disagree...), and when a file being converted (HDF5, Parquet,
+    Arrow, npz, zarr, datadings) is damaged or not of the kind named.
+    """
 
 
 class ReadOnlyError(BcolzStoreError, PermissionError):
@@ -76,7 +87,12 @@ class ReadOnlyError(BcolzStoreError, PermissionError):
 
 
 class DatasetNotFoundError(BcolzStoreError, FileNotFoundError):
-    """No bcolz dataset exists at the given path."""
+    """No bcolz dataset exists at the given path.
+
+    Raised by ``open``, ``verify`` and the containers' constructors in mode
+    ``'r'`` or ``'a'`` when the path does not exist or holds no dataset, and
+    by the converters when their source file is missing.
+    """
 
 
 class DatasetExistsError(BcolzStoreError, FileExistsError):
@@ -87,19 +103,40 @@ class DatasetExistsError(BcolzStoreError, FileExistsError):
 
 
 class ChunkNotFoundError(DatasetNotFoundError):
-    """A chunk file that ``meta/sizes`` promises is missing."""
+    """A chunk file that ``meta/sizes`` promises is missing.
+
+    Raised by a read that needs that chunk.
+    """
 
 
 class IntegrityError(BcolzStoreError):
-    """The bytes on disk do not match their recorded checksum."""
+    """The bytes on disk do not match their recorded checksum.
+
+    Raised on reading a file whose md5 differs from the one the checksum
+    file records (on every read with ``verify=True``, and by ``verify``), or
+    that the checksum file lists but is missing; and by the dask writer when
+    the chunks its tasks wrote do not add up to the array.
+    """
 
 
 class CodecError(BcolzStoreError, ValueError):
-    """Blosc could not compress or decompress a buffer."""
+    """Blosc could not compress or decompress a buffer.
+
+    Raised on writing a chunk Blosc refuses to compress, and on reading a
+    chunk whose compressed bytes Blosc cannot decompress or that decompress
+    to a size other than the header says.
+    """
 
 
 class QueryError(BcolzStoreError, ValueError):
-    """An expression could not be parsed or evaluated."""
+    """An expression could not be parsed or evaluated.
+
+    Raised by ``eval``, ``ctable.eval`` and ``ctable.where``/``whereblocks``
+    for a syntax error, an operand that cannot be evaluated (an object
+    array, something that is not an array, operands of different lengths),
+    a failure while evaluating, or a bad ``vm``, ``out_flavor`` or ``blen``.
+    (An unknown name raises ``NameError``, as Python's ``eval`` does.)
+    """
 
 
 class UnsafeDataError(BcolzStoreError, ValueError):
@@ -128,7 +165,11 @@ class WriteFailedError(BcolzStoreError):
 
 
 class IntegrityWarning(UserWarning):
-    """``verify=True`` on a dataset that has no checksum file checks nothing."""
+    """``verify=True`` on a dataset that has no checksum file checks nothing.
+
+    Issued (with ``warnings.warn``, not raised) when such a dataset is
+    opened with ``verify=True``.
+    """
 
 
 class ConcurrentWriteError(BcolzStoreError):
