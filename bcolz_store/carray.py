@@ -34,6 +34,7 @@ from .datasets.carray_files import load_carray, new_engine, stage_storage
 from .defaults import check_cache_budget, defaults
 from .errors import BcolzStoreError, DatasetExistsError, DatasetNotFoundError, ReadOnlyError
 from .indexing import calc_chunklen, matching_positions
+from .options import OpenOptions
 from .storage import locking as _locking
 from .storage.dataset import DatasetStore
 from .storage.urls import describe_rootdir, open_store
@@ -114,9 +115,15 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
     def __init__(self, array=None, cparams=None, dtype=None, dflt=None, expectedlen=None,
                  chunklen=None, rootdir=None, safe=True, mode="a", *, verify=False,
                  allow_pickle=False, lock=False, storage_options=None, consolidated=None,
-                 _store=None, _dataset=None):
+                 options=None, _store=None, _dataset=None, _lock=None):
         if mode not in ("r", "w", "a"):
             raise ValueError("mode should be 'r', 'w' or 'a'")
+        if options is None:
+            options = OpenOptions(verify=verify, allow_pickle=allow_pickle, lock=lock,
+                                  storage_options=storage_options, consolidated=consolidated)
+        verify, allow_pickle, lock = options.verify, options.allow_pickle, options.lock
+        storage_options, consolidated = options.storage_options, options.consolidated
+        self._options = options
         self._rootdir = describe_rootdir(rootdir) if rootdir is not None else None
         self._root_arg = rootdir
         self._storage_options = storage_options
@@ -132,8 +139,9 @@ class carray(CarrayReads, CarrayEdits, CarrayOps):
         self._iterator = None
         self._is_iter_view = False
         self._unstaged = False       # appended items not yet staged (see _stage_pending)
-        self._lock = _locking.acquire(rootdir, lock if _store is None else False,
-                                      storage_options=storage_options)
+        # (``_lock``: the writer lock open() took before loading the state)
+        wanted = _lock if _lock is not None else (lock if _store is None else False)
+        self._lock = _locking.acquire(rootdir, wanted, storage_options=storage_options)
         if array is not None:
             self._create_or_clean_up(array, cparams, dtype, dflt, expectedlen, chunklen)
             new = True

@@ -38,6 +38,7 @@ from .ctable_ops import CtableOps
 from .errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError, FormatError,
                      ReadOnlyError)
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
+from .options import OpenOptions
 from .storage import locking as _locking
 from .storage.dataset import DatasetOwner, DatasetStore
 from .storage.urls import describe_rootdir, is_url, open_store
@@ -123,13 +124,18 @@ class ctable(CtableEdits, CtableOps):
     ['i', 'x']
     """
 
-    def __init__(self, columns=None, names=None, **kwargs):
+    def __init__(self, columns=None, names=None, *, verify=False, allow_pickle=False, lock=False,
+                 storage_options=None, consolidated=None, options=None, _dataset=None,
+                 _lock=None, **kwargs):
+        if options is None:
+            options = OpenOptions(verify=verify, allow_pickle=allow_pickle, lock=lock,
+                                  storage_options=storage_options, consolidated=consolidated)
+        self._options = options
+        storage_options, consolidated = options.storage_options, options.consolidated
         root_arg = kwargs.pop("rootdir", None)
-        dataset = kwargs.pop("_dataset", None)   # a store view open() prepared
+        dataset = _dataset                       # a store view open() prepared
         rootdir = describe_rootdir(root_arg) if root_arg is not None else None
         auto_flush = kwargs.pop("auto_flush", True)
-        storage_options = kwargs.pop("storage_options", None)
-        consolidated = kwargs.pop("consolidated", None)
         self.rootdir = rootdir
         self.auto_flush = bool(auto_flush) if rootdir is not None else False
         if rootdir is None and columns is None:
@@ -159,10 +165,9 @@ class ctable(CtableEdits, CtableOps):
         if columns is not None and rootdir is not None and mode == "r":
             raise ValueError(f"{rootdir}: cannot create a ctable in mode 'r'")
         self.mode = mode
-        verify = kwargs.pop("verify", False)
-        allow_pickle = kwargs.pop("allow_pickle", False)
+        verify, allow_pickle = options.verify, options.allow_pickle
         self._lock = _locking.acquire(store if store is not None else root_arg,
-                                      kwargs.pop("lock", False))
+                                      _lock if _lock is not None else options.lock)
         # (the writer lock is taken before the committed state is loaded)
         self._store = dataset if dataset is not None else (
             DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated,

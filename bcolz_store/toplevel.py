@@ -23,6 +23,7 @@ from .chunks import codec
 from .ctable import ctable
 from ._version import __version__
 from .errors import DatasetNotFoundError
+from .options import OpenOptions
 from .query.eval import evaluate
 from .storage import locking as _locking
 from .storage.base import Store
@@ -130,6 +131,8 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
     >>> int(bcolz.open(path, mode="r")[3])
     3
     """
+    options = OpenOptions(verify=verify, allow_pickle=allow_pickle, lock=lock,
+                          storage_options=storage_options, consolidated=consolidated)
     store = open_store(rootdir, mode == "r", storage_options)
     if store.readonly and mode == "a":
         mode = "r"                      # a pack: read-only, and says so
@@ -150,9 +153,9 @@ def open(rootdir, mode="a", *, verify=False, allow_pickle=False, lock=False,
         if kind == "missing":
             raise DatasetNotFoundError(f"{store.url}: no carray or ctable here (the path does "
                                        f"not exist)")
-        kwargs = dict(mode=mode, verify=verify, allow_pickle=allow_pickle, lock=held or False,
-                      consolidated=consolidated, _dataset=dataset)
-        return (ctable if kind == "ctable" else carray)(rootdir=store, **kwargs)
+        return (ctable if kind == "ctable" else carray)(rootdir=store, mode=mode,
+                                                        options=options, _dataset=dataset,
+                                                        _lock=held)
     except BaseException:
         _locking.release(held)
         raise
