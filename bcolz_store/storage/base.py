@@ -11,8 +11,8 @@ What a store must offer is the abstract methods of :class:`Store`.  A store
 that can do better than the generic versions overrides the others: a local
 folder moves a file by renaming it and makes writes durable with fsync; an
 object store fetches many keys concurrently and creates a commit record with
-a conditional write.  Each backend passes the one contract test class in
-``tests/storage/test_store_contract.py``.
+a conditional write.  Each backend passes the one contract test class,
+:class:`bcolz_store.testing.store.StoreTests`.
 
 Errors are those of :mod:`bcolz_store.errors`: a missing key is a
 :class:`DatasetNotFoundError` (a ``FileNotFoundError``), something at a key

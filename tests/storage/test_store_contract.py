@@ -1,209 +1,34 @@
-"""The Store contract: every backend passes the same tests.
+"""Every store of the package keeps the Store contract.
 
-``StoreTests`` holds them; each backend's class inherits it and provides a
-``store`` fixture (an empty, writable store) and, for read-only backends,
-``fill`` to build one holding given objects.  Hostile keys (``..``, absolute
-paths, empty components) are refused by every method of every store.
+The contract is :class:`bcolz_store.testing.store.StoreTests`; each backend's
+class below inherits it and provides a ``store`` fixture (an empty, writable
+store) and, for read-only backends, ``fill`` to build one holding given
+objects.  Two checks keep the contract honest: every concrete store of
+``bcolz_store/storage/`` has a class here (or elsewhere under ``tests/``)
+inheriting it, and the contract fails on a store that breaks it.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 import os
+import pkgutil
 import zipfile
+from pathlib import Path
 
 import pytest
 
-from bcolz_store.errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError,
-                                ReadOnlyError)
+import bcolz_store.storage
+from bcolz_store.errors import FormatError
 from bcolz_store.storage.base import PrefixStore, Store
 from bcolz_store.storage.local import LocalStore
 from bcolz_store.storage.memory import MemoryStore
 from bcolz_store.storage.zip import ZipStore
+from bcolz_store.testing.store import StoreTests
 
-HOSTILE_KEYS = ["../x", "a/../../x", "/etc/passwd", "", "a//b", "./a", "a/./b", "a/..",
-                "a\\..\\b", "a\0b"]
-
-
-class StoreTests:
-    """The contract; a subclass defines the ``store`` fixture."""
-
-    writable = True
-
-    def fill(self, store: Store, objects: dict) -> Store:
-        """A store holding ``objects`` (writable stores: put them)."""
-        for key, data in objects.items():
-            store.makedirs(key.rpartition("/")[0])
-            store.put(key, data)
-        return store
-
-    # --- reading
-
-    def test_get_returns_what_was_put(self, store):
-        s = self.fill(store, {"meta/sizes": b"{}\n", "data/__0.blp": b"x" * 1000})
-        assert s.get("meta/sizes", 100) == b"{}\n"
-        assert s.get("data/__0.blp", 1000) == b"x" * 1000
-
-    def test_get_missing_key(self, store):
-        s = self.fill(store, {"a": b"1"})
-        with pytest.raises(DatasetNotFoundError):
-            s.get("meta/sizes", 100)
-        assert not s.exists("meta/sizes")
-        assert s.size("meta/sizes") is None
-        assert s.identity("meta/sizes") is None
-
-    def test_get_refuses_more_than_the_limit(self, store):
-        s = self.fill(store, {"big": b"x" * 101})
-        with pytest.raises(FormatError, match="big"):
-            s.get("big", 100)
-        assert s.get("big", 101) == b"x" * 101
-
-    def test_get_many_returns_errors_in_place(self, store):
-        s = self.fill(store, {"a": b"1", "b/c": b"22"})
-        got = s.get_many(["a", "b/c", "missing"], 10)
-        assert got["a"] == b"1" and got["b/c"] == b"22"
-        assert isinstance(got["missing"], DatasetNotFoundError)
-
-    def test_exists_size_identity(self, store):
-        s = self.fill(store, {"x/y": b"abc"})
-        assert s.exists("x/y") and s.size("x/y") == 3
-        assert s.identity("x/y") is not None
-
-    def test_list_is_sorted_recursive_and_skips_own_files(self, store):
-        objects = {"b": b"1", "a/meta/sizes": b"2", "a/data/__0.blp": b"3",
-                   "bcolz_store.md5": b"4", ".bcolz_store-journal/x/000001.blob": b"5",
-                   "bcolz_store.json": b"6"}
-        s = self.fill(store, objects)
-        assert s.list("") == ["a/data/__0.blp", "a/meta/sizes", "b"]
-        assert s.list("a/") == ["a/data/__0.blp", "a/meta/sizes"]
-        assert s.list("zzz/") == []
-        assert ".bcolz_store-journal/x/000001.blob" in s.list_times(".bcolz_store-journal/")
-
-    def test_root_state(self, store):
-        s = self.fill(store, {"meta/sizes": b"{}"})
-        assert s.root_state() == "folder"
-
-    def test_child_sees_the_keys_below_its_prefix(self, store):
-        s = self.fill(store, {"col/meta/sizes": b"1", "col/data/__0.blp": b"2", "other": b"3"})
-        child = s.child("col")
-        assert child.get("meta/sizes", 10) == b"1"
-        assert child.list("") == ["data/__0.blp", "meta/sizes"]
-
-    @pytest.mark.parametrize("key", HOSTILE_KEYS)
-    def test_hostile_keys_are_refused_for_reading(self, store, key):
-        s = self.fill(store, {"a": b"1"})
-        for call in (lambda: s.get(key, 10), lambda: s.exists(key), lambda: s.size(key)):
-            with pytest.raises(FormatError):
-                call()
-
-    # --- writing
-
-    def test_put_replaces_and_identity_changes(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {"k": b"one"})
-        before = s.identity("k")
-        s.put("k", [b"tw", b"o!"])
-        assert s.get("k", 10) == b"two!"
-        assert s.identity("k") != before
-
-    def test_put_if_absent_refuses_an_existing_key(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {})
-        s.makedirs("j")
-        s.put_if_absent("j/commit-1.json", b"[]")
-        with pytest.raises(ConcurrentWriteError):
-            s.put_if_absent("j/commit-1.json", b"[1]")
-        assert s.get("j/commit-1.json", 10) == b"[]"
-
-    def test_delete_and_delete_prefix(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {"a/1": b"1", "a/2": b"2", "b": b"3"})
-        s.delete("b")
-        s.delete("b")                    # deleting what is gone is fine
-        assert not s.exists("b")
-        s.delete_prefix("a/")
-        assert s.list("") == []
-
-    def test_move(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {"j/1.blob": b"payload", "data/__0.blp": b"old"})
-        s.move("j/1.blob", "data/__0.blp")
-        assert s.get("data/__0.blp", 100) == b"payload"
-        assert not s.exists("j/1.blob")
-        with pytest.raises(DatasetNotFoundError):
-            s.move("j/1.blob", "data/__0.blp")       # moved already
-        s.move("data/__0.blp", "new/folder/x")
-        assert s.get("new/folder/x", 100) == b"payload"
-
-    def test_copy(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {"j/1.blob": b"payload", "data/__0.blp": b"old"})
-        s.copy("j/1.blob", "data/__0.blp")
-        assert s.get("data/__0.blp", 100) == b"payload"
-        assert s.get("j/1.blob", 100) == b"payload"
-        with pytest.raises(DatasetNotFoundError):
-            s.copy("j/2.blob", "data/__1.blp")
-        assert not s.exists("data/__1.blp")
-
-    def test_delete_if_and_replace_if_act_only_on_the_expected_content(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {"j/lock": b"one"})
-        assert not s.replace_if("j/lock", b"two", b"zzz")
-        assert s.get("j/lock", 10) == b"one"
-        assert s.replace_if("j/lock", b"two", b"one")
-        assert s.get("j/lock", 10) == b"two"
-        assert not s.delete_if("j/lock", b"one")
-        assert s.exists("j/lock")
-        assert s.delete_if("j/lock", b"two")
-        assert not s.exists("j/lock")
-        assert not s.delete_if("j/lock", b"two")            # gone: nothing to remove
-        assert not s.replace_if("j/lock", b"three", b"two")
-        assert not s.exists("j/lock")
-
-    def test_commit_lock_excludes_a_second_holder_until_released(self, store):
-        if not self.writable:
-            pytest.skip("read-only store")
-        from bcolz_store.errors import LockTimeoutError
-        s = self.fill(store, {"a": b"1"})
-        first = s.commit_lock(".bcolz_store-journal/commit.lock", 30.0)
-        second = s.commit_lock(".bcolz_store-journal/commit.lock", 30.0)
-        with first.hold(1.0):
-            with first.hold(1.0):               # the holder takes it again
-                first.confirm()
-            assert first.held
-            with pytest.raises(LockTimeoutError, match="commit lock"):
-                with second.hold(0.3):
-                    pass
-            first.confirm()
-        assert not first.held
-        with second.hold(1.0):
-            second.confirm()
-        assert s.get("a", 10) == b"1"
-
-    @pytest.mark.parametrize("key", HOSTILE_KEYS)
-    def test_hostile_keys_are_refused_for_writing(self, store, key):
-        if not self.writable:
-            pytest.skip("read-only store")
-        s = self.fill(store, {"a": b"1"})
-        for call in (lambda: s.put(key, b"x"), lambda: s.delete(key),
-                     lambda: s.move("a", key), lambda: s.put_if_absent(key, b"x")):
-            with pytest.raises(FormatError):
-                call()
-        assert s.get("a", 10) == b"1"
-
-    def test_read_only_store_refuses_writes(self, store):
-        s = self.fill(store, {"a": b"1"})
-        s.readonly = True
-        for call in (lambda: s.put("b", b"x"), lambda: s.delete("a"),
-                     lambda: s.put_if_absent("c", b"x"), lambda: s.delete_prefix("")):
-            with pytest.raises(ReadOnlyError):
-                call()
-        assert s.get("a", 10) == b"1"
+TESTS = Path(__file__).resolve().parent.parent
 
 
 class TestLocalStore(StoreTests):
@@ -321,3 +146,94 @@ class TestZipStore(StoreTests):
         path.write_bytes(b"not a zip")
         with pytest.raises(FormatError):
             ZipStore(path)
+
+
+# ------------------------------------------------------------ the contract kept honest
+
+def _base_name(node) -> str:
+    return node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+
+
+def contract_classes(contract: str, root: Path = TESTS) -> dict:
+    """``{"file::class": names its body refers to}`` for every class in the
+    Python files under ``root`` that inherits ``contract`` (directly, or
+    through another such class of the same file)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if contract not in text:
+            continue
+        classes = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ClassDef)]
+        heirs, grew = {contract}, True
+        while grew:
+            grew = False
+            for node in classes:
+                if node.name not in heirs and any(_base_name(b) in heirs for b in node.bases):
+                    heirs.add(node.name)
+                    grew = True
+        for node in classes:
+            if node.name in heirs - {contract}:
+                names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+                names |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+                found[f"{path.relative_to(root)}::{node.name}"] = names
+    return found
+
+
+def package_classes(package, keep) -> dict:
+    """``{name: class}`` of the public classes defined in the modules of
+    ``package`` for which ``keep(class)`` is true."""
+    out = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and value.__module__ == module.__name__ \
+                    and not name.startswith("_") and keep(value):
+                out[name] = value
+    return out
+
+
+def test_contract_classes_finds_heirs_and_what_they_name(tmp_path):
+    (tmp_path / "test_a.py").write_text(
+        "class TestA(StoreTests):\n    def store(self):\n        return AStore()\n"
+        "class TestB(TestA):\n    pass\n"
+        "class TestC:\n    x = CStore()\n")
+    (tmp_path / "test_d.py").write_text("class TestD(m.StoreTests):\n    s = DStore\n")
+    found = contract_classes("StoreTests", tmp_path)
+    assert set(found) == {"test_a.py::TestA", "test_a.py::TestB", "test_d.py::TestD"}
+    assert "AStore" in found["test_a.py::TestA"] and "DStore" in found["test_d.py::TestD"]
+    assert "CStore" not in set().union(*found.values())
+
+
+def test_every_store_has_a_contract_class():
+    stores = package_classes(bcolz_store.storage,
+                             lambda c: issubclass(c, Store) and not inspect.isabstract(c))
+    assert {"LocalStore", "MemoryStore", "PrefixStore", "ZipStore"} <= set(stores)
+    named = set().union(*contract_classes("StoreTests").values())
+    missing = sorted(set(stores) - named)
+    assert not missing, (f"no test class inheriting bcolz_store.testing.store.StoreTests "
+                         f"uses {missing}")
+
+
+class _OverwritingStore(MemoryStore):
+    """put_if_absent replaces what is there."""
+
+    def put_if_absent(self, key, data):
+        self.put(key, data)
+
+
+class _LimitlessStore(MemoryStore):
+    """get ignores its limit."""
+
+    def get(self, key, limit):
+        return super().get(key, 1 << 62)
+
+
+@pytest.mark.parametrize("broken, test", [
+    (_OverwritingStore, StoreTests.test_put_if_absent_refuses_an_existing_key),
+    (_LimitlessStore, StoreTests.test_get_refuses_more_than_the_limit),
+])
+def test_the_contract_fails_a_store_that_breaks_it(broken, test):
+    contract = TestMemoryStore()
+    test(contract, MemoryStore())                    # a sound store passes
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
+        test(contract, broken())
