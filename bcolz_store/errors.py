@@ -81,6 +81,10 @@ class FormatError(BcolzStoreError, ValueError):
 class ReadOnlyError(BcolzStoreError, PermissionError):
     """A write was attempted on a dataset opened in mode ``'r'``.
 
+    Raised by any write (assignment, append, resize, attrs, flush...) to a
+    container opened in mode ``'r'``, or on a store that is read-only (a
+    ``.zip`` pack, an ``https://`` URL).
+
     Compatibility: bcolz raised ``IOError`` here; ``PermissionError`` is a
     subclass of ``OSError`` (which ``IOError`` aliases), so old handlers match.
     """
@@ -97,6 +101,11 @@ class DatasetNotFoundError(BcolzStoreError, FileNotFoundError):
 
 class DatasetExistsError(BcolzStoreError, FileExistsError):
     """Creating a dataset where something already exists, without mode 'w'.
+
+    Raised by the containers' constructors (``carray``, ``ctable``, ``zeros``,
+    ``fromiter``...) given a ``rootdir`` that exists in mode ``'a'``, by
+    ``copy`` to its own rootdir, and by the converters writing to a path
+    that exists without ``overwrite=True``.
 
     Compatibility: bcolz raised ``IOError``; this is an ``OSError`` too.
     """
@@ -142,6 +151,8 @@ class QueryError(BcolzStoreError, ValueError):
 class UnsafeDataError(BcolzStoreError, ValueError):
     """Reading pickled objects from disk without ``allow_pickle=True``.
 
+    Raised by reads of an object carray (and by the npz and zarr readers
+    meeting Python objects) opened without ``allow_pickle=True``.
     Unpickling can run arbitrary code, so as in ``numpy.load`` it is opt-in.
     """
 
@@ -149,8 +160,9 @@ class UnsafeDataError(BcolzStoreError, ValueError):
 class DatasetChangedError(BcolzStoreError):
     """A writer committed a new state after a read-only reader opened the dataset.
 
-    Readers never see a mix of two states: reads that cannot be served from
-    the state they opened raise this; ``refresh()`` moves to the new state.
+    Raised by a read-only reader's read that cannot be served from the state
+    it opened (readers never see a mix of two states); ``refresh()`` moves to
+    the new state.
     """
 
 
@@ -158,8 +170,8 @@ class WriteFailedError(BcolzStoreError):
     """A write failed, and reloading the last committed state failed too.
 
     After any failed write a container returns to its last committed state;
-    when even that cannot be read (the disk keeps failing), every further
-    write raises this until ``refresh()`` succeeds, so nothing is committed
+    when even that cannot be read (the disk keeps failing), it is raised by
+    every further write until ``refresh()`` succeeds, so nothing is committed
     from a state that mixes old and new.
     """
 
@@ -175,7 +187,9 @@ class IntegrityWarning(UserWarning):
 class ConcurrentWriteError(BcolzStoreError):
     """Another writer committed to the dataset since this one loaded it.
 
-    Nothing of this writer's change is committed; it is discarded, the
+    Raised by a write's commit (at ``flush()``, or by a write that commits)
+    when the dataset's newest committed state is not the one this writer
+    loaded.  Nothing of this writer's change is committed; it is discarded, the
     container returns to the newest committed state, and the change can be
     made again.  Pass ``lock=True`` (local folders) to serialise writers.
     """
@@ -184,6 +198,7 @@ class ConcurrentWriteError(BcolzStoreError):
 class ConflictError(ConcurrentWriteError):
     """Another writer committed a change that this writer's change conflicts with.
 
+    Raised by a commit that cannot be rebased on the other writer's commit.
     A commit that only appended rows is rebased on another writer's commit
     (its rows go after the other writer's) and retried, so appends never
     conflict with appends or assignments.  Everything else conflicts with
@@ -207,12 +222,14 @@ class ConflictError(ConcurrentWriteError):
 
 
 class LockTimeoutError(ConcurrentWriteError, TimeoutError):
-    """Another writer held a dataset's lock for longer than the timeout: the
-    writer lock of ``lock=True``, or the commit lock that writers hold for the
-    few milliseconds of a commit (see docs/durability.md).  Nothing of this
-    writer's change is committed.  A :class:`ConcurrentWriteError` (another
-    writer's work kept this one from committing), so the way out of one
-    serves: ``refresh()`` and write again."""
+    """Another writer held a dataset's lock for longer than the timeout.
+
+    Raised by a writer waiting for the writer lock of ``lock=True``, or for
+    the commit lock that writers hold for the few milliseconds of a commit
+    (see docs/durability.md).  Nothing of this writer's change is committed.
+    A :class:`ConcurrentWriteError` (another writer's work kept this one from
+    committing), so the way out of one serves: ``refresh()`` and write again.
+    """
 
 
 class LockLostError(BcolzStoreError):
