@@ -121,10 +121,11 @@ class ChunkNotFoundError(DatasetNotFoundError):
 class IntegrityError(BcolzStoreError):
     """The bytes on disk do not match their recorded checksum.
 
-    Raised on reading a file whose md5 differs from the one the checksum
-    file records (on every read with ``verify=True``, and by ``verify``), or
-    that the checksum file lists but is missing; and by the dask writer when
-    the chunks its tasks wrote do not add up to the array.
+    Raised, on datasets opened with ``verify=True``, by reading a file whose
+    md5 differs from the one the checksum file records, or that the checksum
+    file lists but is missing (``verify()`` reports such files instead); and
+    by the dask writer when the chunks its tasks wrote do not add up to the
+    array.
     """
 
 
