@@ -93,9 +93,10 @@ class ReadOnlyError(BcolzStoreError, PermissionError):
 class DatasetNotFoundError(BcolzStoreError, FileNotFoundError):
     """No bcolz dataset exists at the given path.
 
-    Raised by ``open``, ``verify`` and the containers' constructors in mode
-    ``'r'`` or ``'a'`` when the path does not exist or holds no dataset, and
-    by the converters when their source file is missing.
+    Raised by ``open``, ``verify`` and the containers' constructors opening
+    an existing dataset (a ``rootdir`` and no data) when the path does not
+    exist or holds no dataset, and by the converters when their source file
+    is missing.
     """
 
 
