@@ -22,8 +22,9 @@ from .ctable import ctable
 from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,
                      ConflictError, DatasetChangedError, DatasetExistsError, DatasetNotFoundError,
-                     FormatError, IntegrityError, IntegrityWarning, LimitError,
-                     LockLostError, LockTimeoutError, QueryError, ReadOnlyError, UnsafeDataError, WriteFailedError)
+                     FormatError, IntegrityError, IntegrityWarning, LimitError, LockLostError,
+                     LockTimeoutError, QueryError, ReadOnlyError, UnsafeDataError,
+                     WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros

@@ -467,7 +467,8 @@ def docstring_references(source: str) -> list:
                     and isinstance(node.body[0].value.value, str):
                 doc = node.body[0].value
                 for match in REFERENCE.finditer(doc.value):
-                    found.append((match.group(), doc.lineno + doc.value.count("\n", 0, match.start())))
+                    line = doc.lineno + doc.value.count("\n", 0, match.start())
+                    found.append((match.group(), line))
     return found
 
 
