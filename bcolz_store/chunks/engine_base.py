@@ -19,6 +19,7 @@ let it keep derived state (the vlen engine's sizes) in step.
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections import OrderedDict
 
@@ -26,10 +27,17 @@ import numpy as np
 
 from ..errors import BcolzStoreError, ChunkNotFoundError, DatasetChangedError
 
-__all__ = ["CHECK_BEFORE_ALLOCATING", "EngineBase"]
+__all__ = ["CHECK_BEFORE_ALLOCATING", "EngineBase", "copy_chunks"]
 
 # Reads that allocate more than this check first that their chunk files exist.
 CHECK_BEFORE_ALLOCATING = 256 * 1024 * 1024
+
+
+def copy_chunks(chunks):
+    """A sequence of the same chunks that can grow, shrink and have chunks
+    replaced without changing ``chunks`` (a list in memory; stored chunk
+    files keep their count and last read chunk per copy)."""
+    return type(chunks)(chunks) if isinstance(chunks, list) else copy.copy(chunks)
 
 
 class EngineBase:
@@ -194,9 +202,12 @@ class EngineBase:
         return self.leftover
 
     def copy_for_view(self):
-        """An engine sharing these chunks, with its own leftover copy and cache."""
+        """An engine sharing these chunks, with its own leftover copy and cache,
+        and a sequence of chunks of its own: a chunk one of them completes,
+        replaces or trims is not the other's."""
         out = type(self).__new__(type(self))
         out.__dict__.update(self.__dict__)
+        out.chunks = copy_chunks(self.chunks)
         out._leftover = self.leftover.copy()
         out._init_cache(self.cache_budget)
         return out

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import BcolzStoreError, FormatError
 from .chunk import DiskChunks, MemoryChunks, chunk
+from .engine_base import copy_chunks
 
 __all__ = ["ObjectEngine"]
 
@@ -71,8 +72,11 @@ class ObjectEngine:
         return sum(c.nbytes for c in self.chunks)
 
     def copy_for_view(self) -> "ObjectEngine":
+        """An engine sharing these chunks in a sequence of its own (an item
+        appended to one is not the other's)."""
         out = ObjectEngine.__new__(ObjectEngine)
         out.__dict__.update(self.__dict__)
+        out.chunks = copy_chunks(self.chunks)
         return out
 
     def set_cache_budget(self, budget: int) -> None:

@@ -282,3 +282,19 @@ def test_the_contract_fails_an_engine_that_breaks_it(broken, run):
     with pytest.raises(AssertionError):
         run(contract, _broken(broken))
 
+
+
+def test_appending_to_a_view_leaves_the_original():
+    """A view appended to until it completed a chunk pushed that chunk into
+    the chunk list it shared with its carray: the carray counted one chunk
+    more and read its stale leftover after it."""
+    import bcolz_store as bcolz
+    c = bcolz.carray(np.arange(6), chunklen=4)
+    v = c.view()
+    v.append([6, 7, 8])
+    assert len(c) == 6 and c[:].tolist() == list(range(6))
+    assert len(v) == 9 and v[:].tolist() == list(range(9))
+    o = bcolz.carray(np.array([{"a": 1}, None], dtype=object), chunklen=4)
+    w = o.view()
+    w.append([3])
+    assert len(o) == 2 and len(w) == 3
