@@ -59,7 +59,7 @@ from hypothesis import strategies as st
 from ..storage.dataset import DatasetStore
 from ..storage.memory import MemoryStore
 
-__all__ = ["EngineTests", "new_dataset"]
+__all__ = ["EngineTests", "Subject", "new_dataset"]
 
 _DRAWN = settings(max_examples=25, deadline=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture,
