@@ -173,8 +173,6 @@ class chunk:
 class MemoryChunks(list):
     """The full chunks of an in-memory carray: a plain list of :class:`chunk`."""
 
-    memory = True
-
     def free_cachemem(self) -> None:
         """Nothing is cached for in-memory chunks."""
 
@@ -255,7 +253,6 @@ class DiskChunks(StoredChunkFiles):
         Uncompressed bytes of a full chunk (None for object chunks).
     """
 
-    memory = False
     key = staticmethod(chunk_key)
 
     def __init__(self, store, atom, cparams, nchunks: int = 0, chunk_nbytes=None):

@@ -77,8 +77,6 @@ def check_chunk(data, nitems: int, kind: str, dict_id: int, where: str,
 class VlenMemoryChunks(list):
     """The full chunks of an in-memory vlen carray: a list of their bytes."""
 
-    memory = True
-
     def path(self, nchunk: int) -> str:
         """The chunk's name in messages."""
         return f"vlen chunk {nchunk}"
@@ -121,7 +119,6 @@ class VlenDiskChunks(StoredChunkFiles):
         Number of full chunk files present.
     """
 
-    memory = False
     key = staticmethod(vlen_chunk_key)
 
     def __init__(self, store, nchunks: int = 0):

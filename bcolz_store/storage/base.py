@@ -281,10 +281,6 @@ class Store(abc.ABC):
                     raise
         self.for_each(one, list(pairs))
 
-    def put_many(self, items) -> None:
-        """:meth:`put` each ``(key, data)``, concurrently on remote stores."""
-        self.for_each(lambda item: self.put(*item), list(items))
-
     def for_each(self, function, items: list) -> None:
         """Call ``function(item)`` for each item: concurrently on remote stores
         (at most ``FETCH_THREADS`` at once), in order on the others; raises the

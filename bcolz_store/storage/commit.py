@@ -361,7 +361,6 @@ class CommitProtocol:
             ops = self._ops or {"other"}
             self.state.commit_lock.confirm()
             self._claim(generation, record_bytes(entries, self._token, generation - 1, ops))
-            self._record_token = self._token
             if self._sync:
                 self.store.sync_folders([record_key(generation)])
         except ConcurrentWriteError:

@@ -54,17 +54,10 @@ LOCK_OBJECT_LIMIT = 4096
 
 
 class CommitLock:
-    """A lock that one holder takes several times (:meth:`hold` nests).
-
-    Attributes
-    ----------
-    waits : int
-        How many times acquiring found the lock held by another writer.
-    """
+    """A lock that one holder takes several times (:meth:`hold` nests)."""
 
     def __init__(self):
         self.depth = 0
-        self.waits = 0
 
     @property
     def held(self) -> bool:
@@ -199,8 +192,6 @@ class FileCommitLock(CommitLock):
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
-                    if attempt == 0:
-                        self.waits += 1
                     if time.monotonic() - started >= timeout:
                         raise LockTimeoutError(f"{self.path}: another writer held the "
                                                f"commit lock for {timeout} s") from None
@@ -307,8 +298,6 @@ class ObjectCommitLock(CommitLock):
                 if free and error is None:
                     continue                    # released since the create met it: at once
                 if current is not None:
-                    if attempt == 0:
-                        self.waits += 1
                     if current != seen:
                         seen, seen_since = current, now    # a new holder, or one that renewed
                     elif now - seen_since >= self.lease:

@@ -146,7 +146,6 @@ class Journal(CommitProtocol):
         self.owner = None          # the containers (see attach())
         self._ops = set()          # what the pending change did (see note())
         self.rebases = 0           # appends rebased on another writer's commit
-        self._record_token = None
 
     def _new_blob_folder(self) -> None:
         """Stage future blobs in a folder of a new name (the blobs of a commit
