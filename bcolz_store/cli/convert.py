@@ -1,7 +1,8 @@
 """``bcolz-store convert``: convert between a bcolz dataset and another format.
 
-The work is done by :func:`bcolz_store.interop.convert.convert`; this module
-holds the command's parser and reports its outcome in one line.
+The work is done by :func:`bcolz_store.converters.convert`; this module
+holds the command's parser, whose formats, choices and help come from the
+registered converters, and reports its outcome in one line.
 """
 
 from __future__ import annotations
@@ -10,11 +11,21 @@ import argparse
 import sys
 
 from bcolz_store.errors import BcolzStoreError
-from bcolz_store.interop.convert import FORMATS, convert, detect_format
+from bcolz_store.converters import convert, detect_format, formats, registered_converters
 
 from .common import PROG, CommandError, add_storage_options, remote_reason, storage_options
 
 __all__ = ["add_convert_parser", "run_convert"]
+
+HUB = "bcolz"       # the format of bcolz datasets, one side of every conversion
+
+
+def _and(names) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _either(names) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def add_convert_parser(subparsers) -> argparse.ArgumentParser:
@@ -30,17 +41,21 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``convert`` parser; its ``func`` default is :func:`run_convert`.
     """
+    others = [cls for cls in registered_converters() if cls.name != HUB]
+    names = [cls.name for cls in others]
+    paths = ", ".join(f"{'/'.join(cls.suffixes)}"
+                      f"{'' if cls.suffixes[0][1:] == cls.name else f' ({cls.name})'}"
+                      for cls in others)
+    remote = [cls.name for cls in registered_converters() if cls.remote]
     parser = subparsers.add_parser(
-        "convert", help="convert between a bcolz dataset and parquet, arrow, zarr, npz, "
-                        "hdf5 or datadings",
-        description="Convert SRC into DST.  Formats come from the names: a bcolz rootdir "
-                    "(a folder; no suffix or .bcolz; a .zip pack as SRC), .parquet, "
-                    ".arrow/.feather, .zarr, .npz, .h5/.hdf5, .msgpack (datadings).  bcolz, "
-                    "parquet, arrow and zarr may be URLs (s3://...; --storage-options for "
-                    "credentials or an endpoint).  Exit status 0 on success, 1 on failure.")
+        "convert", help=f"convert between a bcolz dataset and {_either(names)}",
+        description=f"Convert SRC into DST.  Formats come from the names: a bcolz rootdir "
+                    f"(a folder; no suffix or .bcolz; a .zip pack as SRC), {paths}.  "
+                    f"{_and(remote)} may be URLs (s3://...; --storage-options for "
+                    f"credentials or an endpoint).  Exit status 0 on success, 1 on failure.")
     parser.add_argument("src", help="what to convert: a path, a .zip pack or a URL")
     parser.add_argument("dst", help="where to write it: a path or a URL")
-    parser.add_argument("--to", choices=FORMATS, help="the destination format (default: "
+    parser.add_argument("--to", choices=formats(), help="the destination format (default: "
                                                       "from DST's name)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace DST if it exists (only with the same format)")

@@ -24,24 +24,9 @@ import numpy as np
 
 from ..errors import DatasetExistsError
 from ..storage.base import Store
+from .columns import atom_of, block_rows, columns_of, kind_of
 
 __all__ = ["fixed_atoms", "tofixed"]
-
-BLOCK_BYTES = 16 << 20      # item slots (16 bytes each) and rows read at a time, about
-
-
-def _columns(obj) -> list:
-    """``[(name, carray)]``: a ctable's columns, or a carray as one column ``data``."""
-    if hasattr(obj, "names"):
-        return [(name, obj.cols[name]) for name in obj.names]
-    return [("data", obj)]
-
-
-def _block_rows(obj) -> int:
-    cols = [col for _, col in _columns(obj)]
-    rowbytes = sum(col.dtype.itemsize * int(np.prod(col.shape[1:])) for col in cols) or 1
-    chunklen = min((int(c.chunklen) for c in cols), default=1)
-    return max(chunklen, (BLOCK_BYTES // rowbytes) // chunklen * chunklen)
 
 
 def _is_variable(col) -> bool:
@@ -86,8 +71,8 @@ def fixed_atoms(obj, missing=None, blen=None) -> dict:
         (which ``U`` would drop).
     """
     out = {}
-    blen = blen or _block_rows(obj)
-    for name, col in _columns(obj):
+    blen = blen or block_rows(obj)
+    for name, col in columns_of(obj):
         if not _is_variable(col):
             continue
         kind = col.vlen.kind
@@ -132,15 +117,15 @@ def tofixed(obj, rootdir=None, mode="w", *, missing=None, bar=None, **kwargs):
         With mode 'a' when ``rootdir`` exists.
     """
     atoms = fixed_atoms(obj, missing)
-    blen = _block_rows(obj)
-    table = hasattr(obj, "names")
-    columns = _columns(obj)
+    blen = block_rows(obj)
+    table = kind_of(obj) == "ctable"
+    columns = columns_of(obj)
     if rootdir is not None and not isinstance(rootdir, Store):
         rootdir = os.fspath(rootdir)
     local = rootdir if isinstance(rootdir, str) and "://" not in rootdir else None
     if local is not None and mode == "a" and os.path.lexists(local):
         raise DatasetExistsError(f"{rootdir}: exists; use mode 'w' to replace it")
-    empty = [np.empty(0, dtype=atoms.get(name, _atom(col))) for name, col in columns]
+    empty = [np.empty(0, dtype=atoms.get(name, atom_of(col))) for name, col in columns]
     kwargs.setdefault("expectedlen", max(len(obj), 1))
     kwargs.setdefault("cparams", columns[0][1].cparams if columns else None)
     if rootdir is not None:
@@ -177,6 +162,3 @@ def tofixed(obj, rootdir=None, mode="w", *, missing=None, bar=None, **kwargs):
         raise
     return out
 
-
-def _atom(col) -> np.dtype:
-    return np.dtype((col.dtype, tuple(col.shape[1:]))) if len(col.shape) > 1 else col.dtype

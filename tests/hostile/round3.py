@@ -20,7 +20,7 @@ RLIMIT_AS and a timeout, the judgement of dataset reads), this module adds:
   ``pack``       hostile ``.zip`` packs for ``bcolz_store.open``,
                  ``bcolz_store.unpack`` and ``bcolz-store info/verify``.
   ``convert``    hostile Parquet, Arrow IPC, HDF5, npz, zarr (v2, v3) and
-                 datadings inputs for ``interop.convert.convert`` and
+                 datadings inputs for ``converters.convert`` and
                  ``bcolz-store convert``.
   ``deep_json``  deeply nested JSON wherever a JSON document is read.
 
@@ -308,7 +308,7 @@ def make_sources3(out: Path) -> dict:
     bs.ctable([np.arange(TABLE_ROWS, dtype="i8"), np.linspace(0, 1, TABLE_ROWS),
                np.array([w.encode() for w in words], dtype="S8")], names=["i", "f", "s"],
               chunklen=16, rootdir=str(fixed_ds), mode="w").flush()
-    from bcolz_store.interop.convert import convert
+    from bcolz_store.converters import convert
     from bcolz_store.storage.packs import pack
     for name, fmt in (("good.parquet", "parquet"), ("good.feather", "arrow"), ("good.h5", "hdf5"),
                       ("good.npz", "npz"), ("good.zarr", "zarr"), ("good.msgpack", "datadings")):
@@ -1082,7 +1082,7 @@ def do_op(req: dict) -> dict:
         finally:
             _close(obj)
     elif op == "convert":
-        from bcolz_store.interop.convert import convert
+        from bcolz_store.converters import convert
         convert(path, req["dst"], drop_attrs=True)
         obj = bcolz_store.open(req["dst"], mode="r")
         try:

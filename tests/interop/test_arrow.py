@@ -15,7 +15,7 @@ from .samples import CHUNKLEN, TABLE_ATTRS, assert_same, make
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
-arrow = pytest.importorskip("bcolz_store.interop.arrow")
+arrow = pytest.importorskip("bcolz_store.converters.arrow")
 
 
 def test_to_arrow_maps_types_column_by_column_and_records_metadata():

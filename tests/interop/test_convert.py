@@ -15,8 +15,8 @@ import pytest
 import bcolz_store as bcolz
 from bcolz_store.cli.convert import add_convert_parser
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
-from bcolz_store.interop import convert as hub
-from bcolz_store.interop.convert import Converted, convert, detect_format
+from bcolz_store.converters import hub
+from bcolz_store.converters import Converted, convert, detect_format
 from tests.conftest import bcolz_files
 
 from .samples import KINDS, LENGTHS, TABLE_ATTRS, assert_same, make

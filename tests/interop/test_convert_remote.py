@@ -17,7 +17,7 @@ import pytest
 import bcolz_store as bcolz
 from bcolz_store.cli import main
 from bcolz_store.errors import DatasetExistsError
-from bcolz_store.interop.convert import convert, detect_format
+from bcolz_store.converters import convert, detect_format
 from bcolz_store.storage.packs import pack
 
 from .samples import TABLE_ATTRS, assert_same, make

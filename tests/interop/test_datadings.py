@@ -19,7 +19,7 @@ from bcolz_store.errors import DatasetExistsError, FormatError
 from .samples import make
 
 msgpack = pytest.importorskip("msgpack")
-dd = pytest.importorskip("bcolz_store.interop.datadings")
+dd = pytest.importorskip("bcolz_store.converters.datadings")
 
 try:
     import datadings  # noqa: F401 - only whether it imports

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import bcolz_store as bcolz
-from bcolz_store.interop.convert import convert
+from bcolz_store.converters import convert
 
 from .test_convert import need
 
@@ -95,7 +95,7 @@ def test_text_with_nuls_survives_exactly(tmp_path, fmt):
 def test_other_readers_see_the_nuls_inside_and_not_the_padding(tmp_path):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    from bcolz_store.interop import arrow
+    from bcolz_store.converters import arrow
     t = bcolz.ctable(columns=[NUL_BYTES, NUL_TEXT], names=["raw", "text"])
     table = arrow.to_arrow(t)
     assert table.column("raw").type == pa.binary()
@@ -108,7 +108,7 @@ def test_other_readers_see_the_nuls_inside_and_not_the_padding(tmp_path):
 
 def test_foreign_binary_with_nuls_inside_is_read_and_a_trailing_nul_refused():
     pa = pytest.importorskip("pyarrow")
-    from bcolz_store.interop import arrow
+    from bcolz_store.converters import arrow
     inside = arrow.from_arrow(pa.table({"b": pa.array([b"\x01\x00\x02", b"\x00z"])}))
     assert inside.cols["b"].dtype == np.dtype("S3")
     assert inside.cols["b"][:].tolist() == [b"\x01\x00\x02", b"\x00z"]
@@ -185,7 +185,7 @@ def test_hdf5_stores_the_other_byte_order_natively_and_records_it(tmp_path):
 
 def test_zoned_arrow_timestamps_go_back_to_arrow_in_their_zone(tmp_path):
     pa = pytest.importorskip("pyarrow")
-    from bcolz_store.interop import arrow
+    from bcolz_store.converters import arrow
     table = pa.table({
         "paris": pa.array([0, None, 10 ** 18, -1], type=pa.timestamp("ns", tz="Europe/Paris")),
         "offset": pa.array([0, 1, 2, 3], type=pa.timestamp("s", tz="+05:30")),

@@ -172,7 +172,7 @@ def _arrays_file(path):
     ("/log", np.array([b"\x01\x00\x02", b"ab", b""], dtype="S3")),
 ])
 def test_array_carray_and_earray_nodes_are_read_as_carrays(tmp_path, node, expected):
-    from bcolz_store.interop.convert import convert
+    from bcolz_store.converters import convert
     _arrays_file(tmp_path / "a.h5")
     done = convert(tmp_path / "a.h5", tmp_path / "out", nodepath=node)
     assert done.kind == "carray" and done.length == len(expected)
@@ -186,7 +186,7 @@ def test_array_carray_and_earray_nodes_are_read_as_carrays(tmp_path, node, expec
 
 def test_a_node_that_is_not_there_or_a_group_is_a_clear_error(tmp_path):
     from bcolz_store.errors import DatasetNotFoundError
-    from bcolz_store.interop.hdf5_io import read_hdf5
+    from bcolz_store.converters.hdf5_io import read_hdf5
     _arrays_file(tmp_path / "a.h5")
     with pytest.raises(DatasetNotFoundError, match="no node '/nope'.*/g/grid"):
         read_hdf5(tmp_path / "a.h5", nodepath="/nope")
@@ -197,8 +197,8 @@ def test_a_node_that_is_not_there_or_a_group_is_a_clear_error(tmp_path):
 
 
 def test_a_bytes_attribute_is_refused_by_name_or_dropped(tmp_path):
-    from bcolz_store.interop.convert import convert
-    from bcolz_store.interop.hdf5_io import read_hdf5
+    from bcolz_store.converters import convert
+    from bcolz_store.converters.hdf5_io import read_hdf5
     with tables.open_file(str(tmp_path / "b.h5"), mode="w") as h5:
         node = h5.create_table("/", "ctable", np.array([(1, b"x")], dtype="i4,S1"))
         node.attrs["title"] = "kept"

@@ -20,7 +20,7 @@ import pytest
 import bcolz_store as bcolz
 from bcolz_store.cli import main
 from bcolz_store.errors import BcolzStoreError, FormatError, LimitError
-from bcolz_store.interop.convert import convert
+from bcolz_store.converters import convert
 
 # --- HDF5 attributes that PyTables would unpickle ---------------------------------
 
@@ -105,7 +105,7 @@ def test_pytables_unpickles_again_after_a_conversion(tmp_path):
 
 _FLIP_CHILD = textwrap.dedent("""
     import os, sys, tempfile
-    from bcolz_store.interop.convert import convert
+    from bcolz_store.converters import convert
     from bcolz_store.errors import BcolzStoreError
     src, suffix, offsets = sys.argv[1], sys.argv[2], [int(o) for o in sys.argv[3:]]
     data = open(src, "rb").read()
@@ -277,7 +277,7 @@ def test_a_node_whose_class_names_another_kind_is_a_format_error(tmp_path, isola
     itself raise TypeError while loading the node: the file is damaged, a
     FormatError naming it, not PyTables' TypeError."""
     tables = pytest.importorskip("tables")
-    from bcolz_store.interop.hdf5_io import read_hdf5
+    from bcolz_store.converters.hdf5_io import read_hdf5
     path = tmp_path / "cls.h5"
     with tables.open_file(str(path), "w") as h5:
         group = h5.create_group("/", "ctable")
@@ -391,7 +391,7 @@ def test_an_hdf5_read_that_crashes_the_library_is_a_format_error(tmp_path, monke
     """The node is read first in a child process; a child killed by a signal
     (as libhdf5 kills it on some damaged files) is a FormatError here."""
     tables = pytest.importorskip("tables")
-    from bcolz_store.interop import hdf5_io
+    from bcolz_store.converters import hdf5_io
     path = tmp_path / "crash.h5"
     with tables.open_file(str(path), "w") as h5:
         h5.create_table("/", "ctable", np.zeros(3, dtype=[("a", "i4")]))

@@ -11,7 +11,7 @@ from numpy.testing import assert_array_equal
 
 import bcolz_store as bcolz
 from bcolz_store.errors import DatasetExistsError, FormatError, UnsafeDataError
-from bcolz_store.interop import npz
+from bcolz_store.converters import npz
 
 from .samples import TABLE_ATTRS, assert_same, make
 

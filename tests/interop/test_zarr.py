@@ -14,7 +14,7 @@ from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError, FormatE
 from .samples import CHUNKLEN, TABLE_ATTRS, assert_same, make
 
 zarr = pytest.importorskip("zarr")
-zarr_io = pytest.importorskip("bcolz_store.interop.zarr_io")
+zarr_io = pytest.importorskip("bcolz_store.converters.zarr_io")
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*does not have a Zarr V3 specification")
 

@@ -6,7 +6,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store import cli
-from bcolz_store.interop.convert import convert
+from bcolz_store.converters import convert
 
 pd = pytest.importorskip("pandas")
 

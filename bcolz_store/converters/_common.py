@@ -1,24 +1,20 @@
-"""What the format modules of :mod:`bcolz_store.interop` share.
+"""What the format converters of :mod:`bcolz_store.converters` share.
 
-- :func:`require`: the lazy import of an optional library, whose absence
-  raises an ImportError naming the extra to install;
 - :func:`progress_bar`: a tqdm bar on stderr, or nothing;
-- a carray or ctable as columns (:func:`kind_of`, :func:`columns_of`,
-  :func:`column_attrs`, :func:`atom_of`) read in blocks of whole chunks
-  (:func:`block_rows`, :func:`row_blocks`);
 - :class:`Sink`, which builds a carray or ctable from blocks of exactly its
   dtypes and removes what it built when the conversion fails;
 - :func:`check_attrs_kept`, the refusal to drop attrs silently;
-- :func:`is_remote` and :func:`local_path`, for locations given as paths or
-  URLs;
-- :func:`check_fixed_width`, the limit on how much a fixed-width string
-  column may pad its values (one huge string among many short ones).
+- :func:`is_remote`, :func:`local_path`, :func:`rootdir_arg` and
+  :func:`local_rootdir`, for locations given as paths or URLs.
+
+A carray or ctable as columns read in blocks (``columns_of``, ``block_rows``...)
+is :mod:`bcolz_store.interop.columns`, which the fixed-width copy shares; the
+lazy import of an optional library (``require``) is :mod:`.base`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import re
 import shutil
@@ -30,57 +26,16 @@ from pathlib import Path
 import numpy as np
 
 import bcolz_store
-from bcolz_store.errors import DatasetExistsError, LimitError, raised_in  # noqa: F401 - for npz, zarr
-from bcolz_store.limits import check_alloc
+from bcolz_store.errors import DatasetExistsError
+from bcolz_store.interop.columns import column_attrs
 from bcolz_store.storage.base import Store
 from bcolz_store.storage.urls import open_store
 
-__all__ = ["BLOCK_BYTES", "DATADINGS_SUFFIXES", "FIXED_WIDTH_FREE", "FIXED_WIDTH_SLACK", "Sink",
-           "atom_of", "block_rows", "check_attrs_kept", "check_fixed_width", "column_attrs", "columns_of", "is_remote", "kind_of",
-           "local_path", "local_rootdir", "progress_bar", "require", "rootdir_arg",
-           "row_blocks"]
-
-BLOCK_BYTES = 16 << 20      # uncompressed bytes per streamed block (all columns)
-# A fixed-width (S/U) column is as wide as its longest value: one 10 MiB string
-# among 200,000 short ones makes 8 TB of U.  A column whose padded size is over
-# FIXED_WIDTH_FREE bytes and over FIXED_WIDTH_SLACK times what its values hold is
-# refused (LimitError, suggesting strings='vlen').
-FIXED_WIDTH_FREE = 1 << 30
-FIXED_WIDTH_SLACK = 64
-# Files beside a datadings ``NAME.msgpack`` that belong to it (the legacy index too).
-DATADINGS_SUFFIXES = ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5", ".index")
+__all__ = ["Sink", "check_attrs_kept", "is_remote", "local_path", "local_rootdir",
+           "progress_bar", "rootdir_arg"]
 
 
-# --- optional libraries and progress bars ------------------------------------------
-
-def require(module: str, extra: str, what: str):
-    """Import an optional library, or raise an ImportError naming the extra.
-
-    Parameters
-    ----------
-    module : str
-        The module to import (e.g. ``'pyarrow.parquet'``).
-    extra : str
-        The bcolz_store extra that installs it (e.g. ``'arrow'``).
-    what : str
-        What needs it, for the message (e.g. ``'Parquet conversions'``).
-
-    Returns
-    -------
-    module
-
-    Raises
-    ------
-    ImportError
-        When the library is not installed; the message says
-        ``pip install bcolz_store[EXTRA]``.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(f"{module.split('.')[0]} is needed for {what}; install it, "
-                          f"e.g. `pip install bcolz_store[{extra}]`") from err
-
+# --- progress bars -------------------------------------------------------------------
 
 class _NoBar:
     def update(self, n=1):
@@ -125,52 +80,7 @@ def progress_bar(progress, total: int, desc: str, unit: str = "row"):
         bar.close()
 
 
-# --- a carray or ctable as columns, in blocks --------------------------------------
-
-def kind_of(obj) -> str:
-    """``'ctable'`` or ``'carray'``; TypeError for anything else."""
-    if isinstance(obj, bcolz_store.ctable):
-        return "ctable"
-    if isinstance(obj, bcolz_store.carray):
-        return "carray"
-    raise TypeError(f"expected a bcolz_store carray or ctable, not {type(obj).__name__}")
-
-
-def columns_of(obj) -> list:
-    """``[(name, carray)]``: a ctable's columns, or a carray as one column ``data``."""
-    if kind_of(obj) == "carray":
-        return [("data", obj)]
-    return [(name, obj.cols[name]) for name in obj.names]
-
-
-def column_attrs(obj) -> dict:
-    """``{name: attrs}`` for the ctable columns that have attrs ({} for a carray)."""
-    if kind_of(obj) == "carray":
-        return {}
-    return {name: col.attrs.getall() for name, col in columns_of(obj) if len(col.attrs)}
-
-
-def atom_of(col) -> np.dtype:
-    """A column's atom: its dtype, with the shape of one row as a subarray shape."""
-    return np.dtype((col.dtype, tuple(col.shape[1:]))) if len(col.shape) > 1 else col.dtype
-
-
-def block_rows(obj, target_bytes: int = BLOCK_BYTES) -> int:
-    """Rows per streamed block: about ``target_bytes`` of all columns, a whole
-    number of the smallest chunklen (at least one chunk)."""
-    cols = [col for _, col in columns_of(obj)]
-    chunklen = min((int(c.chunklen) for c in cols), default=1)
-    rowbytes = sum(atom_of(c).itemsize for c in cols) or 1
-    return max(chunklen, (target_bytes // rowbytes) // chunklen * chunklen)
-
-
-def row_blocks(obj, blen: int):
-    """Yield, for consecutive row ranges of ``blen`` rows, one block per column
-    (a carray is one column), read column by column."""
-    cols = [col for _, col in columns_of(obj)]
-    for start in range(0, len(obj), blen):
-        yield [col[start:start + blen] for col in cols]
-
+# --- attrs and building containers ----------------------------------------------
 
 def check_attrs_kept(obj, drop_attrs: bool, where: str, table: bool = True) -> None:
     """Refuse (ValueError) to lose attrs that a format ``where`` cannot hold:
@@ -186,42 +96,6 @@ def check_attrs_kept(obj, drop_attrs: bool, where: str, table: bool = True) -> N
         raise ValueError(f"{where} has no place for the {' and '.join(lost)}; pass "
                          f"drop_attrs=True (bcolz-store convert --drop-attrs) to convert "
                          f"without them")
-
-
-def check_fixed_width(where: str, name: str, dtype, values: int, held: int) -> None:
-    """Refuse a fixed-width string column that would pad its values absurdly.
-
-    Parameters
-    ----------
-    where : str
-        The source, for the message.
-    name : str
-        The column.
-    dtype : numpy.dtype
-        Its ``S<n>`` or ``U<n>`` dtype (the width of its longest value).
-    values : int
-        How many values (rows times values per row) it holds.
-    held : int
-        The characters (U) or bytes (S) its values hold together.
-
-    Raises
-    ------
-    LimitError
-        When ``values * dtype.itemsize`` is over :data:`FIXED_WIDTH_FREE`
-        bytes and over :data:`FIXED_WIDTH_SLACK` times what the values hold,
-        or when one value is more than this process can allocate; the
-        message names the column and suggests ``strings='vlen'``.
-    """
-    dtype = np.dtype(dtype)
-    check_alloc(dtype.itemsize, f"{where}: one value of column {name!r} ({dtype.str})")
-    padded = int(values) * dtype.itemsize
-    unit = 4 if dtype.kind == "U" else 1
-    if padded > FIXED_WIDTH_FREE and padded > FIXED_WIDTH_SLACK * max(int(held), 1) * unit:
-        raise LimitError(f"{where}: column {name!r}: its longest value makes it {dtype.str} "
-                         f"(fixed width) for {values:,} values, {padded:,} bytes, more than "
-                         f"{FIXED_WIDTH_SLACK} times the {int(held) * unit:,} its values hold; "
-                         f"read it as a vlen column instead: strings='vlen' (bcolz-store "
-                         f"convert --strings vlen)")
 
 
 class Sink:
@@ -257,8 +131,9 @@ class Sink:
     Notes
     -----
     Used as a context manager: when the body fails, what was built at
-    ``rootdir`` is removed (from a store or URL too, as far as it lets).  Blocks must match exactly because
-    ``ctable.append`` casts silently (it truncates longer strings).
+    ``rootdir`` is removed (from a store or URL too, as far as it lets).
+    Blocks must match exactly because ``ctable.append`` casts silently (it
+    truncates longer strings).
     """
 
     def __init__(self, kind, atoms, rootdir=None, mode="w", expectedlen=None, dtypes=None,

@@ -62,15 +62,18 @@ import numpy as np
 from ..errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError, FormatError,
                       LimitError)
 from ..limits import MAX_NDIM
-from ._common import (DATADINGS_SUFFIXES, Sink, check_attrs_kept, check_fixed_width, columns_of,
-                      progress_bar, require, row_blocks)
+from ..interop.columns import check_fixed_width, columns_of, row_blocks
+from ._common import Sink, check_attrs_kept, progress_bar
+from .base import Converter, register_converter, require
 from .datadings_index import BLOOM_MAGIC, bloom_filter, key_hashes, read_offsets, write_index
 
-__all__ = ["BLOOM_MAGIC", "bloom_filter", "from_datadings", "key_hashes", "to_datadings",
-           "value_encoder"]
+__all__ = ["BLOOM_MAGIC", "DATADINGS_SUFFIXES", "DatadingsConverter", "bloom_filter",
+           "from_datadings", "key_hashes", "to_datadings", "value_encoder"]
 
 RESERVED_KEYS = ("key", "nd", "complex")
 MAX_SAMPLE_BYTES = 256 << 20        # the largest sample the reader buffers
+# Files beside a datadings ``NAME.msgpack`` that belong to it (the legacy index too).
+DATADINGS_SUFFIXES = ("", ".offsets", ".keys", ".key_hashes", ".filter", ".md5", ".index")
 BLOCK_BYTES = 16 << 20
 
 
@@ -547,3 +550,35 @@ def _stack(values: list, atom: np.dtype) -> np.ndarray:
     for row, value in enumerate(values):
         out[row] = value
     return out
+
+
+@register_converter
+class DatadingsConverter(Converter):
+    """datadings datasets: ``NAME.msgpack`` and its index files
+    (:func:`from_datadings`, :func:`to_datadings`).  A carray comes back as a
+    ctable of one column ``data``; attrs are refused unless ``drop_attrs``."""
+
+    name = "datadings"
+    suffixes = (".msgpack",)
+    description = "datadings (``.msgpack`` and its index files)"
+    extra = "datadings"
+    requires = "msgpack"
+    keeps_kind = False
+    keeps_attrs = False
+    keeps_column_attrs = False
+    read = staticmethod(from_datadings)
+    write = staticmethod(to_datadings)
+
+    def outputs(self, path) -> list:
+        """The data file and the index files beside it.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The data file ``NAME.msgpack``.
+
+        Returns
+        -------
+        list of pathlib.Path
+        """
+        return list(_files(Path(os.fspath(path))).values())

@@ -1,6 +1,6 @@
-"""HDF5 files (PyTables Tables) <-> carray/ctable: the hdf5 format of :func:`.convert.convert`.
+"""HDF5 files (PyTables Tables) <-> carray/ctable: the hdf5 format of :func:`.hub.convert`.
 
-The Table itself is written and read by :mod:`.hdf5` (the code behind
+The Table itself is written and read by :mod:`bcolz_store.interop.hdf5` (the code behind
 ``ctable.tohdf5`` and ``ctable.fromhdf5``); this module adds what a
 conversion needs around it: a carray travels as a Table with one column
 ``data`` and the attribute ``bcolz_store_kind = 'carray'``, columns with
@@ -8,8 +8,8 @@ attrs are refused unless ``drop_attrs``, an existing file is replaced only
 with ``overwrite``, and an HDF5 array (Array, CArray, EArray) written by
 others is read as a carray.
 
-Kept apart from :mod:`.hdf5` because it builds carrays and ctables: the
-ctable class imports :mod:`.hdf5`, so that module must not import
+Kept apart from :mod:`bcolz_store.interop.hdf5` because it builds carrays and ctables: the
+ctable class imports :mod:`bcolz_store.interop.hdf5`, so that module must not import
 ``bcolz_store`` back.
 """
 
@@ -24,18 +24,19 @@ import numpy as np
 import bcolz_store
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError, FormatError
 
-from ._common import (BLOCK_BYTES, Sink, check_attrs_kept, columns_of, kind_of, progress_bar,
-                      require)
-from .hdf5 import _plain, fromhdf5, hdf5_attrs, reading_hdf5, tohdf5
+from ..interop.columns import BLOCK_BYTES, columns_of, kind_of
+from ._common import Sink, check_attrs_kept, progress_bar
+from .base import Converter, register_converter, require
+from ..interop.hdf5 import _plain, fromhdf5, hdf5_attrs, reading_hdf5, tohdf5
 
-__all__ = ["HDF5_KIND_ATTR", "read_hdf5", "write_hdf5"]
+__all__ = ["HDF5_KIND_ATTR", "Hdf5Converter", "read_hdf5", "write_hdf5"]
 
 HDF5_KIND_ATTR = "bcolz_store_kind"
 
 
 def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=False,
                progress=None):
-    """Write a carray or ctable as a PyTables Table (via :func:`.hdf5.tohdf5`).
+    """Write a carray or ctable as a PyTables Table (via :func:`bcolz_store.interop.hdf5.tohdf5`).
 
     Parameters
     ----------
@@ -80,7 +81,7 @@ def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=Fal
     tohdf5(table, path, nodepath=nodepath, mode="w")
 
 
-_PROBE = ("import sys; from bcolz_store.interop.hdf5_io import probe_hdf5; "
+_PROBE = ("import sys; from bcolz_store.converters.hdf5_io import probe_hdf5; "
           "probe_hdf5(sys.argv[1], sys.argv[2])")
 
 
@@ -178,9 +179,9 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
     FormatError
         A file that is not HDF5, is damaged (a read that crashes libhdf5
         included, with ``isolate``), or holds a pickled attribute (never
-        unpickled; see :func:`.hdf5.fromhdf5`).
+        unpickled; see :func:`bcolz_store.interop.hdf5.fromhdf5`).
     OSError
-        As :func:`.hdf5.fromhdf5`.
+        As :func:`bcolz_store.interop.hdf5.fromhdf5`.
     """
     tables = require("tables", "hdf5", "HDF5 conversions")
     if rootdir is not None and mode == "a" and os.path.lexists(rootdir):
@@ -250,3 +251,18 @@ def _read_array(node, path, rootdir, mode, drop_attrs, progress, kwargs):
             sink.append([block])
             bar.update(len(block))
         return sink.finish(attrs)
+
+
+@register_converter
+class Hdf5Converter(Converter):
+    """HDF5 files, a PyTables Table (:func:`read_hdf5`, :func:`write_hdf5`);
+    column attrs are refused unless ``drop_attrs``."""
+
+    name = "hdf5"
+    suffixes = (".h5", ".hdf5")
+    description = "HDF5 (a PyTables Table)"
+    extra = "hdf5"
+    requires = "tables"
+    keeps_column_attrs = False
+    read = staticmethod(read_hdf5)
+    write = staticmethod(write_hdf5)

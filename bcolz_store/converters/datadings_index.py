@@ -1,7 +1,7 @@
 """The index files of a datadings dataset: offsets, key hashes and the Bloom
 filter, written as datadings 3.4 writes them and the offsets read back.
 
-The layout of each file is in :mod:`bcolz_store.interop.datadings`, which
+The layout of each file is in :mod:`bcolz_store.converters.datadings`, which
 uses these for its conversions.
 
 Source: the datadings file format (seeds/000_7539750c326b609e.txt),

@@ -47,11 +47,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..format.vlen_meta import vlen_result_dtype
-from ._common import check_fixed_width, require
+from ..interop.columns import check_fixed_width
+from .base import require
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
-__all__ = ["META_KEY", "META_VERSION", "ColumnType", "arrow_type", "from_arrow_array",
+__all__ = ["ColumnType", "META_KEY", "META_VERSION", "arrow_type", "from_arrow_array",
            "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "recorded_vlen",
            "schema_metadata", "sized_atoms", "to_arrow_array"]
 

@@ -3,24 +3,11 @@
 :func:`convert` tells the formats from the paths (or ``to=``), reads the
 source and writes the destination.  One side is a bcolz dataset; between two
 other formats the data goes through a temporary bcolz dataset beside the
-destination, so memory stays bounded by one block::
+destination, so memory stays bounded by one block.
 
-    parquet  arrow  zarr  npz  hdf5  datadings  --read-->  bcolz
-    bcolz  --write-->  parquet  arrow  zarr  npz  hdf5  datadings
-
-======== ====================================== ============================ ==========
-format   path (or ``to=``)                      module                       extra
-======== ====================================== ============================ ==========
-bcolz    a rootdir folder, ``*.bcolz``          bcolz_store                  (none)
-parquet  ``*.parquet``, ``*.pq``                ``interop.arrow``            ``arrow``
-arrow    ``*.arrow``, ``*.feather``, ``*.ipc``  ``interop.arrow``            ``arrow``
-zarr     ``*.zarr`` (a zarr v3 store)           ``interop.zarr_io``          ``zarr``
-npz      ``*.npz``                              ``interop.npz``              (none)
-hdf5     ``*.h5``, ``*.hdf5``                   ``interop.hdf5_io``          ``hdf5``
-datadings ``*.msgpack`` (+ index files)         ``interop.datadings``        ``datadings``
-======== ====================================== ============================ ==========
-
-What each format keeps, and what it refuses, is in docs/converting.md.
+The formats are the converters of :data:`.base.registry`
+(:class:`~.base.Converter` subclasses, one module each); :func:`formats_table`
+lists them, and what each keeps, and refuses, is in docs/converting.md.
 
 A local destination is written in a fresh folder beside it and moved into
 place only when complete: a failed conversion leaves nothing behind, and an
@@ -29,9 +16,7 @@ until the new one is whole.  ``overwrite`` replaces only what the conversion
 would write (a bcolz dataset with a bcolz dataset, a zarr store with a zarr
 store, a file with a file), never an unrelated folder.
 
-What the format modules share (the lazy import of an optional library,
-progress bars, block sizes, :class:`Sink`) is in :mod:`._common`; the
-``bcolz-store convert`` command is :mod:`bcolz_store.cli.convert`.
+The ``bcolz-store convert`` command is :mod:`bcolz_store.cli.convert`.
 """
 
 from __future__ import annotations
@@ -46,52 +31,105 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
-import bcolz_store
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
-
+from bcolz_store.interop.columns import kind_of
 from bcolz_store.storage.urls import open_store
 
-from ._common import (DATADINGS_SUFFIXES, Sink, block_rows, column_attrs, is_remote, kind_of,
-                      local_path, progress_bar, require, rootdir_arg, row_blocks)
-from .fixed_width import tofixed
+from ._common import is_remote, local_path
+from .base import RemoteFormatError, UnknownFormatError, get_converter, registry
+from .native import MARKER_NAMES
 
-# Sink, block_rows, progress_bar, require and row_blocks live in ._common; they
-# stay importable from here.
-__all__ = ["FORMATS", "Converted", "Sink", "block_rows", "convert", "detect_format",
-           "progress_bar", "require", "row_blocks"]
+__all__ = ["Converted", "convert", "detect_format", "formats", "formats_table",
+           "remote_formats", "suffixes"]
 
-FORMATS = ("arrow", "bcolz", "datadings", "hdf5", "npz", "parquet", "zarr")
-SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".arrow": "arrow", ".feather": "arrow",
-            ".ipc": "arrow", ".zarr": "zarr", ".npz": "npz", ".h5": "hdf5", ".hdf5": "hdf5",
-            ".msgpack": "datadings", ".bcolz": "bcolz"}
-# Formats that reach remote URLs (pyarrow.fs or fsspec; bcolz through its stores).
-REMOTE_FORMATS = ("arrow", "bcolz", "parquet", "zarr")
-# Names, in a folder or object store, that make it a bcolz dataset or a zarr store.
-_BCOLZ_NAMES = ("__rootdirs__", "meta/sizes", "bcolz_store.json")
-_ZARR_NAMES = ("zarr.json", ".zgroup", ".zarray")
+#: The format of bcolz datasets, one side of every conversion.
+HUB = "bcolz"
+
+
+# --- the formats, from the registry --------------------------------------------------
+
+def formats() -> tuple:
+    """The names of the registered formats, sorted.
+
+    Returns
+    -------
+    tuple of str
+    """
+    return registry.names()
+
+
+def suffixes() -> dict:
+    """``{suffix: format}`` of the registered formats.
+
+    Returns
+    -------
+    dict of str to str
+    """
+    return {suffix: registry.for_suffix(suffix).name for suffix in registry.suffixes()}
+
+
+def remote_formats() -> tuple:
+    """The formats that read and write URLs (``s3://...``).
+
+    Returns
+    -------
+    tuple of str
+    """
+    return tuple(cls.name for cls in registry if cls.remote)
+
+
+def formats_table() -> str:
+    """The registered formats as a reStructuredText table.
+
+    Returns
+    -------
+    str
+        One row per format: its name, paths, module and pip extra.
+    """
+    rows = [("format", "path (or ``to=``)", "module", "extra")]
+    for cls in registry:
+        paths = ", ".join(f"``*{s}``" for s in cls.suffixes)
+        if cls.name == HUB:
+            paths = cls.description
+        rows.append((cls.name, paths, f"``{cls.__module__}``", cls.extra or "(none)"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    rule = " ".join("=" * w for w in widths)
+    lines = [" ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join([rule, lines[0], rule, *lines[1:], rule])
+
+
+def __getattr__(name):
+    """``FORMATS``, ``SUFFIXES`` and ``REMOTE_FORMATS``, as the registry has them now."""
+    lazy = {"FORMATS": formats, "SUFFIXES": suffixes, "REMOTE_FORMATS": remote_formats}
+    if name in lazy:
+        return lazy[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- paths and formats --------------------------------------------------------------
 
-def _is_bcolz_dir(path: Path) -> bool:
-    return any((path / name).is_file() for name in _BCOLZ_NAMES[:2])
-
-
-def _is_zarr_dir(path: Path) -> bool:
-    return any((path / name).is_file() for name in _ZARR_NAMES)
+def _folder_formats() -> list:
+    """Converters written as folders: bcolz first (a rootdir is never anything else)."""
+    return sorted((cls for cls in registry if cls.folder_names), key=lambda c: c.name != HUB)
 
 
 def _remote_format(location, storage_options) -> str:
-    """'zarr' for a URL holding a zarr store, else 'bcolz' (whose opening then
-    says what is wrong)."""
+    """The folder format whose names a URL holds (other than bcolz), else 'bcolz'
+    (whose opening then says what is wrong)."""
     try:
         fsspec = importlib.import_module("fsspec")
         fs, inner = fsspec.core.url_to_fs(location, **(storage_options or {}))
-        if any(fs.isfile(f"{inner.rstrip('/')}/{name}") for name in _ZARR_NAMES):
-            return "zarr"
+        for cls in _folder_formats():
+            if cls.name != HUB and cls.remote and \
+                    any(fs.isfile(f"{inner.rstrip('/')}/{name}") for name in cls.folder_names):
+                return cls.name
     except Exception:           # noqa: BLE001 - no fsspec, no access: opening tells
         pass
-    return "bcolz"
+    return HUB
+
+
+def _noun(cls) -> str:
+    return cls.noun or f"{cls.name} file"
 
 
 def detect_format(location, *, reading: bool = True, storage_options=None) -> str:
@@ -112,15 +150,16 @@ def detect_format(location, *, reading: bool = True, storage_options=None) -> st
     Returns
     -------
     str
-        One of :data:`FORMATS`.
+        One of :func:`formats`.
 
     Raises
     ------
     DatasetNotFoundError
         A local source that does not exist.
-    ValueError
+    UnknownFormatError
         When the format cannot be told (pass ``to=`` for a destination), or
-        a ``.zip`` destination (packs are made by ``bcolz-store pack``).
+        a ``.zip`` destination (packs are made by ``bcolz-store pack``); a
+        ValueError.
     """
     path = local_path(location)
     name = urllib.parse.urlparse(location).path if path is None else path.name
@@ -129,45 +168,26 @@ def detect_format(location, *, reading: bool = True, storage_options=None) -> st
         if not os.path.lexists(path):
             raise DatasetNotFoundError(f"{path}: no such file or directory")
         if path.is_dir():
-            if _is_bcolz_dir(path):
-                return "bcolz"
-            if _is_zarr_dir(path):
-                return "zarr"
-            if suffix not in (".zarr", ".bcolz"):
-                raise ValueError(f"{path}: a folder that is neither a bcolz dataset nor a "
-                                 f"zarr store")
+            folders = _folder_formats()
+            for cls in folders:
+                if cls().holds(path):
+                    return cls.name
+            if suffix not in {s for cls in folders for s in cls.suffixes}:
+                nouns = " nor ".join(f"a {_noun(cls)}" for cls in folders)
+                raise UnknownFormatError(f"{path}: a folder that is neither {nouns}")
         elif suffix == ".zip":
-            return "bcolz"                  # a pack (bcolz-store pack)
-    if suffix in SUFFIXES:
-        return SUFFIXES[suffix]
+            return HUB                      # a pack (bcolz-store pack)
+    if suffix in registry.suffixes():
+        return registry.for_suffix(suffix).name
     if reading and path is None and suffix != ".zip":
         return _remote_format(location, storage_options)
     if not reading and suffix == "":
-        return "bcolz"
+        return HUB
     if not reading and suffix == ".zip":
-        raise ValueError(f"{location}: a .zip pack is made from a bcolz dataset by "
-                         f"bcolz-store pack; convert to a bcolz folder first")
-    raise ValueError(f"{location}: cannot tell the format from the name (known suffixes: "
-                     f"{', '.join(sorted(SUFFIXES))}); pass to=FORMAT")
-
-
-# --- reading and writing, by format ---------------------------------------------
-
-# format -> (module, reader, writer); a reader takes (src, rootdir, mode, ...) and
-# returns a carray/ctable, a writer takes (obj, dst, ...).
-_FUNCTIONS = {
-    "parquet": ("bcolz_store.interop.arrow", "from_parquet", "to_parquet"),
-    "arrow": ("bcolz_store.interop.arrow", "from_feather", "to_feather"),
-    "zarr": ("bcolz_store.interop.zarr_io", "from_zarr", "to_zarr"),
-    "npz": ("bcolz_store.interop.npz", "from_npz", "to_npz"),
-    "hdf5": ("bcolz_store.interop.hdf5_io", "read_hdf5", "write_hdf5"),
-    "datadings": ("bcolz_store.interop.datadings", "from_datadings", "to_datadings"),
-}
-
-
-def _function(fmt: str, which: int):
-    module, *names = _FUNCTIONS[fmt]
-    return getattr(importlib.import_module(module), names[which])
+        raise UnknownFormatError(f"{location}: a .zip pack is made from a bcolz dataset by "
+                                 f"bcolz-store pack; convert to a bcolz folder first")
+    raise UnknownFormatError(f"{location}: cannot tell the format from the name (known "
+                             f"suffixes: {', '.join(registry.suffixes())}); pass to=FORMAT")
 
 
 # --- the dispatcher -----------------------------------------------------------------
@@ -181,7 +201,7 @@ class Converted:
     src, dst : str
         Source and destination as given.
     src_format, dst_format : str
-        Their formats (see :data:`FORMATS`).
+        Their formats (see :func:`formats`).
     kind : {'carray', 'ctable'}
         What travelled.
     length : int
@@ -199,29 +219,17 @@ class Converted:
     paths: tuple
 
 
-def _outputs(dst: Path, fmt: str) -> list:
-    """The paths a conversion to ``dst`` writes (and so would replace)."""
-    if fmt == "datadings":
-        return [dst.with_name(dst.name + suffix) for suffix in DATADINGS_SUFFIXES]
-    return [dst]
-
-
 def _check_replaceable(dst: Path, fmt: str, overwrite: bool) -> None:
-    existing = [p for p in _outputs(dst, fmt) if os.path.lexists(p)]
+    conv = get_converter(fmt)()
+    existing = [p for p in conv.outputs(dst) if os.path.lexists(p)]
     if not existing:
         return
     if not overwrite:
         raise DatasetExistsError(f"{existing[0]}: exists; pass overwrite=True (bcolz-store "
                                  f"convert --overwrite) to replace it")
     for path in existing:
-        if fmt in ("bcolz", "zarr"):
-            ours = path.is_dir() and not path.is_symlink() and \
-                (_is_bcolz_dir(path) if fmt == "bcolz" else _is_zarr_dir(path))
-        else:
-            ours = not path.is_dir()
-        if not ours:
-            raise DatasetExistsError(f"{path}: exists and is not a {fmt} "
-                                     f"{'dataset' if fmt in ('bcolz', 'zarr') else 'file'}; "
+        if not conv.holds(path):
+            raise DatasetExistsError(f"{path}: exists and is not a {_noun(type(conv))}; "
                                      f"not replacing it")
 
 
@@ -240,7 +248,7 @@ class _Stage:
         """Move the staged outputs into place; on failure, put the replaced ones back."""
         trash = self.folder / ".replaced"
         trash.mkdir()
-        finals = _outputs(self.dst, self.fmt)
+        finals = get_converter(self.fmt)().outputs(self.dst)
         written = []
         try:
             for final in finals:
@@ -310,28 +318,6 @@ def _check_apart(src, dst) -> None:
         raise ValueError(f"source {src} and destination {dst} overlap")
 
 
-def _copy_bcolz(obj, rootdir, mode="w", *, progress=None, strings="keep", missing=None,
-                **kwargs):
-    """A bcolz dataset copied to ``rootdir`` with its attrs (and column attrs);
-    with ``strings='fixed'``, vlen columns become fixed-width (for the real bcolz)."""
-    if strings not in ("keep", "fixed"):
-        raise ValueError(f"strings must be 'keep' or 'fixed', not {strings!r}")
-    if strings == "fixed":
-        with progress_bar(progress, len(obj), "to fixed width") as bar:
-            return tofixed(obj, rootdir_arg(rootdir), mode, missing=missing, bar=bar,
-                           **kwargs)
-    if missing is not None:
-        raise ValueError("missing= is for strings='fixed' only")
-    out = obj.copy(rootdir=rootdir_arg(rootdir), mode=mode, **kwargs)
-    for key, value in obj.attrs:
-        out.attrs[key] = value
-    for name, values in column_attrs(obj).items():
-        for key, value in values.items():
-            out.cols[name].attrs[key] = value
-    out.flush()
-    return out
-
-
 def _remote_bcolz(dst, storage_options, overwrite: bool):
     """The store of a bcolz destination at a URL, checked like a local one: an
     existing dataset is replaced only with ``overwrite``, anything else never."""
@@ -341,7 +327,7 @@ def _remote_bcolz(dst, storage_options, overwrite: bool):
     if not overwrite:
         raise DatasetExistsError(f"{dst}: exists; pass overwrite=True (bcolz-store convert "
                                  f"--overwrite) to replace it")
-    if not any(store.exists(name) for name in _BCOLZ_NAMES):
+    if not any(store.exists(name) for name in MARKER_NAMES):
         raise DatasetExistsError(f"{dst}: exists and is not a bcolz dataset; not replacing it")
     return store, True
 
@@ -363,7 +349,8 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
         rootdir) unless ``to`` is given.  A remote URL for bcolz, parquet,
         arrow and zarr.
     to : str, optional
-        The destination format, one of :data:`FORMATS`.
+        The destination format, one of :func:`formats` (the registered
+        converters' names).
     progress : bool or None, default None
         Progress bars on stderr: None shows them when stderr is a terminal
         (and tqdm is installed).
@@ -399,16 +386,21 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     DatasetExistsError
         When ``dst`` exists and ``overwrite`` is False, or exists as
         something other than what would be written.
+    UnknownFormatError
+        An unknown format name (``to=``), or a name whose format cannot be
+        told (a ValueError).
+    RemoteFormatError
+        A remote source or destination in a format that reads and writes
+        local paths only (a ValueError).
     ValueError
-        An unknown format, overlapping ``src`` and ``dst``, a remote source
-        or destination in a format that needs a local path,
-        ``storage_options`` without a URL, or data the target cannot hold
-        without loss (see docs/converting.md).
+        Overlapping ``src`` and ``dst``, ``storage_options`` without a URL,
+        or data the target cannot hold without loss (see
+        docs/converting.md).
     TypeError
         An unknown option, or a dtype the target cannot hold.
-    ImportError
-        When the optional library of a format is missing (the message names
-        the extra to install).
+    MissingDependencyError
+        When the optional library of a format is missing (an ImportError;
+        the message names the extra to install).
     FormatError
         A malformed source.
     OSError
@@ -418,35 +410,36 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     drop_attrs = bool(options.pop("drop_attrs", False))
     src_fmt = detect_format(src, reading=True, storage_options=storage_options)
     dst_fmt = to if to is not None else detect_format(dst, reading=False)
-    if dst_fmt not in FORMATS:
-        raise ValueError(f"unknown format {dst_fmt!r}; expected one of {', '.join(FORMATS)}")
+    src_conv, dst_conv = get_converter(src_fmt)(), get_converter(dst_fmt)()
     _check_apart(src, dst)
-    reader = _function(src_fmt, 0) if src_fmt != "bcolz" else None
-    writer = _function(dst_fmt, 1) if dst_fmt != "bcolz" else _copy_bcolz
-    read_opts, write_opts = _route(options, reader, writer, dst_fmt == "bcolz")
+    reader = src_conv.read if src_fmt != HUB else None
+    writer = dst_conv.write
+    read_opts, write_opts = _route(options, reader, writer, dst_fmt == HUB)
     if "drop_attrs" in inspect.signature(writer).parameters:
         write_opts["drop_attrs"] = drop_attrs
     if reader is not None and "drop_attrs" in inspect.signature(reader).parameters:
         read_opts["drop_attrs"] = drop_attrs
     src_remote, dst_path = is_remote(src), local_path(dst)
-    if src_remote and src_fmt not in REMOTE_FORMATS:
-        raise ValueError(f"{src}: {src_fmt} is read from local paths only")
-    if dst_path is None and dst_fmt not in REMOTE_FORMATS:
-        raise ValueError(f"{dst}: {dst_fmt} is written to local paths only")
+    if src_remote and not src_conv.remote:
+        raise RemoteFormatError(f"{src}: {src_fmt} is read from local paths only")
+    if dst_path is None and not dst_conv.remote:
+        raise RemoteFormatError(f"{dst}: {dst_fmt} is written to local paths only")
+    src_conv.check_available()
+    dst_conv.check_available()
     if storage_options is not None:
         if not src_remote and dst_path is not None:
             raise ValueError("storage_options are for URLs (s3://...), and neither the source "
                              "nor the destination is one")
         if src_remote and reader is not None:
             read_opts["storage_options"] = storage_options
-        if dst_path is None and dst_fmt != "bcolz":
+        if dst_path is None and dst_fmt != HUB:
             write_opts["storage_options"] = storage_options
     replaced = False
     if dst_path is not None:
         _check_replaceable(dst_path, dst_fmt, overwrite)
         stage = _Stage(dst_path, dst_fmt)
         target = stage.path
-    elif dst_fmt == "bcolz":
+    elif dst_fmt == HUB:
         stage = None
         target, replaced = _remote_bcolz(dst, storage_options, overwrite)
     else:
@@ -455,16 +448,14 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
         with tempfile.TemporaryDirectory(prefix=".bcolz-store-convert-",
                                          dir=stage.folder if stage else None) as tmp:
             if reader is None:
-                obj = bcolz_store.open(src if src_remote else os.fspath(local_path(src)),
-                                       mode="r",
-                                       storage_options=storage_options if src_remote else None)
-            elif dst_fmt == "bcolz":
+                obj = src_conv.read(src, storage_options=storage_options if src_remote else None)
+            elif dst_fmt == HUB:
                 obj = reader(src, target, progress=progress, **read_opts)
             else:
                 obj = reader(src, os.path.join(tmp, "data.bcolz"), progress=progress,
                              **read_opts)
             kind, length = kind_of(obj), len(obj)
-            if dst_fmt != "bcolz":
+            if dst_fmt != HUB:
                 writer(obj, target, progress=progress, **write_opts,
                        **({} if stage else {"overwrite": overwrite}))
             elif reader is None:
@@ -472,7 +463,7 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
             obj = None
         written = stage.commit() if stage else [str(dst)]
     except BaseException:
-        if dst_path is None and dst_fmt == "bcolz" and not replaced:
+        if dst_path is None and dst_fmt == HUB and not replaced:
             with contextlib.suppress(Exception):
                 target.remove_root()        # what a failed copy left at the URL
         raise

@@ -51,15 +51,18 @@ import os
 import numpy as np
 
 from ..chunks.vlen_items import missing_mask
-from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
+from ..errors import (DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError,
+                      raised_in)
 from ..limits import check_alloc
 from ..format.vlen_meta import vlen_result_dtype
 from ..category_type import category_from_json, category_to_json
 from ..vlen_type import vlen, vlen_from_json, vlen_to_json
-from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, check_fixed_width, column_attrs,
-                      columns_of, kind_of, local_path, progress_bar, raised_in, require)
+from ..interop.columns import (BLOCK_BYTES, atom_of, block_rows, check_fixed_width,
+                               column_attrs, columns_of, kind_of)
+from ._common import Sink, local_path, progress_bar
+from .base import Converter, register_converter, require
 
-__all__ = ["RESERVED_ATTR", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]
+__all__ = ["RESERVED_ATTR", "ZarrConverter", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]
 
 RESERVED_ATTR = "bcolz_store"
 META_VERSION = 1
@@ -534,3 +537,22 @@ def _from_node(zarr, node, where, rootdir, mode, kind, columns, strings, progres
             sink.append(blocks)
             bar.update(len(blocks[0]))
         return sink.finish(attrs, col_attrs)
+
+
+@register_converter
+class ZarrConverter(Converter):
+    """zarr v3 stores, a group of one array per column (:func:`from_zarr`,
+    :func:`to_zarr`)."""
+
+    name = "zarr"
+    suffixes = (".zarr",)
+    description = "a zarr v3 store"
+    extra = "zarr"
+    requires = "zarr"
+    remote = True
+    folder_names = ("zarr.json", ".zgroup", ".zarray")
+    noun = "zarr store"
+    vlen = True
+    categorical = True
+    read = staticmethod(from_zarr)
+    write = staticmethod(to_zarr)

@@ -32,15 +32,17 @@ import os
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from ._common import (BLOCK_BYTES, Sink, atom_of, block_rows, columns_of, local_path,
-                      progress_bar, require, row_blocks)
+from ..interop.columns import BLOCK_BYTES, atom_of, block_rows, columns_of, row_blocks
+from ._common import Sink, local_path, progress_bar
+from .base import Converter, register_converter, require
 from ..vlen_type import vlen
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
                           numpy_atom, read_metadata, recorded_dtype, recorded_vlen,
                           schema_metadata, sized_atoms, to_arrow_array)
 
-__all__ = ["META_KEY", "ColumnType", "arrow_type", "from_arrow", "from_feather", "from_parquet",
-           "numpy_atom", "to_arrow", "to_feather", "to_parquet"]
+__all__ = ["ArrowConverter", "ColumnType", "META_KEY", "ParquetConverter", "arrow_type",
+           "from_arrow", "from_feather", "from_parquet", "numpy_atom", "to_arrow", "to_feather",
+           "to_parquet"]
 
 READ_BLOCK_ROWS = 65536
 
@@ -560,3 +562,35 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
                      mode, kind, columns, nrows, progress, ctable_kwargs)
+
+
+@register_converter
+class ParquetConverter(Converter):
+    """Apache Parquet files (:func:`from_parquet`, :func:`to_parquet`)."""
+
+    name = "parquet"
+    suffixes = (".parquet", ".pq")
+    description = "Apache Parquet"
+    extra = "arrow"
+    requires = "pyarrow"
+    remote = True
+    vlen = True
+    categorical = True
+    read = staticmethod(from_parquet)
+    write = staticmethod(to_parquet)
+
+
+@register_converter
+class ArrowConverter(Converter):
+    """Arrow IPC files, Feather v2 (:func:`from_feather`, :func:`to_feather`)."""
+
+    name = "arrow"
+    suffixes = (".arrow", ".feather", ".ipc")
+    description = "Arrow IPC (Feather v2)"
+    extra = "arrow"
+    requires = "pyarrow"
+    remote = True
+    vlen = True
+    categorical = True
+    read = staticmethod(from_feather)
+    write = staticmethod(to_feather)

@@ -52,14 +52,16 @@ from pathlib import Path
 import numpy as np
 
 from ..category_type import category_from_json, category_to_json
-from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError
+from ..errors import (DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError,
+                      raised_in)
 from ..limits import check_alloc
 from ..format.vlen_meta import vlen_result_dtype
 from ..vlen_type import vlen_from_json, vlen_to_json
-from ._common import (Sink, block_rows, column_attrs, columns_of, kind_of, progress_bar,
-                      raised_in)
+from ..interop.columns import block_rows, column_attrs, columns_of, kind_of
+from ._common import Sink, progress_bar
+from .base import Converter, register_converter
 
-__all__ = ["META_MEMBER", "from_npz", "npz_dtype", "to_npz"]
+__all__ = ["META_MEMBER", "NpzConverter", "from_npz", "npz_dtype", "to_npz"]
 
 META_MEMBER = "bcolz_store.json"
 MISSING_SUFFIX = ".missing"     # beside a vlen column's member: its missing items
@@ -427,3 +429,16 @@ def from_npz(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=
         raise FormatError(f"{where}: a damaged member (an offset outside the file: "
                           f"{err})") from err
 
+
+@register_converter
+class NpzConverter(Converter):
+    """numpy ``.npz`` archives, one member per column (:func:`from_npz`,
+    :func:`to_npz`)."""
+
+    name = "npz"
+    suffixes = (".npz",)
+    description = "a numpy archive"
+    vlen = True
+    categorical = True
+    read = staticmethod(from_npz)
+    write = staticmethod(to_npz)

@@ -25,7 +25,7 @@ import numpy as np
 from ..category_type import category_from_json, category_to_json
 from ..errors import FormatError
 from ..vlen_type import vlen_from_json, vlen_to_json
-from ._common import column_attrs, columns_of, kind_of
+from ..interop.columns import column_attrs, columns_of, kind_of
 
 __all__ = ["META_KEY", "META_VERSION", "read_metadata", "recorded_dtype", "recorded_vlen",
            "schema_metadata"]
