@@ -2,9 +2,10 @@
 
 :class:`cols` keeps the names (``__rootdirs__``) and one carray per column,
 each in the sub-folder named after the column and sharing the table's
-journal, so a change to several columns is one commit.  The functions turn
-what a user passes to ``ctable(...)`` or ``append`` into one value per
-column.
+dataset (its :class:`~bcolz_store.storage.dataset.DatasetStore`), so a
+change to several columns is one commit.  The functions turn what a user
+passes to ``ctable(...)`` or ``append`` into one value per column, and give
+the row dtype of columns.
 
 Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md for the layout
 (``__rootdirs__`` as ``{"names": [...]}``, one carray rootdir per column).
@@ -17,13 +18,16 @@ import contextlib
 import numpy as np
 
 from .carray import carray
-from .errors import DatasetNotFoundError, ReadOnlyError
+from .chunks.vlen_items import as_items
+from .errors import DatasetNotFoundError, FormatError, ReadOnlyError
 from .format.layout import ROOTDIRS_FILE, check_column_name, validate_names
 from .format.meta import dump_rootdirs, load_rootdirs
 from .interop.pandas import fixed_columns
 from .interop.pandas_columns import vlen_values
+from .options import OpenOptions
+from .vlen_type import field_dtype
 
-__all__ = ["column_sources", "columns_of", "cols", "is_table"]
+__all__ = ["column_field", "column_sources", "columns_of", "cols", "is_table", "row_dtype"]
 
 
 def is_table(obj) -> bool:
@@ -46,7 +50,15 @@ class cols:
     Parameters
     ----------
     rootdir : str or None
+        The table's rootdir (None in memory).
     mode : {'r', 'w', 'a'}
+        The table's mode.
+    store : DatasetStore, optional
+        The table's dataset (None in memory): each column's store is its
+        sub-folder of it.
+    options : OpenOptions, optional
+        The table's open options; the columns are opened with them, without
+        the writer lock (the table holds it).
 
     Notes
     -----
@@ -54,13 +66,19 @@ class cols:
     (``t.cols.x``) is an addition.
     """
 
-    def __init__(self, rootdir, mode, store=None):
+    def __init__(self, rootdir, mode, store=None, options=None):
         self.rootdir = rootdir
         self.mode = mode
         self.names = []
         self._cols = {}
         self._store = store
-        self.allow_pickle = False
+        options = OpenOptions() if options is None else options
+        self.options = options.replace(lock=False) if options.lock else options
+
+    @property
+    def allow_pickle(self) -> bool:
+        """Whether the columns read pickled objects (the table's ``allow_pickle``)."""
+        return self.options.allow_pickle
 
     # -- on-disk metadata
     def read_meta_and_open(self, reuse=None):
@@ -91,14 +109,15 @@ class cols:
             path = store.path(name)
             store.check_column(name)
             old = reuse.get(name)
-            if isinstance(old, carray) and old._store is not None and \
-                    old._store.shares_commits_with(store) and old._store.prefix == name + "/":
+            dataset = old.dataset if isinstance(old, carray) else None
+            if dataset is not None and dataset.shares_commits_with(store) and \
+                    dataset.prefix == name + "/":
                 old._read_meta()
                 self._cols[name] = old
             else:
                 # mode 'w' empties a carray on open: the table is already made
                 column = carray(rootdir=path, mode="a" if self.mode == "w" else self.mode,
-                                _store=store.sub(name), allow_pickle=self.allow_pickle)
+                                _store=store.sub(name), options=self.options)
                 column.mode = self.mode
                 self._cols[name] = column
         self.names = list(names)
@@ -114,6 +133,19 @@ class cols:
     def column_rootdir(self, name):
         """Where column ``name`` is stored (None in memory)."""
         return self._store.path(name) if self._store is not None else None
+
+    def common_length(self) -> int:
+        """The length of every column (0 without columns).
+
+        Raises
+        ------
+        FormatError
+            When the columns have different lengths (a damaged table).
+        """
+        lengths = {name: len(self._cols[name]) for name in self.names}
+        if len(set(lengths.values())) > 1:
+            raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
+        return next(iter(lengths.values()), 0)
 
     def update_meta(self):
         """Stage ``__rootdirs__`` and commit (on-disk tables only)."""
@@ -158,23 +190,22 @@ class cols:
                 raise ValueError(f"`{value!r}` cannot be converted into a carray column")
         # One operation, so one commit: the new column's files are written
         # where the old one's were, and the old column's appends not yet
-        # staged are replaced too (staged at the commit, they would be written
-        # over the new column's leftover and ``meta/sizes``).
+        # staged are replaced too: the commit, deferred to the end of the
+        # batch, stages the pending appends of the table's columns then, the
+        # new column's (the old one's would be written over the new column's
+        # leftover and ``meta/sizes``).
         with self._writing("setitem" if old is not None else "addcol"), self._batch():
-            if old is not None:
-                old._unstaged = False
+            where = {"rootdir": rootdir, "mode": "w", "_store": self.column_store(name),
+                     "options": self.options}
             if isinstance(value, carray):
                 if rootdir and value.rootdir != rootdir:
-                    value = value.copy(rootdir=rootdir, mode="w", cparams=value.cparams,
-                                       _store=self.column_store(name))
+                    value = value.copy(cparams=value.cparams, **where)
             elif old is not None and old.vlen is not None:   # items of any length, as before
                 value = carray(value, dtype=old.category or old.vlen, cparams=old.cparams,
-                               dflt=old.dflt, rootdir=rootdir, mode="w",
-                               _store=self.column_store(name))
+                               dflt=old.dflt, **where)
             else:                       # the old column's cparams and dflt are kept
                 kept = {} if old is None else {"cparams": old.cparams, "dflt": old.dflt}
-                value = carray(value, rootdir=rootdir, mode="w", _store=self.column_store(name),
-                               **kept)
+                value = carray(value, **where, **kept)
             if name not in self._cols:
                 self.names.append(name)
             self._cols[name] = value
@@ -261,8 +292,23 @@ def column_sources(columns, names):
     return sources, names
 
 
-def columns_of(table, data) -> list:
-    """The values of ``data`` for each column of ``table``, in column order (for ``append``).
+def column_field(name, col) -> tuple:
+    """The field of column ``col`` in a row: ``(name, dtype)``, with the atom's
+    shape for a multidimensional column; items of variable length are
+    ``object`` (or ``StringDType``) fields."""
+    return (name, field_dtype(col)) if col.ndim == 1 else (name, (col.dtype, col.shape[1:]))
+
+
+def row_dtype(columns, names=None) -> np.dtype:
+    """The structured dtype of one row of ``columns`` (a :class:`cols`): the
+    fields of ``names`` (default all columns), in that order."""
+    return np.dtype([column_field(name, columns[name])
+                     for name in (columns.names if names is None else names)])
+
+
+def columns_of(columns, data) -> list:
+    """The values of ``data`` for each of ``columns`` (a :class:`cols`), in
+    column order (for ``append``).
 
     Raises
     ------
@@ -270,7 +316,7 @@ def columns_of(table, data) -> list:
         Unsupported input, a wrong number of columns or values that do not
         convert to their column's dtype.
     """
-    names = table.names
+    names = columns.names
     if is_table(data):
         source = data.names if all(n in data.cols for n in names) else None
         if source is None and len(data.names) != len(names):
@@ -281,7 +327,7 @@ def columns_of(table, data) -> list:
         fixed = fixed_columns(data, names)
         values = []
         for name in names:                   # missing values of vlen columns: None
-            found = vlen_values(data[name]) if table.cols[name].vlen is not None else None
+            found = vlen_values(data[name]) if columns[name].vlen is not None else None
             values.append(found[0] if found is not None else fixed(name))
         return values
     if isinstance(data, np.void) or (isinstance(data, np.ndarray) and data.dtype.names):
@@ -293,22 +339,23 @@ def columns_of(table, data) -> list:
             return [arr[f] for f in fields]
         return [arr[n] for n in names]
     if isinstance(data, list) and data and all(isinstance(r, (tuple, np.void)) for r in data):
+        dtype = row_dtype(columns)
         try:
-            rows = np.array([tuple(r) for r in data], dtype=table.dtype)
+            rows = np.array([tuple(r) for r in data], dtype=dtype)
         except (TypeError, ValueError) as err:
-            raise ValueError(f"rows cannot be converted to {table.dtype}: {err}") from err
+            raise ValueError(f"rows cannot be converted to {dtype}: {err}") from err
         return [rows[n] for n in names]
     if isinstance(data, (list, tuple)):
         if len(data) != len(names):
             raise ValueError(f"expected {len(names)} column values, got {len(data)}")
         out = []
         for name, value in zip(names, data):
-            col = table.cols[name]
+            col = columns[name]
             if isinstance(value, carray):
                 out.append(value)
                 continue
-            if col.vlen is not None:    # items of any length: the column's strict conversion
-                out.append(col._to_ndarray(value, None))
+            if col.vlen is not None:    # items of any length: one strict conversion
+                out.append(_items(col, value))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \
                     value.dtype.names:
@@ -325,6 +372,17 @@ def columns_of(table, data) -> list:
             out.append(arr)
         return out
     raise ValueError(f"`cols` input is not supported: {type(data).__name__}")
+
+
+def _items(col, value) -> np.ndarray:
+    """``value`` as the items of ``col``, a column of variable-length items:
+    its carray's own conversion when it appends them (scalars become one
+    item; a wrong type raises TypeError, a missing item where none is allowed
+    ValueError)."""
+    if col.category is not None and isinstance(value, (list, tuple)):
+        return np.fromiter(value, dtype=object, count=len(value))   # coded by the column
+    kind = col.vlen
+    return as_items(value, kind.kind, col.dtype, kind.nullable, None, col.rootdir or "carray")
 
 
 def _object_array(value) -> np.ndarray:

@@ -1,63 +1,55 @@
 """ctable: a compressed table stored column by column, one carray per column.
 
-An on-disk ctable is a directory::
+On disk: ``ROOT/__rootdirs__`` (``{"names": [...]}``, the column order),
+``ROOT/__attrs__`` (the user attributes) and a carray rootdir per column,
+``ROOT/<name>/`` (bcolz format v1.0, seeds/001 and FORMAT-NOTES.md).
 
-    ROOT/__rootdirs__      {"names": ["a", "b", ...]}\\n      column order
-    ROOT/__attrs__         {"key": value, ...}\\n              user attributes
-    ROOT/a/                a carray rootdir (meta/, data/, __attrs__)
-    ROOT/b/                ...
-
-Both JSON files are ``json.dumps(obj, ensure_ascii=True)`` plus a newline,
-written by :mod:`bcolz_store.format.meta` and :mod:`bcolz_store.attrs`; the
-column bytes are the carrays'.  Source: bcolz format v1.0 (seeds/001) and
-FORMAT-NOTES.md; checked by tests/test_ctable.py against what bcolz 1.13
-writes and against the fixtures.
-
-This module holds the class, its creation and opening, and what concerns
-the whole table (properties, flush, copy, purge); the ``cols`` accessor is in
-:mod:`bcolz_store.columns`, the changes (``append``, ``addcol``...) in
-:mod:`bcolz_store.ctable_edit`, reading and queries in
-:mod:`bcolz_store.ctable_ops` (rows, ``where``..., pandas and HDF5).
+The class is bcolz's API over explicit parts: its columns (``cols``, a
+:class:`~bcolz_store.columns.cols`), its dataset (``dataset``, a
+:class:`~bcolz_store.storage.dataset.DatasetStore`; None in memory), its open
+options (an :class:`~bcolz_store.options.OpenOptions`), and the functions
+that take them as arguments: opening and reading in
+:mod:`bcolz_store.ctable_ops`, changes in :mod:`bcolz_store.ctable_edit`,
+queries in :mod:`bcolz_store.ctable_query`, conversions in
+:mod:`bcolz_store.interop`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
+import sys
+from collections import namedtuple
 
 import numpy as np
 
 from . import attrs as _attrs
+from . import ctable_edit as _edit
+from . import ctable_ops as _ops
+from . import ctable_query as _query
 from . import handles as _handles
-from .carray import carray
-from .category_type import category_request
+from .columns import cols, row_dtype
 from .cparams import cparams as cparams_cls
-from .columns import column_sources, cols
-from .ctable_edit import CtableEdits
-from .ctable_ops import CtableOps
-from .errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError, FormatError,
-                     ReadOnlyError)
+from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
+from .interop import fixed_width as _fixed_width, hdf5 as _hdf5, pandas as _pandas
 from .options import OpenOptions
+from .printing import format_ctable_repr, format_ctable_str
 from .storage import locking as _locking
 from .storage.dataset import DatasetOwner, DatasetStore
-from .storage.urls import describe_rootdir, is_url, open_store
-from .vlen_type import column_dtypes, field_dtype, vlen_request
+from .storage.urls import describe_rootdir
 
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-class _TableNotFoundError(DatasetNotFoundError, KeyError):
-    """No ctable at a rootdir opened with mode 'r'.
+def _doc_of(function):
+    """Give a method the docstring of ``function``, the function of ctable_edit,
+    ctable_ops or ctable_query that does its work, documented as the method."""
+    def documented(method):
+        method.__doc__ = function.__doc__
+        return method
+    return documented
 
-    Compatibility: bcolz raised ``KeyError`` here; this is also a
-    ``DatasetNotFoundError`` (a ``FileNotFoundError``).
-    """
 
-    __str__ = DatasetNotFoundError.__str__
-
-
-class ctable(CtableEdits, CtableOps):
+class ctable:
     """ctable(columns=None, names=None, **kwargs)
 
     A compressed table: one carray per column, in memory or on disk.
@@ -72,17 +64,20 @@ class ctable(CtableEdits, CtableOps):
     names : list or tuple of str, optional
         Column names (Python identifiers, not keywords); default the fields
         of a structured array, else ``f0``, ``f1``...
+    verify, allow_pickle, lock, storage_options, consolidated : optional
+        The open options, keyword only (see :class:`~bcolz_store.options.OpenOptions`).
+    options : OpenOptions, optional
+        The open options as one value (the five keywords above are then not read).
     cparams : cparams or dict, optional
-        Compression parameters for new columns (default
-        ``bcolz_store.defaults.cparams``).
+        Compression parameters of new columns (default ``defaults.cparams``).
     dtype : numpy dtype, str, vlen or dict, optional
         The dtype of every new column, or a dict of column name -> dtype
         (columns it does not name keep their own); a :class:`~bcolz_store.vlen`
         (or ``'vlen-str'``/``'vlen-bytes'``) makes columns of items of any length.
     dflt, expectedlen, chunklen, safe : optional
         Passed on to every new :class:`carray` column.
-    rootdir : str, optional
-        Directory of an on-disk table; None keeps it in memory.
+    rootdir : str, os.PathLike or Store, optional
+        Where an on-disk table lives; None keeps it in memory.
     mode : {'r', 'w', 'a'}, optional
         'r' opens read-only; 'a' opens for appending (the default when
         ``rootdir`` exists) or creates when it does not; 'w' creates anew,
@@ -94,15 +89,20 @@ class ctable(CtableEdits, CtableOps):
     Raises
     ------
     ValueError
-        Neither ``columns`` nor ``rootdir``; ``columns`` with mode 'a' or 'r'
-        on an existing rootdir; mode 'w' without ``columns``; bad names,
-        unsupported column data, or columns of different lengths.
+        Neither ``columns`` nor ``rootdir``; a bad mode; ``columns`` with
+        mode 'a' or 'r' on an existing rootdir; mode 'w' without ``columns``;
+        bad names, unsupported column data, or columns of different lengths;
+        ``lock`` in memory.
+    TypeError
+        Open options of the wrong types.
     DatasetNotFoundError
         Opening a rootdir that holds no ctable (with mode 'r' it is also a
         ``KeyError``, as in bcolz).
     FormatError
         A malformed ``__rootdirs__``, unsafe column names, a column leading
         outside the rootdir, or columns of different lengths on disk.
+    LockTimeoutError
+        When ``lock`` waits past its timeout for another writer.
 
     Notes
     -----
@@ -120,6 +120,11 @@ class ctable(CtableEdits, CtableOps):
     >>> t = bcolz.ctable([np.arange(3), np.array([1.5, 2.5, 3.5])], names=['i', 'x'])
     >>> t[1]
     np.void((1, 2.5), dtype=[('i', '<i8'), ('x', '<f8')])
+    >>> t.append((3, 4.5))
+    >>> t['x > 2']['i'].tolist()
+    [1, 2, 3]
+    >>> [row.x for row in t.where('i >= 2', outcols='x')]
+    [3.5, 4.5]
     >>> t.names
     ['i', 'x']
     """
@@ -130,65 +135,40 @@ class ctable(CtableEdits, CtableOps):
         if options is None:
             options = OpenOptions(verify=verify, allow_pickle=allow_pickle, lock=lock,
                                   storage_options=storage_options, consolidated=consolidated)
-        self._options = options
-        storage_options, consolidated = options.storage_options, options.consolidated
         root_arg = kwargs.pop("rootdir", None)
-        dataset = _dataset                       # a store view open() prepared
         rootdir = describe_rootdir(root_arg) if root_arg is not None else None
         auto_flush = kwargs.pop("auto_flush", True)
+        self._options = options
         self.rootdir = rootdir
         self.auto_flush = bool(auto_flush) if rootdir is not None else False
-        if rootdir is None and columns is None:
-            raise ValueError("You should pass either a `columns` or a `rootdir` param"
-                             " at very least")
-        mode = kwargs.get("mode")
-        if mode is not None and mode not in ("r", "w", "a"):
-            raise ValueError(f"mode must be 'r', 'w' or 'a', not {mode!r}")
-        store = None
-        if dataset is not None:
-            store = dataset.store
-            self._root_state = "folder"
-        elif root_arg is not None:
-            store = open_store(root_arg, mode == "r", storage_options)
-            self._root_state = store.root_state()
-        else:
-            self._root_state = "missing"
-        exists = self._root_state != "missing"
-        mode = kwargs.setdefault("mode", "a" if exists else "w")
-        if store is not None and store.readonly and exists and mode == "a" and columns is None:
-            mode = kwargs["mode"] = "r"        # a pack: read-only, and says so
-        if mode not in ("r", "w", "a"):
-            raise ValueError(f"mode must be 'r', 'w' or 'a', not {mode!r}")
-        if columns is not None and exists and mode != "w":
-            raise ValueError(f"You cannot pass a `columns` param in '{mode}' mode: "
-                             f"{rootdir} exists already (use mode 'w' to overwrite it)")
-        if columns is not None and rootdir is not None and mode == "r":
-            raise ValueError(f"{rootdir}: cannot create a ctable in mode 'r'")
-        self.mode = mode
-        verify, allow_pickle = options.verify, options.allow_pickle
+        self.mode = kwargs.get("mode")
+        self._root_state = "missing"
+        self._store = self._lock = self._cparams = self.attrs = None
+        self._len = self._committed_len = 0
+        self.cols = cols(rootdir, self.mode, None, options)
+        # (every attribute is set: from here on anything may fail)
+        if "mode" in kwargs:
+            _ops.check_mode(self.mode)
+        store, self._root_state, self.mode = _ops.resolve(
+            root_arg, rootdir, _dataset, columns, self.mode, options.storage_options)
+        kwargs["mode"] = mode = self.mode
+        # the writer lock is taken before the committed state is loaded
         self._lock = _locking.acquire(store if store is not None else root_arg,
                                       _lock if _lock is not None else options.lock)
-        # (the writer lock is taken before the committed state is loaded)
-        self._store = dataset if dataset is not None else (
-            DatasetStore(store, readonly=mode == "r", verify=verify, consolidated=consolidated,
-                         locked=self._lock)
+        self._store = _dataset if _dataset is not None else (
+            DatasetStore(store, readonly=mode == "r", verify=options.verify,
+                         consolidated=options.consolidated, locked=self._lock)
             if store is not None else None)
-        self.cols = cols(rootdir, mode, self._store)
-        self.cols.allow_pickle = allow_pickle
-        self._len = 0
-        given = kwargs.get("cparams")
-        self._cparams = cparams_cls.from_any(given) if given is not None else None
+        self.cols = cols(rootdir, mode, self._store, options)
+        if kwargs.get("cparams") is not None:
+            self._cparams = cparams_cls.from_any(kwargs["cparams"])
         if columns is None:
-            if mode == "w":
-                raise ValueError("You cannot open a ctable in 'w'rite mode"
-                                 " without a `columns` param")
-            self._open(just_loaded=dataset is not None)   # open() loaded the state
-            new = False
+            self._open(just_loaded=_dataset is not None)   # open() loaded the state
         else:
-            self._create_or_clean_up(columns, names, kwargs)
-            new = True
+            self._len, self.attrs = _edit.create(self.cols, self._commits(), self.flush, columns,
+                                                 names, kwargs, self._root_state)
         if self._cparams is None:
-            self._cparams = (self.cols[self.names[0]].cparams if self.names and not new
+            self._cparams = (self.cols[self.names[0]].cparams if self.names and columns is None
                              else cparams_cls())
         if self._store is not None:
             # A failed write returns the table to its last committed state;
@@ -199,295 +179,193 @@ class ctable(CtableEdits, CtableOps):
                                             committed=self._note_committed))
             self._committed_len = self.len
 
-    # ------------------------------------------------------------------ setup
+    # ---------------------------------------------------- the parts, together
 
-    def _create_or_clean_up(self, columns, names, kwargs):
-        """Create the table: on disk one commit, which also removes what was at
-        the rootdir before (mode 'w'); on failure nothing new stays on disk."""
-        rootdir = self.rootdir
-        existed = self._root_state
-        try:
-            with self._batch():
-                if self._store is not None and rootdir is not None:
-                    self._store.note("create")
-                self._create(columns, names, kwargs)
-                self.attrs = _attrs.attrs(rootdir, self.mode, _new=True, _store=self._store)
-                if rootdir is not None:
-                    self.flush()
-        except BaseException:
-            if self._store is not None:
-                self._store.discard()
-                if existed == "missing":
-                    with contextlib.suppress(OSError, BcolzStoreError):
-                        self._store.store.remove_root()
-            raise
-        if self._store is not None and existed == "folder":
-            keep = set()
-            for name in self.names:
-                keep.update((name, f"{name}/data", f"{name}/meta"))
-            self._store.store.prune_empty_folders(keep)
+    def _commits(self):
+        return _edit.Commits(self._store, self.mode, self.rootdir)
+
+    def _then_flush(self):
+        return self.flush if self.auto_flush else None
+
+    def _open(self, just_loaded=False):
+        _ops.check_found(self.rootdir, self.mode, self._root_state)
+        # one committed state, even while a writer commits (read again if it began meanwhile)
+        self._store.read_consistently(self._load_columns, just_loaded)
+        self._store.warn_if_unverifiable()
+
+    def _load_columns(self):
+        self.cols = cols(self.rootdir, self.mode, self._store, self._options)
+        self.cols.read_meta_and_open()
+        self.attrs = _attrs.attrs(self.rootdir, self.mode, _new=False, _store=self._store)
+        self._len = self._committed_len = self.cols.common_length()
 
     def _reload_committed(self):
         """Load the committed state into this table and its column objects, in place."""
         self.cols.read_meta_and_open(reuse=self.cols.as_dict())
         self.attrs.reload()
-        self._check_lengths()
+        self._len = self._committed_len = self.cols.common_length()
 
     def _note_committed(self):
         self._committed_len = self.len
 
     def _capture_appends(self):
-        """The rows appended since the last commit, read now, as a function
-        that appends them again (run once the newer committed state is
-        loaded)."""
-        start, stop = self._committed_len, self.len
-        rows = {name: self.cols[name]._pending_rows(start) for name in self.names}
+        return _edit.capture_appends(self.cols, self._committed_len)
 
-        def replay():
-            for name, values in rows.items():
-                col = self.cols[name]
-                col._append_prepared(col._prepare_append(values))
-        return replay
-
-    def _check_lengths(self):
-        lengths = {name: len(self.cols[name]) for name in self.names}
-        if len(set(lengths.values())) > 1:
-            raise FormatError(f"{self.rootdir}: columns have different lengths {lengths}")
-        self._len = next(iter(lengths.values()), 0)
-        self._committed_len = self._len
-
-    def _open(self, just_loaded=False):
-        """Load the committed state (``just_loaded``: ``open()`` has loaded it,
-        read it as it is)."""
-        root = self.rootdir
-        if self._root_state != "folder":
-            if self.mode == "r":
-                raise _TableNotFoundError(
-                    "Disk-based ctable opened with `r`ead mode yet "
-                    f"`rootdir='{root}'` does not exist")
-            raise DatasetNotFoundError(f"{root}: no ctable here (directory does not exist)")
-        # One committed state, even while a writer commits: a writer too reads
-        # again when a commit began meanwhile, rather than take the files of
-        # two states for damage.
-        self._store.read_consistently(self._load_columns, just_loaded)
-        self._store.warn_if_unverifiable()
-
-    def _load_columns(self):
-        allow_pickle = self.cols.allow_pickle
-        self.cols = cols(self.rootdir, self.mode, self._store)
-        self.cols.allow_pickle = allow_pickle
-        self.cols.read_meta_and_open()
-        self.attrs = _attrs.attrs(self.rootdir, self.mode, _new=False, _store=self._store)
-        self._check_lengths()
-
-    def _create(self, columns, names, kwargs):
-        sources, names = column_sources(columns, names)
-        dtypes = column_dtypes(kwargs.get("dtype"), names)
-        prepared = []
-        for name, src in zip(names, sources):
-            dtype = dtypes[name]
-            special = dtype is not None and (vlen_request(None, dtype) is not None
-                                             or category_request(None, dtype) is not None)
-            if not isinstance(src, (carray, np.ndarray)) and not special:
-                try:
-                    src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)
-                except (TypeError, ValueError) as err:
-                    raise ValueError(f"column {name!r} cannot be converted into a carray: "
-                                     f"{err}") from err
-            if isinstance(src, np.ndarray):
-                if src.ndim == 0:
-                    raise ValueError(f"column {name!r} must have a length (got a scalar)")
-                if src.dtype.kind == "V":
-                    raise ValueError("`columns` elements cannot be of type void")
-            prepared.append(src)
-        lengths = {len(src) for src in prepared}
-        if len(lengths) > 1:
-            raise ValueError("all `columns` must have the same length")
-        if self.rootdir is not None:
-            store = self._store
-            if self._root_state != "missing":
-                if self.mode != "w":  # pragma: no cover - guarded in __init__
-                    raise DatasetExistsError(f"specified rootdir path '{self.rootdir}' "
-                                             f"already exists and creation mode is '{self.mode}'")
-                if self._root_state == "folder":
-                    store.recover()   # finish a commit left by a killed writer
-                    store.remove_all()        # replaced in the creation's one commit
-                else:
-                    store.store.remove_root()  # a file, or a broken link: not a dataset
-            store.makedirs()
-        ckwargs = dict(kwargs)
-        ckwargs["mode"] = "w" if self.rootdir is not None else ckwargs.get("mode", "w")
-        for name, src in zip(names, prepared):
-            ckwargs.pop("dtype", None)
-            if dtypes[name] is not None:
-                ckwargs["dtype"] = dtypes[name]
-            if self.rootdir is not None:
-                ckwargs["rootdir"] = self.cols.column_rootdir(name)
-                ckwargs["_store"] = self.cols.column_store(name)
-            if isinstance(src, carray):
-                column = src.copy(**ckwargs) if self.rootdir is not None else src
-            else:
-                column = carray(src, **ckwargs)
-            self.cols.insert(name, len(self.cols), column)
-        self._len = lengths.pop() if lengths else 0
-        if self.rootdir is not None and not names:
-            self.cols.update_meta()
-
-    # ------------------------------------------------------------- properties
-
-    @property
-    def len(self) -> int:
-        """Number of rows."""
-        if self.cols.names:
-            return len(self.cols[self.cols.names[0]])
-        return self._len
-
-    @property
-    def names(self) -> list:
-        """Column names, in order (the list itself: do not modify it)."""
-        return self.cols.names
-
-    @property
-    def dtype(self) -> np.dtype:
-        """Structured dtype of one row; multidimensional columns keep their atom
-        shape, columns of variable-length items are ``object`` fields."""
-        fields = []
-        for name in self.names:
-            col = self.cols[name]
-            fields.append((name, field_dtype(col)) if col.ndim == 1 else
-                          (name, (col.dtype, col.shape[1:])))
-        return np.dtype(fields)
-
-    @property
-    def shape(self) -> tuple:
-        """``(len,)``."""
-        return (self.len,)
-
-    @property
-    def ndim(self) -> int:
-        """Always 1."""
-        return 1
-
-    @property
-    def size(self) -> int:
-        """Number of rows (as ``numpy.prod(shape)``)."""
-        return self.len
-
-    @property
-    def nbytes(self) -> int:
-        """Uncompressed size of all columns, in bytes."""
-        return sum(self.cols[n].nbytes for n in self.names)
-
-    @property
-    def cbytes(self) -> int:
-        """Compressed size of all columns, in bytes (leftovers count as full chunks)."""
-        return sum(self.cols[n].cbytes for n in self.names)
-
-    @property
-    def cratio(self) -> float:
-        """``nbytes / cbytes`` (nan when there are no columns)."""
-        cbytes = self.cbytes
-        return self.nbytes / float(cbytes) if cbytes else float("nan")
-
-    @property
-    def cparams(self):
-        """Compression parameters used for new columns (a :class:`cparams`)."""
-        return self._cparams
+    def _stage_pending(self):
+        _edit.stage_pending(self.cols)
 
     def _get_stats(self):
         nbytes, cbytes = self.nbytes, self.cbytes
         return nbytes, cbytes, (nbytes / float(cbytes) if cbytes else np.nan)
 
-    def __len__(self):
+    # ------------------------------------------------------------- properties
+
+    @property
+    def len(self) -> int:
+        """int: The number of rows."""
+        return len(self.cols[self.cols.names[0]]) if self.cols.names else self._len
+
+    @property
+    def names(self) -> list:
+        """list of str: The column names, in order (the list itself: do not modify it)."""
+        return self.cols.names
+
+    @property
+    def dtype(self) -> np.dtype:
+        """numpy.dtype: The structured dtype of a row (multidimensional columns keep
+        their atom's shape; columns of variable-length items are object fields)."""
+        return row_dtype(self.cols)
+
+    @property
+    def shape(self) -> tuple:
+        """tuple: ``(len,)``."""
+        return (self.len,)
+
+    @property
+    def ndim(self) -> int:
+        """int: Always 1."""
+        return 1
+
+    @property
+    def size(self) -> int:
+        """int: The number of rows (as ``numpy.prod(shape)``)."""
         return self.len
 
-    def __sizeof__(self):
-        return self.cbytes
+    @property
+    def nbytes(self) -> int:
+        """int: The uncompressed size of all columns, in bytes."""
+        return sum(self.cols[n].nbytes for n in self.names)
 
-    # -------------------------------------------------------------- writing
+    @property
+    def cbytes(self) -> int:
+        """int: The compressed size of all columns, in bytes (leftovers count as
+        full chunks)."""
+        return sum(self.cols[n].cbytes for n in self.names)
 
-    def _check_writable(self, what: str):
-        if self.mode == "r":
-            raise ReadOnlyError(f"{self.rootdir}: cannot {what} because mode is 'r'")
+    @property
+    def cratio(self) -> float:
+        """float: ``nbytes / cbytes`` (nan when there are no columns)."""
+        cbytes = self.cbytes
+        return self.nbytes / float(cbytes) if cbytes else float("nan")
+
+    @property
+    def cparams(self):
+        """cparams: The compression parameters of new columns."""
+        return self._cparams
 
     @property
     def dataset(self):
-        """The :class:`~bcolz_store.storage.dataset.DatasetStore` a stored table
-        (all its columns) reads and commits through; None in memory."""
+        """DatasetStore or None: The dataset a stored table (all its columns)
+        reads and commits through; None in memory."""
         return self._store
 
-    def _batch(self):
-        """Group the changes of one table operation into one commit (on disk)."""
-        if self._store is None or self.mode == "r":
-            return contextlib.nullcontext()
-        return self._store.batch()
+    def __len__(self):
+        """int: The number of rows."""
+        return self.len
 
-    @contextlib.contextmanager
-    def _writing(self, op=None):
-        """One table operation (``op``: what it does, for the commit record):
-        one commit, and on any failure the whole table returns to its last
-        committed state (see
-        :meth:`bcolz_store.storage.dataset.DatasetStore.operation`)."""
-        if self._store is None or self.mode == "r":
-            yield
-            return
-        with self._store.operation(op), self._store.batch():
-            yield
+    def __sizeof__(self):
+        """int: The compressed size, in bytes."""
+        return self.cbytes
 
-    def _stage_pending(self):
-        """Stage the appends no column has staged yet (see carray._stage_pending)."""
-        for name in self.names:
-            self.cols[name]._stage_pending()
+    # ----------------------------------------------------------------- reading
 
-    def _flush_columns(self):
-        for name in self.names:
-            self.cols[name].flush()
+    @_doc_of(_ops.get_item)
+    def __getitem__(self, key):
+        return _ops.get_item(self.cols, self.len, sys._getframe(1), type(self), key)
 
-    def copy(self, **kwargs):
-        """Return a copy, with other constructor parameters if given.
+    def __iter__(self):
+        """Iterate over the rows, as namedtuples (see :meth:`iter`)."""
+        return self.iter(0, self.len, 1)
 
-        Parameters
-        ----------
-        kwargs
-            Any ctable constructor parameter (``rootdir``, ``mode``,
-            ``cparams``, ``names``, ``expectedlen``, ``chunklen``...).
+    @_doc_of(_query.iter_rows)
+    def iter(self, start=0, stop=None, step=1, outcols=None, limit=None, skip=0,
+             out_flavor=namedtuple):
+        return _query.iter_rows(self.cols, self.len, start, stop, step, outcols, limit, skip,
+                                out_flavor)
 
-        Returns
-        -------
-        ctable
+    @_doc_of(_query.table_eval)
+    def eval(self, expression, **kwargs):
+        return _query.table_eval(self.cols, sys._getframe(1), expression, **kwargs)
 
-        Raises
-        ------
-        DatasetExistsError
-            When ``rootdir`` is this table's own rootdir (an OSError).
-        """
-        rootdir = kwargs.get("rootdir")
-        if rootdir and self.rootdir and _same_root(rootdir, self.rootdir):
-            raise DatasetExistsError(f"rootdir cannot be the same during copies: {rootdir}")
-        names = kwargs.pop("names", self.names)
-        if rootdir:
-            columns = [self.cols[n] for n in self.names]
-        else:
-            ckwargs = {k: v for k, v in kwargs.items() if k not in ("rootdir", "mode")}
-            columns = [self.cols[n].copy(**ckwargs) for n in self.names]
-        return ctable(columns, names, **kwargs)
+    @_doc_of(_query.where)
+    def where(self, expression, outcols=None, limit=None, skip=0, out_flavor=namedtuple,
+              user_dict=None, vm=None):
+        return _query.where(self.cols, self.len, sys._getframe(1), expression, outcols, limit,
+                            skip, out_flavor, user_dict, vm)
 
+    @_doc_of(_query.whereblocks)
+    def whereblocks(self, expression, blen=None, outcols=None, limit=None, skip=0,
+                    user_dict=None, vm=None):
+        return _query.whereblocks(self.cols, self.len, sys._getframe(1), expression, blen,
+                                  outcols, limit, skip, user_dict, vm)
+
+    @_doc_of(_query.fetchwhere)
+    def fetchwhere(self, expression, outcols=None, limit=None, skip=0, out_flavor=None,
+                   user_dict=None, vm=None, **kwargs):
+        return _query.fetchwhere(self.cols, self.len, sys._getframe(1), type(self), expression,
+                                 outcols, limit, skip, out_flavor, user_dict, vm, **kwargs)
+
+    # ----------------------------------------------------------------- changes
+
+    @_doc_of(_edit.append)
+    def append(self, cols):
+        _edit.append(self.cols, self._commits(), self._then_flush(), cols)
+
+    @_doc_of(_edit.trim)
+    def trim(self, nitems):
+        self._len = _edit.trim(self.cols, self._commits(), self.len, nitems)
+
+    @_doc_of(_edit.resize)
+    def resize(self, nitems):
+        self._len = _edit.resize(self.cols, self._commits(), nitems)
+
+    @_doc_of(_edit.addcol)
+    def addcol(self, newcol, name=None, pos=None, move=False, **kwargs):
+        _edit.addcol(self.cols, self._commits(), self._then_flush(), self.len, self.cparams,
+                     newcol, name, pos, move, **kwargs)
+
+    @_doc_of(_edit.delcol)
+    def delcol(self, name=None, pos=None, keep=False):
+        self._len = self.len
+        _edit.delcol(self.cols, self._commits(), self._then_flush(), name, pos, keep)
+
+    @_doc_of(_edit.set_item)
+    def __setitem__(self, key, value):
+        _edit.set_item(self.cols, self._commits(), self.len, sys._getframe(1), key, value)
+
+    @_doc_of(_edit.flush)
     def flush(self):
-        """Commit buffered rows of every column, as one commit (no-op in memory or mode 'r')."""
-        if self.mode == "r":
-            return
-        with self._writing():
-            self._flush_columns()
+        _edit.flush(self.cols, self._commits())
 
     def refresh(self):
-        """Re-read the committed state from disk, to see other writers' commits.
-
-        In modes 'a'/'w' pending rows are committed first (``flush``).
+        """Re-read the committed state, to see other writers' commits (no-op
+        in memory).  In modes 'a'/'w' pending rows are committed first; after
+        a failed write the table returns to its last committed state.
 
         Raises
         ------
         FormatError, DatasetNotFoundError
-            If the table on disk has become unreadable.
+            When the table on disk has become unreadable.
         """
         if self._store is None:
             return
@@ -499,55 +377,211 @@ class ctable(CtableEdits, CtableOps):
         self._open()
 
     def close(self):
-        """Flush (unless read-only) and release the writer lock, if held."""
+        """Flush (unless read-only) and release the writer lock, if held.
+
+        Raises
+        ------
+        OSError
+            As :meth:`flush` (the lock is released all the same).
+        """
         try:
             self.flush()
         finally:
             _locking.release(self._lock)
             self._lock = None
 
+    @_doc_of(_edit.purge)
     def purge(self):
-        """Remove the whole on-disk table (no-op in memory).
-
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        """
         if self.rootdir:
-            self._check_writable("purge")
-            with self._writing():
-                self._store.remove_all()
-                self._store.commit()
-            self._store.forget_all()
-            self._store.store.remove_root()
+            _edit.purge(self._commits())
 
     def free_cachemem(self):
-        """Drop the decompressed chunks cached by the columns."""
+        """Drop the decompressed chunks the columns cache."""
         for name in self.names:
             self.cols[name].free_cachemem()
 
-    # ---------------------------------------------------------------- misc
+    @_doc_of(_ops.copy_table)
+    def copy(self, **kwargs):
+        return _ops.copy_table(self.cols, self.rootdir, type(self), **kwargs)
+
+    # ----------------------------------------------------------------- interop
+
+    @classmethod
+    def fromdataframe(cls, df, **kwargs):
+        """A ctable of the columns of a pandas DataFrame.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        **kwargs
+            ``strings='vlen'`` (columns of str or bytes items of any length,
+            which bcolz cannot read; default fixed-width 'U' or 'S'
+            columns), and ctable constructor parameters.
+
+        Returns
+        -------
+        ctable
+
+        Raises
+        ------
+        ImportError
+            When pandas is not installed.
+        """
+        return _pandas.fromdataframe(cls, df, **kwargs)
+
+    def todataframe(self, columns=None, orient="columns"):
+        """This table as a pandas DataFrame.
+
+        Parameters
+        ----------
+        columns : sequence of str, optional
+            The columns to take (default all).
+        orient : str, default 'columns'
+            As :func:`bcolz_store.interop.pandas.todataframe`.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        ImportError
+            When pandas is not installed.
+        """
+        return _pandas.todataframe(self, columns=columns, orient=orient)
+
+    def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
+        """A copy bcolz reads: vlen columns become fixed-width ``U`` (str) or
+        ``S`` (bytes), as wide as their longest item.
+
+        Parameters
+        ----------
+        rootdir : str, optional
+            Where to write the copy (default in memory).
+        mode : {'w', 'a'}, default 'w'
+        missing : str or bytes, optional
+            Written for a missing item (default: missing items are refused).
+        **kwargs
+            Other ctable parameters (``cparams``, ``chunklen``...).
+
+        Returns
+        -------
+        ctable
+
+        Raises
+        ------
+        ValueError
+            Missing items without ``missing``, or a str item ending in NUL.
+        """
+        return _fixed_width.tofixed(self, rootdir, mode, missing=missing, **kwargs)
+
+    def to_dask(self, blen=None, columns=None):
+        """This table as a dask DataFrame, indexed by row number; each
+        partition (whole chunks of rows) is read by its task.
+
+        Parameters
+        ----------
+        blen : int, optional
+            Rows per partition, a multiple of the largest chunklen (default
+            about 64 MiB of rows).
+        columns : sequence of str, optional
+            The columns to take (default all).
+
+        Returns
+        -------
+        dask.dataframe.DataFrame
+
+        Raises
+        ------
+        ImportError
+            When dask or pandas is not installed (extra ``bcolz_store[dask]``).
+        KeyError
+            An unknown column.
+        ValueError
+            A column of multidimensional items, or a bad ``blen``.
+        """
+        from .interop.dask import ctable_to_dask
+        return ctable_to_dask(self, blen=blen, columns=columns)
+
+    @classmethod
+    def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):
+        """A ctable of a PyTables Table node.
+
+        Parameters
+        ----------
+        filepath : str
+        nodepath : str, default '/ctable'
+        **kwargs
+            ``drop_attrs=True`` leaves out the node's attributes; ctable
+            constructor parameters.
+
+        Returns
+        -------
+        ctable
+
+        Raises
+        ------
+        ImportError
+            When PyTables is not installed (extra ``bcolz_store[hdf5]``).
+        OSError, TypeError
+            A file that cannot be opened; a node that is not a Table.
+        ValueError, FormatError
+            An attribute JSON cannot hold (unless ``drop_attrs``), or a
+            malformed one bcolz_store wrote.
+        """
+        return _hdf5.fromhdf5(cls, filepath, nodepath, **kwargs)
+
+    def tohdf5(self, filepath, nodepath="/ctable", mode="w", cparams=None, cname=None):
+        """Write this table as a PyTables Table node.
+
+        Parameters
+        ----------
+        filepath : str
+        nodepath : str, default '/ctable'
+        mode : {'w', 'a'}, default 'w'
+        cparams : cparams, optional
+            Default this table's.
+        cname : str, optional
+            The HDF5 compressor (default from ``cparams``).
+
+        Raises
+        ------
+        ImportError
+            When PyTables is not installed (extra ``bcolz_store[hdf5]``).
+        DatasetExistsError
+            With mode 'w' when ``filepath`` exists.
+        TypeError, ValueError
+            datetime64, timedelta64 or object columns, unicode past U+10FFFF,
+            or an attribute name bcolz_store uses itself (nothing is written).
+        """
+        return _hdf5.tohdf5(self, filepath, nodepath, mode=mode, cparams=cparams, cname=cname)
+
+    # ------------------------------------------------------------------- misc
+
+    def __str__(self):
+        """str: The rows, abridged as numpy prints arrays."""
+        return format_ctable_str(self)
+
+    def __repr__(self):
+        """str: The shape, dtype, sizes, cparams, rootdir and rows."""
+        return format_ctable_repr(self)
 
     def __enter__(self):
+        """ctable: This table (``with ctable(...) as t:`` closes it at the end)."""
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        """Close this table (:meth:`close`)."""
         self.close()
 
     def __reduce__(self):
-        # Stored: its rootdir, reopened in mode 'r'; in memory: its columns.
+        """A stored table pickles as its rootdir (reopened in mode 'r'), an
+        in-memory one as its columns (see :mod:`bcolz_store.handles`)."""
         return _handles.reduce_ctable(self)
 
     def __dask_tokenize__(self):
+        """tuple: What identifies this table's data in dask's names."""
         return _handles.dask_token(self)
-
-
-def _same_root(a, b) -> bool:
-    a, b = describe_rootdir(a), describe_rootdir(b)
-    if is_url(a) or is_url(b):
-        return a.rstrip("/") == b.rstrip("/")
-    return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _reopen(rootdir, mode):               # pickles of earlier versions: a reader, never 'w'

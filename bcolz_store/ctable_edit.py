@@ -1,255 +1,488 @@
-"""The changes of a ctable: ``append``, ``trim``, ``resize``, ``addcol``,
-``delcol`` and row assignment.
+"""The changes of a ctable: creation, ``append``, ``trim``, ``resize``,
+``addcol``, ``delcol``, row assignment, ``flush``.
 
-:class:`CtableEdits` is a mixin of :class:`bcolz_store.ctable.ctable`.  Each
-method is one table operation: on disk its changes to every column and to
-``__rootdirs__`` are one commit, and when it fails the table returns to its
-last committed state (``ctable._writing``).
+Plain functions over the table's parts, given as their first arguments: its
+columns (a :class:`~bcolz_store.columns.cols`), its :class:`Commits` (its
+dataset and mode), ``then_flush`` (the table's ``flush`` method when it
+flushes after each change, ``auto_flush``; else None), its length; then the
+method's arguments.
+A function that is the work of a ctable method is documented as that method
+(the method takes its docstring).  Each change is one table operation: on
+disk its changes to every column and to ``__rootdirs__`` are one commit, and
+when it fails the table returns to its last committed state
+(:meth:`Commits.operation`).
 
 Source: bcolz 1.x ``ctable`` (the methods' signatures and checks).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import shutil
-import sys
 
 import numpy as np
 
+from . import attrs as _attrs
 from .carray import carray
-from .columns import columns_of
+from .category_type import category_request
+from .columns import column_sources, columns_of, row_dtype
+from .ctable_ops import as_rows, check_not_empty
+from .ctable_query import condition
+from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
 from .format.layout import check_column_name
+from .vlen_type import column_dtypes, vlen_request
 
-__all__ = ["CtableEdits"]
+__all__ = ["Commits", "addcol", "append", "capture_appends", "create", "delcol", "flush", "purge",
+           "resize", "set_item", "stage_pending", "trim"]
 
 
-class CtableEdits:
-    """Appending, trimming, resizing, adding and removing columns, and
-    assigning rows of a ctable (a mixin)."""
+@dataclasses.dataclass(frozen=True)
+class Commits:
+    """How the changes of a table reach its dataset.
 
-    def append(self, cols):
-        """Append rows.
+    Parameters
+    ----------
+    dataset : DatasetStore or None
+        The table's dataset (None in memory).
+    mode : {'r', 'w', 'a'}
+        The table's mode.
+    rootdir : str or None
+        The table's rootdir, for messages.
+    """
 
-        Parameters
-        ----------
-        cols : tuple, list, numpy record/structured array, ctable or DataFrame
-            One row as a tuple of scalars; columns as a tuple or list of
-            arrays, carrays or lists (one per column, all of one length);
-            rows as a list of tuples or a structured array (matched by field
-            name, else by position); another ctable (by column name); or a
-            pandas DataFrame (by column name).
+    dataset: object
+    mode: str
+    rootdir: object = None
 
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        ValueError
-            Unsupported input, a wrong number of columns, values that do not
-            convert, or columns of different lengths.  Nothing is appended
-            then.
+    def check_writable(self, what: str) -> None:
+        """Refuse (ReadOnlyError) to ``what`` in mode 'r'."""
+        if self.mode == "r":
+            raise ReadOnlyError(f"{self.rootdir}: cannot {what} because mode is 'r'")
 
-        Notes
-        -----
-        Compatibility: bcolz's inputs; a list of tuples, read here as rows,
-        was read by bcolz as columns.
-        """
-        self._check_writable("append")
-        values = columns_of(self, cols)
-        lengths = {len(v) for v in values}
-        if len(lengths) > 1:
-            raise ValueError("all cols in `cols` must have the same length")
-        prepared = [self.cols[name]._prepare_append(value)
-                    for name, value in zip(self.names, values)]
-        with self._writing("append"):
-            for name, value in zip(self.names, prepared):
-                self.cols[name]._append_prepared(value)
-            if self.auto_flush:
-                self.flush()
+    def batch(self):
+        """Group the changes of one table operation into one commit (on disk)."""
+        if self.dataset is None or self.mode == "r":
+            return contextlib.nullcontext()
+        return self.dataset.batch()
 
-    def trim(self, nitems):
-        """Remove the last ``nitems`` rows.
-
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        ValueError
-            If ``nitems`` exceeds the length.
-        """
-        self._check_writable("trim")
-        if nitems > self.len:
-            raise ValueError(f"cannot trim {nitems} rows from a ctable of {self.len}")
-        with self._writing("trim"):
-            for name in self.names:
-                self.cols[name].trim(nitems)
-        self._len -= nitems
-
-    def resize(self, nitems):
-        """Make the table ``nitems`` rows long, filling new rows with each column's dflt.
-
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        """
-        self._check_writable("resize")
-        with self._writing("resize"):
-            for name in self.names:
-                self.cols[name].resize(nitems)
-        self._len = nitems
-
-    def addcol(self, newcol, name=None, pos=None, move=False, **kwargs):
-        """Add a column.
-
-        Parameters
-        ----------
-        newcol : carray, ndarray, list or tuple
-            The values, one per row.  A carray's values (and vlen or
-            categorical type) are taken, not its ``dflt``, ``chunklen`` or
-            cparams, as in bcolz: ``kwargs`` set those (an on-disk carray
-            moved or copied into an on-disk table keeps them).
-        name : str, optional
-            Default ``'f<pos>'``.
-        pos : int, optional
-            Position among the columns (default: last).
-        move : bool, default False
-            For an on-disk carray added to an on-disk table: move its
-            directory into the table instead of copying it.
-        kwargs
-            carray constructor parameters for the new column (default
-            cparams: the table's).
-
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        ValueError
-            A bad ``pos`` or ``name``, an existing name, a length other than
-            the table's, or an unsupported type.
-        """
-        self._check_writable("add a column")
-        if pos is None:
-            pos = len(self.names)
-        elif not isinstance(pos, (int, np.integer)) or isinstance(pos, bool) \
-                or not 0 <= pos <= len(self.names):
-            raise ValueError(f"`pos` must be an int in 0..{len(self.names)}, not {pos!r}")
-        pos = int(pos)
-        name = f"f{pos}" if name is None else check_column_name(name)
-        if name in self.names:
-            raise ValueError(f"'{name}' column already exists")
-        if not isinstance(newcol, (carray, np.ndarray, list, tuple)):
-            raise ValueError(f"`newcol` type not supported: {type(newcol).__name__}")
-        if len(newcol) != self.len:
-            raise ValueError(f"`newcol` has length {len(newcol)}, the ctable {self.len}")
-        col_rootdir = None
-        if self.rootdir is not None:
-            col_rootdir = self.cols.column_rootdir(name)
-            kwargs.setdefault("rootdir", col_rootdir)
-            kwargs.setdefault("mode", "w")
-        kwargs.setdefault("cparams", self.cparams)
-        store = self.cols.column_store(name)
-        if store is not None and kwargs.get("rootdir") == col_rootdir:
-            kwargs["_store"] = store
-        with self._writing("addcol"):
-            if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
-                if move and newcol._store.local_root and self._store.local_root:
-                    if newcol.mode != "r":
-                        newcol.flush()
-                    shutil.move(newcol.rootdir, col_rootdir)
-                    self._store.adopt(name + "/")
-                    newcol = carray(rootdir=col_rootdir, mode="a", _store=store)
-                else:
-                    newcol = newcol.copy(rootdir=col_rootdir, mode="w", _store=store)
-            else:
-                newcol = carray(newcol, **kwargs)
-            self.cols.insert(name, pos, newcol)
-            if self.auto_flush:
-                self.flush()
-
-    def delcol(self, name=None, pos=None, keep=False):
-        """Remove a column, by ``name`` or by ``pos`` (not both).
-
-        Parameters
-        ----------
-        name : str, optional
-        pos : int, optional
-        keep : bool, default False
-            For on-disk tables: leave the column's directory on disk.
-
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        ValueError
-            Neither or both of ``name`` and ``pos``, an unknown name, or a
-            position out of range.
-        """
-        self._check_writable("remove a column")
-        if name is None and pos is None:
-            raise ValueError("specify either a `name` or a `pos`")
-        if name is not None and pos is not None:
-            raise ValueError("you cannot specify both a `name` and a `pos`")
-        if name is not None:
-            if not isinstance(name, str):
-                raise ValueError("`name` must be a string")
-            if name not in self.names:
-                raise ValueError(f"`name` {name!r} not found in columns {self.names}")
-        else:
-            if not isinstance(pos, (int, np.integer)) or isinstance(pos, bool) \
-                    or not 0 <= pos < len(self.names):
-                raise ValueError(f"`pos` must be an int in 0..{len(self.names) - 1}, "
-                                 f"not {pos!r}")
-            name = self.names[int(pos)]
-        self._len = self.len
-        with self._writing("delcol"):  # the column's files and __rootdirs__: one commit
-            col = self.cols.pop(name)
-            if self._store is None:
-                pass
-            elif keep:
-                self._store.forget(name + "/")
-            else:
-                col.purge()
-            if self.auto_flush:
-                self.flush()
-        if self._store is not None and not keep:
-            self._store.store.delete_prefix(name + "/")
-
-    def __setitem__(self, key, value):
-        """t[key] = value: replace a column, or set rows.
-
-        Parameters
-        ----------
-        key : str, int, slice, list, ndarray or carray
-            A column name replaces that column's values (same length
-            required; its dtype, cparams and dflt are kept, and the values
-            converted to that dtype; a carray value is taken as it is).  A
-            boolean expression string, int, slice, integer list/array or
-            boolean array selects rows.
-        value
-            For rows: one row (tuple) broadcast to all selected rows, or as
-            many rows as selected (list of tuples or structured array).
-
-        Raises
-        ------
-        ReadOnlyError
-            In mode 'r'.
-        KeyError
-            When the table has no columns.
-        ValueError
-            Values that do not convert or do not match the selection.
-        """
-        self._check_writable("modify data")
-        if isinstance(key, str) and key in self.cols:
-            with self._writing("setitem"):
-                self.cols[key] = value
+    @contextlib.contextmanager
+    def operation(self, op=None):
+        """One table operation (``op``: what it does, for the commit record):
+        one commit, and on any failure the whole table returns to its last
+        committed state (see
+        :meth:`bcolz_store.storage.dataset.DatasetStore.operation`)."""
+        if self.dataset is None or self.mode == "r":
+            yield
             return
-        self._empty_check("assign to")
-        rows = self._as_rows(value)
-        if isinstance(key, str):
-            mask = self._eval_where(key, {}, None, sys._getframe(1))
-            key = np.flatnonzero(mask[:] if isinstance(mask, carray) else mask)
-        elif isinstance(key, list):
-            key = np.asarray(key)
-        with self._writing("setitem"):
-            for name in self.names:
-                self.cols[name][key] = rows[name]
+        with self.dataset.operation(op), self.dataset.batch():
+            yield
+
+
+# ------------------------------------------------------------------ creation
+
+def create(cols, commits, flush_table, columns, names, kwargs, root_state) -> tuple:
+    """Create the table's columns from ``columns`` and its attributes.
+
+    On disk one commit, which also removes what was at the rootdir before
+    (mode 'w'); on failure nothing new stays on disk.  Puts the columns'
+    names and carrays in ``cols``.
+
+    Parameters
+    ----------
+    cols : cols
+        The table's (empty) columns.
+    commits : Commits
+    flush_table : callable
+        The table's ``flush`` method, called on disk at the end.
+    columns, names
+        As the ctable constructor.
+    kwargs : dict
+        carray constructor parameters for every column (``dtype`` may be a
+        dict of column name -> dtype).
+    root_state : {'folder', 'other', 'missing'}
+        What was at the rootdir.
+
+    Returns
+    -------
+    tuple
+        The table's length and its :class:`~bcolz_store.attrs.attrs`.
+
+    Raises
+    ------
+    ValueError
+        Bad names, unsupported column data, or columns of different lengths.
+    """
+    dataset, rootdir = commits.dataset, cols.rootdir
+    try:
+        with commits.batch():
+            if dataset is not None and rootdir is not None:
+                dataset.note("create")
+            length = _create_columns(cols, commits, columns, names, kwargs, root_state)
+            attrs = _attrs.attrs(rootdir, commits.mode, _new=True, _store=dataset)
+            if rootdir is not None:
+                flush_table()
+    except BaseException:
+        if dataset is not None:
+            dataset.discard()
+            if root_state == "missing":
+                with contextlib.suppress(OSError, BcolzStoreError):
+                    dataset.store.remove_root()
+        raise
+    if dataset is not None and root_state == "folder":
+        keep = set()
+        for name in cols.names:
+            keep.update((name, f"{name}/data", f"{name}/meta"))
+        dataset.store.prune_empty_folders(keep)
+    return length, attrs
+
+
+def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
+    sources, names = column_sources(columns, names)
+    dtypes = column_dtypes(kwargs.get("dtype"), names)
+    prepared = []
+    for name, src in zip(names, sources):
+        dtype = dtypes[name]
+        special = dtype is not None and (vlen_request(None, dtype) is not None
+                                         or category_request(None, dtype) is not None)
+        if not isinstance(src, (carray, np.ndarray)) and not special:
+            try:
+                src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"column {name!r} cannot be converted into a carray: "
+                                 f"{err}") from err
+        if isinstance(src, np.ndarray):
+            if src.ndim == 0:
+                raise ValueError(f"column {name!r} must have a length (got a scalar)")
+            if src.dtype.kind == "V":
+                raise ValueError("`columns` elements cannot be of type void")
+        prepared.append(src)
+    lengths = {len(src) for src in prepared}
+    if len(lengths) > 1:
+        raise ValueError("all `columns` must have the same length")
+    rootdir, dataset = cols.rootdir, commits.dataset
+    if rootdir is not None:
+        if root_state != "missing":
+            if commits.mode != "w":  # pragma: no cover - guarded in ctable.__init__
+                raise DatasetExistsError(f"specified rootdir path '{rootdir}' "
+                                         f"already exists and creation mode is '{commits.mode}'")
+            if root_state == "folder":
+                dataset.recover()   # finish a commit left by a killed writer
+                dataset.remove_all()        # replaced in the creation's one commit
+            else:
+                dataset.store.remove_root()  # a file, or a broken link: not a dataset
+        dataset.makedirs()
+    ckwargs = dict(kwargs, options=cols.options)
+    ckwargs["mode"] = "w" if rootdir is not None else ckwargs.get("mode", "w")
+    for name, src in zip(names, prepared):
+        ckwargs.pop("dtype", None)
+        if dtypes[name] is not None:
+            ckwargs["dtype"] = dtypes[name]
+        if rootdir is not None:
+            ckwargs["rootdir"] = cols.column_rootdir(name)
+            ckwargs["_store"] = cols.column_store(name)
+        if isinstance(src, carray):
+            column = src.copy(**ckwargs) if rootdir is not None else src
+        else:
+            column = carray(src, **ckwargs)
+        cols.insert(name, len(cols), column)
+    if rootdir is not None and not names:
+        cols.update_meta()
+    return lengths.pop() if lengths else 0
+
+
+# ------------------------------------------------------------------ commits
+
+def flush(cols, commits) -> None:
+    """Commit the buffered rows of every column as one commit (no-op in
+    memory or mode 'r').
+
+    Raises
+    ------
+    OSError
+        When the medium refuses a write (the table returns to its last
+        committed state).
+    """
+    if commits.mode == "r":
+        return
+    with commits.operation():
+        for name in cols.names:
+            cols[name].flush()
+
+
+def stage_pending(cols) -> None:
+    """Stage the appends no column has staged yet (see carray._stage_pending)."""
+    for name in cols.names:
+        cols[name]._stage_pending()
+
+
+def capture_appends(cols, start: int):
+    """The rows appended since row ``start`` (the committed length), read now,
+    as a function that appends them again (run once the newer committed state
+    is loaded)."""
+    rows = {name: cols[name]._pending_rows(start) for name in cols.names}
+
+    def replay():
+        for name, values in rows.items():
+            col = cols[name]
+            col._append_prepared(col._prepare_append(values))
+    return replay
+
+
+# ------------------------------------------------------------------ changes
+
+def append(columns, commits, then_flush, cols) -> None:
+    """Append rows; on disk one commit (with ``auto_flush``).
+
+    Parameters
+    ----------
+    cols : tuple, list, structured array, ctable or DataFrame
+        One row (a tuple of scalars); columns (a tuple or list of arrays,
+        carrays or lists, one per column); rows (a list of tuples, or a
+        structured array, matched by field name, else by position);
+        another ctable or a pandas DataFrame (by column name).  bcolz read
+        a list of tuples as columns.
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        Unsupported input, a wrong number of columns, values that do not
+        convert, or columns of different lengths (nothing is appended).
+    TypeError
+        Items of a wrong type for a column of variable-length items.
+    """
+    commits.check_writable("append")
+    values = columns_of(columns, cols)     # (``cols``: the rows, bcolz's name)
+    lengths = {len(v) for v in values}
+    if len(lengths) > 1:
+        raise ValueError("all cols in `cols` must have the same length")
+    names = columns.names
+    prepared = [columns[name]._prepare_append(value) for name, value in zip(names, values)]
+    with commits.operation("append"):
+        for name, value in zip(names, prepared):
+            columns[name]._append_prepared(value)
+        if then_flush is not None:
+            then_flush()
+
+
+def trim(cols, commits, length: int, nitems: int) -> int:
+    """Remove the last ``nitems`` rows.
+
+    Parameters
+    ----------
+    nitems : int
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        When ``nitems`` exceeds the length.
+    """
+    commits.check_writable("trim")
+    if nitems > length:
+        raise ValueError(f"cannot trim {nitems} rows from a ctable of {length}")
+    with commits.operation("trim"):
+        for name in cols.names:
+            cols[name].trim(nitems)
+    return length - nitems
+
+
+def resize(cols, commits, nitems: int) -> int:
+    """Make the table ``nitems`` rows long; new rows hold each column's dflt.
+
+    Parameters
+    ----------
+    nitems : int
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    """
+    commits.check_writable("resize")
+    with commits.operation("resize"):
+        for name in cols.names:
+            cols[name].resize(nitems)
+    return nitems
+
+
+def _position(pos, count: int, past_end: bool) -> int:
+    """``pos`` checked as a column position among ``count`` (``past_end``:
+    ``count`` itself allowed)."""
+    top = count if past_end else count - 1
+    if not isinstance(pos, (int, np.integer)) or isinstance(pos, bool) \
+            or not 0 <= pos <= top:
+        raise ValueError(f"`pos` must be an int in 0..{top}, not {pos!r}")
+    return int(pos)
+
+
+def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=None,
+           pos=None, move=False, **kwargs) -> None:
+    """Add a column.
+
+    Parameters
+    ----------
+    newcol : carray, ndarray, list or tuple
+        The values, one per row.  A carray gives its values and vlen or
+        categorical type, not its dflt, chunklen or cparams (``kwargs``
+        set those), as in bcolz; an on-disk carray moved or copied into
+        an on-disk table keeps them.
+    name : str, optional
+        Default ``'f<pos>'``.
+    pos : int, optional
+        Its position among the columns (default last).
+    move : bool, default False
+        Move an on-disk carray's folder into an on-disk table (else copy).
+    **kwargs
+        carray parameters of the new column (default cparams: the table's).
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        A bad ``pos`` or ``name``, an existing name, a length other than
+        the table's, or an unsupported type.
+    """
+    commits.check_writable("add a column")
+    pos = len(cols.names) if pos is None else _position(pos, len(cols.names), True)
+    name = f"f{pos}" if name is None else check_column_name(name)
+    if name in cols.names:
+        raise ValueError(f"'{name}' column already exists")
+    if not isinstance(newcol, (carray, np.ndarray, list, tuple)):
+        raise ValueError(f"`newcol` type not supported: {type(newcol).__name__}")
+    if len(newcol) != length:
+        raise ValueError(f"`newcol` has length {len(newcol)}, the ctable {length}")
+    col_rootdir = cols.column_rootdir(name) if cols.rootdir is not None else None
+    if col_rootdir is not None:
+        kwargs.setdefault("rootdir", col_rootdir)
+        kwargs.setdefault("mode", "w")
+    kwargs.setdefault("cparams", table_cparams)
+    if not {"verify", "allow_pickle", "lock", "storage_options", "consolidated"} & set(kwargs):
+        kwargs.setdefault("options", cols.options)
+    store = cols.column_store(name)
+    if store is not None and kwargs.get("rootdir") == col_rootdir:
+        kwargs["_store"] = store
+    dataset = commits.dataset
+    with commits.operation("addcol"):
+        if isinstance(newcol, carray) and col_rootdir and newcol.rootdir is not None:
+            if move and newcol.dataset.local_root and dataset.local_root:
+                if newcol.mode != "r":
+                    newcol.flush()
+                shutil.move(newcol.rootdir, col_rootdir)
+                dataset.adopt(name + "/")
+                newcol = carray(rootdir=col_rootdir, mode="a", _store=store,
+                                options=cols.options)
+            else:
+                newcol = newcol.copy(rootdir=col_rootdir, mode="w", _store=store,
+                                     options=cols.options)
+        else:
+            newcol = carray(newcol, **kwargs)
+        cols.insert(name, pos, newcol)
+        if then_flush is not None:
+            then_flush()
+
+
+def delcol(cols, commits, then_flush, name=None, pos=None, keep=False) -> None:
+    """Remove a column, by ``name`` or by ``pos`` (not both).
+
+    Parameters
+    ----------
+    name : str, optional
+    pos : int, optional
+    keep : bool, default False
+        Leave an on-disk column's folder on disk.
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        Neither or both of ``name`` and ``pos``, an unknown name, or a
+        position out of range.
+    """
+    commits.check_writable("remove a column")
+    if name is None and pos is None:
+        raise ValueError("specify either a `name` or a `pos`")
+    if name is not None and pos is not None:
+        raise ValueError("you cannot specify both a `name` and a `pos`")
+    if name is not None:
+        if not isinstance(name, str):
+            raise ValueError("`name` must be a string")
+        if name not in cols.names:
+            raise ValueError(f"`name` {name!r} not found in columns {cols.names}")
+    else:
+        name = cols.names[_position(pos, len(cols.names), False)]
+    dataset = commits.dataset
+    with commits.operation("delcol"):  # the column's files and __rootdirs__: one commit
+        col = cols.pop(name)
+        if dataset is None:
+            pass
+        elif keep:
+            dataset.forget(name + "/")
+        else:
+            col.purge()
+        if then_flush is not None:
+            then_flush()
+    if dataset is not None and not keep:
+        dataset.store.delete_prefix(name + "/")
+
+
+def set_item(cols, commits, length: int, frame, key, value) -> None:
+    """t[key] = value: replace a column, or set rows.
+
+    Parameters
+    ----------
+    key : str, int, slice, list, ndarray or carray
+        A column name: that column's values are replaced (same length;
+        its dtype, cparams and dflt are kept; a carray is taken as it
+        is).  A boolean expression, int, slice, integer list/array or
+        boolean array selects rows.
+    value
+        For rows: one row (a tuple) for every selected row, or as many
+        rows as selected (a list of tuples or a structured array).
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    KeyError
+        When the table has no columns.
+    ValueError
+        Values that do not convert or do not match the selection.
+    """
+    commits.check_writable("modify data")
+    if isinstance(key, str) and key in cols:
+        with commits.operation("setitem"):
+            cols[key] = value
+        return
+    check_not_empty(cols.names, "assign to")
+    rows = as_rows(row_dtype(cols), value)
+    if isinstance(key, str):
+        mask = condition(cols, length, key, {}, None, frame)
+        key = np.flatnonzero(mask[:] if isinstance(mask, carray) else mask)
+    elif isinstance(key, list):
+        key = np.asarray(key)
+    with commits.operation("setitem"):
+        for name in cols.names:
+            cols[name][key] = rows[name]
+
+
+def purge(commits) -> None:
+    """Remove the whole on-disk table, as one commit (no-op in memory).
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    """
+    commits.check_writable("purge")
+    dataset = commits.dataset
+    with commits.operation():
+        dataset.remove_all()
+        dataset.commit()
+    dataset.forget_all()
+    dataset.store.remove_root()

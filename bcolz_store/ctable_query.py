@@ -1,0 +1,495 @@
+"""Row queries over a ctable's columns: ``eval``, ``iter``, ``where``,
+``whereblocks``, ``fetchwhere``.
+
+The functions take the table's parts as their first arguments: its columns
+(a :class:`~bcolz_store.columns.cols`), its length in rows, the caller's
+frame (the variables an expression sees), the class that makes new tables;
+then what the query asks.  A function that is the work of a ctable method is
+documented as that method (the method takes its docstring).
+
+The condition is evaluated once (:func:`condition`) into a boolean carray or
+ndarray of the table's length, then read block by block; for each block only
+the rows that match are read, column by column, so that no Python work is
+done per row until rows are handed out.
+
+``skip`` and ``limit`` count matching rows: the first ``skip`` matches are
+dropped, then at most ``limit`` are returned.  The pseudo-column ``nrow__``
+in ``outcols`` gives the row number.
+
+Source: bcolz 1.x ``ctable.iter``, ``where``, ``whereblocks``,
+``fetchwhere`` (parameters and results; rows hold Python scalars as in
+bcolz, except datetime64/timedelta64 values, which stay numpy scalars rather
+than becoming bare integers); checked by bcolz's own
+test_ctable.py / test_queries.py through the conformance suite and by
+tests/test_ctable.py.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import threads
+from .carray import carray
+from .columns import column_field
+from .defaults import defaults
+from .errors import QueryError
+from .format.layout import split_names, validate_names
+from .indexing import matching_positions
+from .query.eval import evaluate as _evaluate
+
+__all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "iter_rows",
+           "outcols_dtype", "table_variables", "where_blocks", "where_rows"]
+
+NROW = "nrow__"
+MIN_SCAN_ROWS = 1 << 14  # rows of the condition read at a time, at least
+# Conditions over tables up to this many rows are evaluated into a plain
+# boolean ndarray (one byte per row); longer ones into a compressed carray.
+MAX_NUMPY_MASK_ROWS = 1 << 26
+
+
+def table_variables(cols, user_dict, frame) -> dict:
+    """The names an expression over the columns ``cols`` sees.
+
+    In increasing priority: the globals, then the locals of ``frame`` (the
+    caller's), then the columns, then ``user_dict``.
+
+    Notes
+    -----
+    Compatibility: bcolz let the caller's variables shadow columns and
+    columns shadow ``user_dict``; here a column name always means the column
+    and an explicit ``user_dict`` wins.
+    """
+    names = {}
+    if frame is not None:
+        names.update(frame.f_globals)
+        names.update(frame.f_locals)
+    names.update(cols.as_dict())
+    if user_dict:
+        names.update(user_dict)
+    return names
+
+
+def evaluate(cols, expression, user_dict, frame, **kwargs):
+    """:func:`bcolz_store.eval` of ``expression`` over the columns ``cols``."""
+    return _evaluate(expression, table_variables(cols, user_dict, frame), make_result=carray,
+                     **kwargs)
+
+
+def condition(cols, length, expression, user_dict, vm, frame, error=QueryError):
+    """A boolean carray/ndarray of the rows where ``expression`` holds.
+
+    Parameters
+    ----------
+    cols : cols
+        The table's columns.
+    length : int
+        The table's length in rows.
+    expression : str, carray or ndarray
+        An expression (evaluated with :func:`evaluate`) or a boolean array.
+    user_dict : dict or None
+        Extra variables for the expression.
+    vm : str or None
+        The engine.
+    frame : frame or None
+        The caller's frame, whose variables the expression sees.
+    error : exception class
+        Raised when the result is not boolean (bcolz raised IndexError from
+        ``t[expr]`` and ValueError from ``where``).
+
+    Returns
+    -------
+    carray or numpy.ndarray
+        Of ``length`` booleans.
+
+    Raises
+    ------
+    error
+        A result that is not boolean.
+    QueryError
+        A result whose length is not ``length``.
+    """
+    if isinstance(expression, str):
+        flavor = "numpy" if length <= MAX_NUMPY_MASK_ROWS else "carray"
+        result = evaluate(cols, expression, user_dict, frame, vm=vm, out_flavor=flavor)
+    else:
+        result = expression
+    if not hasattr(result, "dtype") or result.dtype.type != np.bool_:
+        if isinstance(expression, str):
+            raise error(f"`{expression}` does not represent a boolean expression")
+        raise error("only boolean expressions or arrays are supported")
+    if len(result) != length:
+        raise QueryError(f"the condition has length {len(result)}, the ctable {length}")
+    return result
+
+
+def check_outcols(cols, outcols) -> list:
+    """The list of output column names for ``outcols``.
+
+    Parameters
+    ----------
+    cols : cols
+        The table's columns.
+    outcols : None, str or sequence of str
+        None means all columns; a string is split on commas and spaces.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        A wrong type, a name that is not an identifier, or a name that is
+        neither a column nor ``nrow__``.
+    """
+    if outcols is None:
+        return list(cols.names)
+    if isinstance(outcols, str):
+        outcols = split_names(outcols)
+    elif not isinstance(outcols, (list, tuple)):
+        raise ValueError(f"only list/str is supported for outcols, not {type(outcols).__name__}")
+    outcols = validate_names(outcols, "outcols")
+    unknown = [n for n in outcols if n != NROW and n not in cols]
+    if unknown:
+        raise ValueError(f"outcols {unknown} are not columns of the ctable {cols.names}")
+    return outcols
+
+
+def outcols_dtype(cols, names) -> np.dtype:
+    """The structured dtype of rows made of the columns ``names`` (and ``nrow__``)."""
+    return np.dtype([(NROW, np.int_) if name == NROW else column_field(name, cols[name])
+                     for name in names])
+
+
+def _row_maker(names, dtype, out_flavor):
+    """A function turning an iterator of value tuples into rows of ``out_flavor``."""
+    if out_flavor is namedtuple or out_flavor == "namedtuple":
+        row = namedtuple("row", names, rename=True)
+        return lambda values: map(row._make, values)
+    if out_flavor is tuple or out_flavor == "tuple":
+        return lambda values: values
+
+    if out_flavor is np.ndarray or out_flavor == "ndarray":
+        def as_arrays(values):
+            for value in values:
+                out = np.empty(1, dtype=dtype)
+                out[0] = value
+                yield out
+        return as_arrays
+    raise ValueError(f"out_flavor must be namedtuple, tuple or numpy.ndarray, not {out_flavor!r}")
+
+
+def _python_values(values):
+    """Values handed out in rows: Python scalars where bcolz gave them.
+
+    Numbers, bools, bytes and str become Python objects (``tolist``);
+    datetime64/timedelta64 stay numpy scalars (``tolist`` would turn
+    nanoseconds into plain ints); multidimensional atoms stay arrays.
+    """
+    if isinstance(values, range):
+        return values
+    if values.ndim == 1 and values.dtype.kind not in "MmV":
+        return values.tolist()
+    return values
+
+
+def _scan_blen(cols) -> int:
+    """Rows scanned at a time: a chunk of the column of shortest chunks, or as
+    many as the thread pool decodes at once."""
+    chunklens = [cols[n].chunklen for n in cols.names]
+    return max(min(chunklens, default=MIN_SCAN_ROWS), MIN_SCAN_ROWS) * threads.chunks_per_block()
+
+
+# --------------------------------------------------------------------- iter
+
+def table_eval(cols, frame, expression, **kwargs):
+    """Evaluate ``expression`` over the columns (and the caller's variables).
+
+    Parameters
+    ----------
+    expression : str
+        E.g. ``'2*a + b'``.
+    **kwargs
+        As :func:`bcolz_store.eval`: ``user_dict``, ``vm``,
+        ``out_flavor``, ``blen`` and carray parameters.
+
+    Returns
+    -------
+    carray, numpy.ndarray or scalar
+
+    Raises
+    ------
+    NameError
+        An unknown variable.
+    QueryError, ValueError
+        As :func:`bcolz_store.eval`.
+    """
+    user_dict = kwargs.pop("user_dict", None)
+    return evaluate(cols, expression, user_dict, frame, **kwargs)
+
+
+def where(cols, length, frame, expression, outcols=None, limit=None, skip=0,
+          out_flavor=namedtuple, user_dict=None, vm=None):
+    """Iterate over the rows where ``expression`` is true.
+
+    Parameters
+    ----------
+    expression : str, carray or ndarray
+        A boolean expression over the columns and the caller's variables
+        (evaluated now), or a boolean array of the table's length.
+    outcols, limit, skip, out_flavor
+        As :meth:`iter`.
+    user_dict : dict, optional
+        More variables for the expression (they win over the columns).
+    vm : {'numexpr', 'python', 'dask'}, optional
+        The engine (default ``bcolz_store.defaults.vm``).
+
+    Returns
+    -------
+    iterator
+
+    Raises
+    ------
+    QueryError
+        A non-boolean condition (a ValueError), or one of another length.
+    ValueError
+        Bad ``outcols`` or ``out_flavor``.
+    NameError
+        An unknown variable in the expression.
+    """
+    mask = condition(cols, length, expression, user_dict, vm, frame)
+    return where_rows(cols, length, mask, outcols, limit, skip, out_flavor)
+
+
+def whereblocks(cols, length, frame, expression, blen=None, outcols=None, limit=None, skip=0,
+                user_dict=None, vm=None):
+    """Iterate over the rows where ``expression`` is true, in structured arrays.
+
+    Parameters
+    ----------
+    expression, outcols, limit, skip, user_dict, vm
+        As :meth:`where`.
+    blen : int, optional
+        Rows per array (the last may be shorter); default the smallest
+        chunklen of the columns.
+
+    Returns
+    -------
+    iterator of numpy.ndarray
+
+    Raises
+    ------
+    QueryError, ValueError, NameError
+        As :meth:`where`; ValueError also for a ``blen`` below 1.
+    """
+    mask = condition(cols, length, expression, user_dict, vm, frame)
+    return where_blocks(cols, length, mask, blen, outcols, limit, skip)
+
+
+def fetchwhere(cols, length, frame, make_table, expression, outcols=None, limit=None, skip=0,
+               out_flavor=None, user_dict=None, vm=None, **kwargs):
+    """Return the rows where ``expression`` is true, all at once.
+
+    Parameters
+    ----------
+    expression, outcols, limit, skip, user_dict, vm
+        As :meth:`where`.
+    out_flavor : {'bcolz', 'carray', 'numpy'}, optional
+        A new ctable ('bcolz'/'carray') or a structured ndarray
+        ('numpy'); default ``bcolz_store.defaults.out_flavor``.
+    **kwargs
+        ctable constructor parameters of the new ctable.
+
+    Returns
+    -------
+    ctable or numpy.ndarray
+
+    Raises
+    ------
+    QueryError, ValueError, NameError
+        As :meth:`where`; ValueError also for an unknown ``out_flavor``.
+    """
+    mask = condition(cols, length, expression, user_dict, vm, frame)
+    return fetch_where(cols, length, mask, make_table, outcols, limit, skip, out_flavor, kwargs)
+
+
+def iter_rows(cols, length, start=0, stop=None, step=1, outcols=None, limit=None, skip=0,
+              out_flavor=namedtuple):
+    """Iterate over the rows ``start:stop:step``.
+
+    Parameters
+    ----------
+    start, stop, step : int
+        As a slice; ``step`` must be positive.
+    outcols : str or sequence of str, optional
+        The columns to return (``'a, b'`` or ``['a', 'b']``); ``nrow__``
+        is the row number.  Default all.
+    limit : int, optional
+        Return at most this many rows.
+    skip : int, default 0
+        Skip this many rows first.
+    out_flavor : namedtuple, tuple or numpy.ndarray
+        The rows as namedtuples, tuples or 1-row structured arrays.
+
+    Returns
+    -------
+    iterator
+
+    Raises
+    ------
+    NotImplementedError
+        A step <= 0.
+    ValueError
+        Bad ``outcols`` or ``out_flavor``.
+    """
+    names = check_outcols(cols, outcols)
+    step = 1 if step is None else step
+    if step <= 0:
+        raise NotImplementedError("step param can only be positive")
+    rows = range(*slice(start, stop, step).indices(length))
+    rows = rows[max(int(skip or 0), 0):]
+    if limit is not None:
+        rows = rows[:max(int(limit), 0)]
+    make = _row_maker(names, outcols_dtype(cols, names), out_flavor)
+    return _iter_gen(cols, rows, names, make)
+
+
+def _iter_gen(cols, rows, names, make):
+    blen = _scan_blen(cols)
+    for first in range(0, len(rows), blen):
+        part = rows[first:first + blen]
+        values = [part if name == NROW else cols[name][part.start:part.stop:part.step]
+                  for name in names]
+        yield from make(zip(*map(_python_values, values)))
+
+
+# -------------------------------------------------------------------- where
+
+def _read_rows(cols, name, positions):
+    """Values of column ``name`` at the (sorted) row numbers ``positions``."""
+    if name == NROW:
+        return positions
+    col = cols[name]
+    lo, hi = int(positions[0]), int(positions[-1]) + 1
+    if hi - lo <= 4 * len(positions):
+        return col[lo:hi][positions - lo]
+    return col[positions]
+
+
+def _matching_columns(cols, mask, names, limit, skip):
+    """Yield, per block, the list of matching values of every column in ``names``."""
+    for positions in matching_positions(mask, limit, skip, _scan_blen(cols)):
+        yield [_read_rows(cols, name, positions) for name in names]
+
+
+def _check_mask(length, mask):
+    if not hasattr(mask, "dtype") or mask.dtype.type != np.bool_:
+        raise ValueError("only boolean expressions or arrays are supported")
+    if len(mask) != length:
+        raise ValueError(f"the boolean array has length {len(mask)}, the ctable {length}")
+
+
+def where_rows(cols, length, mask, outcols=None, limit=None, skip=0, out_flavor=namedtuple):
+    """Rows where the boolean ``mask`` (of ``length`` items) is true (see
+    :meth:`ctable.where`).
+
+    Raises
+    ------
+    ValueError
+        A non-boolean mask or one of the wrong length, bad ``outcols`` or
+        ``out_flavor``.
+    """
+    _check_mask(length, mask)
+    names = check_outcols(cols, outcols)
+    make = _row_maker(names, outcols_dtype(cols, names), out_flavor)
+    return _where_gen(cols, mask, names, limit, skip, make)
+
+
+def _where_gen(cols, mask, names, limit, skip, make):
+    for values in _matching_columns(cols, mask, names, limit, skip):
+        yield from make(zip(*map(_python_values, values)))
+
+
+def _structured_blocks(cols, mask, names, limit, skip):
+    dtype = outcols_dtype(cols, names)
+    for values in _matching_columns(cols, mask, names, limit, skip):
+        out = np.empty(len(values[0]), dtype=dtype)
+        for name, v in zip(names, values):
+            out[name] = v
+        yield out
+
+
+def where_blocks(cols, length, mask, blen=None, outcols=None, limit=None, skip=0):
+    """Structured arrays of ``blen`` matching rows (see :meth:`ctable.whereblocks`).
+
+    Raises
+    ------
+    ValueError
+        A non-boolean mask, bad ``outcols`` or a ``blen`` below 1.
+    """
+    _check_mask(length, mask)
+    names = check_outcols(cols, outcols)
+    if blen is None:
+        blen = min((cols[n].chunklen for n in cols.names), default=MIN_SCAN_ROWS)
+    if blen < 1:
+        raise ValueError(f"blen must be a positive number of rows, not {blen}")
+    return _rebuffer(_structured_blocks(cols, mask, names, limit, skip), int(blen))
+
+
+def _rebuffer(blocks, blen):
+    """Regroup a stream of structured arrays into arrays of exactly ``blen`` rows."""
+    pending, npending = [], 0
+    for block in blocks:
+        pending.append(block)
+        npending += len(block)
+        if npending < blen:
+            continue
+        data = np.concatenate(pending, dtype=pending[0].dtype)
+        full = (len(data) // blen) * blen
+        for start in range(0, full, blen):
+            yield data[start:start + blen]
+        pending, npending = [data[full:]], len(data) - full
+    if npending:
+        yield np.concatenate(pending, dtype=pending[0].dtype)
+
+
+def fetch_where(cols, length, mask, make_table, outcols=None, limit=None, skip=0,
+                out_flavor=None, kwargs=None):
+    """All matching rows at once (see :meth:`ctable.fetchwhere`).
+
+    ``make_table`` (the ctable class) makes the result for the 'bcolz' and
+    'carray' flavors, with the constructor parameters ``kwargs``.
+
+    Returns
+    -------
+    ctable or numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        An unknown ``out_flavor``, and as :func:`where_blocks`.
+    """
+    if out_flavor is None:
+        out_flavor = defaults.out_flavor
+    if out_flavor not in ("bcolz", "carray", "numpy"):
+        raise ValueError(f"`out_flavor` can only take 'bcolz', 'carray' or 'numpy' values, "
+                         f"not {out_flavor!r}")
+    _check_mask(length, mask)
+    names = check_outcols(cols, outcols)
+    blocks = list(_structured_blocks(cols, mask, names, limit, skip))
+    data = np.concatenate(blocks, dtype=blocks[0].dtype) if blocks else \
+        np.empty(0, dtype=outcols_dtype(cols, names))
+    if out_flavor == "numpy":
+        return data
+    vlen = {n: cols[n].category or cols[n].vlen for n in names
+            if n != NROW and cols[n].vlen is not None}
+    if vlen:        # columns of variable-length items stay so
+        columns = [carray(data[n], dtype=vlen[n]) if n in vlen else data[n] for n in names]
+        result = make_table(columns, list(names), **dict(kwargs or {}))
+        result.flush()
+        return result
+    result = make_table(data, **dict(kwargs or {}))
+    result.flush()
+    return result
