@@ -129,6 +129,8 @@ class ctable:
     ['i', 'x']
     """
 
+    _handle_kind = "ctable"        # what a rebuilt handle's class must say (handles.py)
+
     def __init__(self, columns=None, names=None, *, verify=False, allow_pickle=False, lock=False,
                  storage_options=None, consolidated=None, options=None, _dataset=None,
                  _lock=None, **kwargs):
@@ -151,8 +153,7 @@ class ctable:
             _ops.check_mode(self.mode)
         store, self._root_state, self.mode = _ops.resolve(
             root_arg, rootdir, _dataset, columns, self.mode, options.storage_options)
-        kwargs["mode"] = mode = self.mode
-        # the writer lock is taken before the committed state is loaded
+        kwargs["mode"] = mode = self.mode   # (the lock is taken before the state is loaded)
         self._lock = _locking.acquire(store if store is not None else root_arg,
                                       _lock if _lock is not None else options.lock)
         self._store = _dataset if _dataset is not None else (
