@@ -11,13 +11,55 @@ from __future__ import annotations
 
 import numpy as np
 
+from .carray_read import is_carray
+from .category_type import category, category_request, new_category_meta
 from .chunks.codec import typesize_for
+from .cparams import cparams as cparams_cls
 from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
 from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
 from .indexing import calc_chunklen, is_int
+from .vlen_type import new_vlen_meta, vlen_request
 
-__all__ = ["atom_of", "new_fixed_meta"]
+__all__ = ["atom_of", "new_fixed_meta", "new_meta"]
+
+
+def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
+    """The metadata of a new carray of any kind, and its initial data.
+
+    A categorical ``dtype`` (or data) gets codes plus categories
+    (:mod:`bcolz_store.category_type`), a vlen one items of any length
+    (:mod:`bcolz_store.vlen_type`), anything else fixed-size atoms
+    (:func:`new_fixed_meta`).
+
+    Parameters
+    ----------
+    array, dtype, dflt, expectedlen, chunklen, to_ndarray
+        As :func:`new_fixed_meta`.
+    cparams : cparams, dict or None
+        None: ``bcolz_store.defaults.cparams``.
+
+    Returns
+    -------
+    (CarrayMeta, numpy.ndarray)
+
+    Raises
+    ------
+    ValueError
+        ``cparams`` of another type; as the kind's own function.
+    TypeError, LimitError
+        As the kind's own function.
+    """
+    if cparams is None or isinstance(cparams, (cparams_cls, dict)):
+        cparams = cparams_cls.from_any(cparams)
+    else:
+        raise ValueError("`cparams` param must be an instance of `cparams` class")
+    request = category_request(array, dtype) or vlen_request(array, dtype)
+    if isinstance(request, category):
+        return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)
+    if request is not None:
+        return new_vlen_meta(request, array, cparams, dflt, expectedlen, chunklen)
+    return new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray)
 
 
 def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
@@ -48,7 +90,7 @@ def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarra
     """
     if isinstance(dtype, str):
         dtype = np.dtype(dtype)
-    if hasattr(array, "_meta") and hasattr(array, "iterblocks_"):    # a carray
+    if is_carray(array):
         source_len = len(array)
         dtype = array.dtype if dtype is None else dtype
         array_ = np.empty((0,) + array.shape[1:], dtype=array.dtype)

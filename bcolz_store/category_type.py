@@ -156,9 +156,9 @@ def category_request(array, dtype):
         return category()
     if dtype is not None:
         return None
-    meta = getattr(array, "_meta", None)
-    if getattr(meta, "categorical", None) is not None:
-        return category_of(meta, array._engine)
+    found = getattr(array, "category", None)    # a categorical carray's own
+    if isinstance(found, category):
+        return found
     found = _pandas_categorical(array)
     return found[1] if found is not None else None
 
@@ -186,12 +186,12 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
         categories and no items).
     """
     found = _pandas_categorical(array)
-    source = getattr(array, "_meta", None)
+    source = hasattr(type(array), "iterblocks_")     # a carray
     if found is not None:
         array = found[0]
     cats = request.categories
     kind = request.kind
-    if source is not None:          # a carray: its items come block by block
+    if source:                      # a carray: its items come block by block
         head = array[:min(len(array), 1 << 16)]
         kind = kind or ("bytes" if any(isinstance(v, bytes) for v in head.tolist()) else "str")
         items = np.empty(0, dtype=vlen_result_dtype(kind, True))
@@ -200,7 +200,7 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
         kind = kind or ("bytes" if any(isinstance(v, bytes) for v in raw) else "str")
         items = as_items(raw, kind, vlen_result_dtype(kind, True), True, where="new carray")
     if cats is None:
-        if source is not None:
+        if source:
             raise ValueError("give the categories (category(categories=...)) to make a "
                              "categorical copy of a carray that is not one")
         cats = sorted({v for v in items.tolist() if v is not None})

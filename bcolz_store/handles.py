@@ -14,8 +14,9 @@ does not make an untrusted pickle safe.
   opened afresh in mode ``'r'``: a reader of the state committed at that
   moment, never a second writer (appends not yet flushed are not in it).
 * A column of a stored ctable pickles as its table's rootdir and its name,
-  and is unpickled as that column of the table opened in mode ``'r'`` (the
-  table's journal is what tells its readers about commits).
+  and is unpickled as that column opened in mode ``'r'`` through its
+  table's dataset, on one committed state of the table (the table's journal
+  is what tells its readers about commits).
 * An in-memory carray pickles its compressed chunks as they are (with its
   dtype, cparams, chunklen, expectedlen, dflt, leftover and attrs), so the
   copy holds the same chunks, byte for byte; an in-memory vlen or categorical
@@ -51,96 +52,30 @@ other than ``'r'``, arguments of the wrong kinds.
 A carray or ctable whose store keeps its bytes in this process only (a
 :class:`~bcolz_store.storage.memory.MemoryStore`) cannot be pickled.
 
-The classes are handed in (``type(obj)``): this module does not import
-:mod:`bcolz_store.carray` or :mod:`bcolz_store.ctable` when it is imported
-(they call it); it looks them up when a handle is rebuilt.
+The classes travel in the handle (``type(obj)``): this module does not import
+:mod:`bcolz_store.carray` or :mod:`bcolz_store.ctable` (they call it); a
+rebuilt handle's class must say it is one (``_handle_kind``).
 """
 
 from __future__ import annotations
 
-import sys
-import threading
 import uuid
-from contextlib import contextmanager
 
 import numpy as np
 
 from .category_type import category_of
 from .chunks.chunk import chunk
 from .cparams import cparams as cparams_cls
-from .errors import FormatError
-from .storage.urls import portable_rootdir
+from .errors import DatasetNotFoundError, FormatError
+from .options import OpenOptions
+from .storage.credentials import carried_options, credentials_in_pickles, strip_credentials
+from .storage.dataset import DatasetStore
+from .storage.urls import open_store, portable_rootdir
 from .vlen_type import vlen_of
 
-__all__ = ["credentials_in_pickles", "dask_token", "open_column", "open_stored",
-           "reduce_carray", "reduce_ctable", "rebuild_carray", "rebuild_ctable", "rebuild_items",
-           "strip_credentials", "carried_options"]
-
-# Names of storage options that are credentials (compared in lower case):
-# these exactly, and any name holding one of the words after them.
-_SECRET_NAMES = frozenset({"key", "access_key", "access_key_id", "aws_access_key_id",
-                           "account_key", "session", "sas", "connection_string"})
-_SECRET_WORDS = ("secret", "password", "passwd", "token", "credential", "auth",
-                 "private_key", "api_key", "apikey", "signature")
-
-_KEEP = {"depth": 0}
-_KEEP_LOCK = threading.Lock()
-
-
-@contextmanager
-def credentials_in_pickles():
-    """Pickle credentials with handles while the block runs (process-wide).
-
-    Handles pickled inside carry their ``storage_options`` whole, key and
-    secret included: anyone who reads such a pickle has them.  Meant for
-    workers that have no credentials of their own, on a network you trust.
-    Process-wide, so that the threads dask pickles in see it too.
-    """
-    with _KEEP_LOCK:
-        _KEEP["depth"] += 1
-    try:
-        yield
-    finally:
-        with _KEEP_LOCK:
-            _KEEP["depth"] -= 1
-
-
-def _is_secret(name) -> bool:
-    if not isinstance(name, str):
-        return False
-    low = name.lower()
-    return low in _SECRET_NAMES or any(word in low for word in _SECRET_WORDS)
-
-
-def strip_credentials(options):
-    """``storage_options`` without their credentials, as a handle carries them.
-
-    Drops, at any depth of nested dicts and lists, the entries named ``key``,
-    ``access_key``, ``access_key_id``, ``aws_access_key_id``,
-    ``account_key``, ``session``, ``sas``, ``connection_string`` or holding
-    ``secret``, ``password``, ``passwd``, ``token``, ``credential``,
-    ``auth``, ``private_key``, ``api_key``, ``apikey`` or ``signature`` in
-    their name (any case); keeps the rest.
-
-    Parameters
-    ----------
-    options : dict or None
-
-    Returns
-    -------
-    dict or None
-        A new dict (None for None or when nothing is left).
-    """
-    def clean(value):
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items() if not _is_secret(k)}
-        if isinstance(value, (list, tuple)):
-            return type(value)(clean(v) for v in value)
-        return value
-    if options is None:
-        return None
-    return clean(dict(options)) or None
-
+__all__ = ["carried_options", "credentials_in_pickles", "dask_token", "open_stored",
+           "open_table_column", "rebuild_carray", "rebuild_ctable", "rebuild_items",
+           "reduce_carray", "reduce_ctable", "strip_credentials"]
 
 def _portable(root_arg, storage_options, what: str):
     """(rootdir, storage_options) reopening ``root_arg`` elsewhere.
@@ -158,35 +93,15 @@ def _portable(root_arg, storage_options, what: str):
     return root, carried_options(options)
 
 
-def carried_options(options):
-    """``storage_options`` as a pickle carries them: without credentials
-    (:func:`strip_credentials`) unless :func:`credentials_in_pickles` is active."""
-    return options if _KEEP["depth"] else strip_credentials(options)
-
-
-def _given_allow_pickle(c) -> bool:
-    """``allow_pickle`` as the user set it (a carray created from objects
-    reads them in its own process without it; its handle does not)."""
-    return bool(getattr(c, "_allow_pickle_given", c._allow_pickle))
-
-
 def _refuse(what: str):
     raise FormatError(f"not a bcolz_store handle: {what} (handles are made by pickling a "
                       f"carray or ctable; unpickle only what you trust)")
 
 
-def _carray_class():
-    """bcolz_store.carray.carray, looked up (importing bcolz_store imports it,
-    and it imports this module)."""
-    return sys.modules[__package__ + ".carray"].carray
-
-
-def _check_class(cls, table: bool | None):
-    """``cls`` when it is carray (table False), ctable (True) or either (None),
-    or a subclass."""
-    carray = _carray_class()
-    kinds = {False: (carray,), True: tuple(TABLE_CLASS), None: (carray, *TABLE_CLASS)}[table]
-    if not (isinstance(cls, type) and issubclass(cls, kinds)):
+def _check_class(cls, kinds: tuple):
+    """``cls`` when it is the carray or ctable class (or a subclass), as its
+    ``_handle_kind`` says, of one of ``kinds``."""
+    if not (isinstance(cls, type) and getattr(cls, "_handle_kind", None) in kinds):
         _refuse(f"class {cls!r}")
     return cls
 
@@ -226,15 +141,16 @@ def reduce_carray(c):
         For a carray on a store of this process only.
     """
     cls = type(c)
-    given = c._given_store
-    if c._rootdir and given is not None and given.prefix:
-        root, options = _portable(given.store, None, f"column {c._rootdir}")
-        return (open_column, (root, options, given.prefix.rstrip("/"),
-                              _given_allow_pickle(c), c._verify, c._consolidated))
-    if c._rootdir:
-        root, options = _portable(c._root_arg, c._storage_options, f"carray {c._rootdir}")
-        return (open_stored, (cls, root, options, _given_allow_pickle(c), c._verify,
-                              c._consolidated))
+    files, options = c._files, c._options
+    if files.rootdir and files.given is not None and files.given.prefix:
+        root, storage = _portable(files.given.store, None, f"column {files.rootdir}")
+        return (open_table_column, (cls, root, storage, files.given.prefix.rstrip("/"),
+                                    options.allow_pickle, options.verify, options.consolidated))
+    if files.rootdir:
+        root, storage = _portable(files.root_arg, options.storage_options,
+                                  f"carray {files.rootdir}")
+        return (open_stored, (cls, root, storage, options.allow_pickle, options.verify,
+                              options.consolidated))
     engine = c._engine
     meta = c._meta
     request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None))
@@ -258,7 +174,7 @@ def rebuild_carray(cls, atom, cparams, chunklen, expectedlen, dflt, data, attrs)
     FormatError
         For arguments no handle holds (a class other than carray).
     """
-    _check_class(cls, False)
+    _check_class(cls, ("carray",))
     if not (isinstance(atom, np.dtype) and isinstance(cparams, dict)
             and isinstance(data, tuple) and len(data) == 2
             and isinstance(attrs, dict)):
@@ -298,7 +214,7 @@ def rebuild_items(cls, items, request, cparams, chunklen, expectedlen, dflt, att
     FormatError
         For arguments no handle holds (a class other than carray).
     """
-    _check_class(cls, False)
+    _check_class(cls, ("carray",))
     if not (isinstance(cparams, dict) and isinstance(attrs, dict)):
         _refuse("the arguments of an in-memory carray")
     kwargs = {} if getattr(request, "categories", None) is not None else {"dflt": dflt}
@@ -318,10 +234,16 @@ def open_stored(cls, rootdir, storage_options, allow_pickle, verify, consolidate
         For arguments no handle holds (a class other than carray or ctable,
         a rootdir that is not a string, options of the wrong kinds).
     """
-    _check_class(cls, None)
+    _check_class(cls, ("carray", "ctable"))
     _check_open(rootdir, storage_options, allow_pickle, verify, consolidated)
-    return cls(rootdir=rootdir, mode="r", storage_options=storage_options,
-               allow_pickle=allow_pickle, verify=verify, consolidated=consolidated)
+    return cls(rootdir=rootdir, mode="r", options=_options(storage_options, allow_pickle,
+                                                            verify, consolidated))
+
+
+def _options(storage_options, allow_pickle, verify, consolidated) -> OpenOptions:
+    return OpenOptions(verify=bool(verify), allow_pickle=bool(allow_pickle),
+                       storage_options=storage_options,
+                       consolidated=None if consolidated is None else bool(consolidated))
 
 
 def reduce_ctable(t):
@@ -350,10 +272,10 @@ def rebuild_ctable(cls, columns, names, cparams, attrs=None):
         For arguments no handle holds (a class other than ctable, columns
         that are not in-memory carrays).
     """
-    carray = _carray_class()
-    _check_class(cls, True)
+    _check_class(cls, ("ctable",))
     if not (isinstance(columns, list) and isinstance(names, list)
-            and all(isinstance(c, carray) and not c.rootdir for c in columns)
+            and all(getattr(type(c), "_handle_kind", None) == "carray" and not c.rootdir
+                    for c in columns)
             and all(isinstance(n, str) for n in names) and isinstance(cparams, dict)
             and (attrs is None or isinstance(attrs, dict))):
         _refuse("the arguments of an in-memory ctable")
@@ -363,24 +285,33 @@ def rebuild_ctable(cls, columns, names, cparams, attrs=None):
     return out
 
 
-# The ctable class, registered by bcolz_store.ctable when it is imported (a
-# column's carray does not know its table's class).
-TABLE_CLASS = []
-
-
-def open_column(rootdir, storage_options, name, allow_pickle, verify, consolidated):
-    """Column ``name`` of the stored ctable at ``rootdir``, opened in mode 'r'.
+def open_table_column(cls, rootdir, storage_options, name, allow_pickle, verify, consolidated):
+    """Column ``name`` (a ``cls``, the carray class) of the stored ctable at
+    ``rootdir``, opened in mode 'r' on one committed state of the table.
 
     Raises
     ------
     FormatError
         For arguments no handle holds.
+    DatasetNotFoundError
+        No such table or column.
     """
+    _check_class(cls, ("carray",))
     if not isinstance(name, str) or not name:
         _refuse(f"column name {name!r:.100}")
-    table = open_stored(TABLE_CLASS[0], rootdir, storage_options, allow_pickle, verify,
-                       consolidated)
-    return table.cols[name]
+    _check_open(rootdir, storage_options, allow_pickle, verify, consolidated)
+    options = _options(storage_options, allow_pickle, verify, consolidated)
+    table = DatasetStore(open_store(rootdir, True, storage_options), readonly=True,
+                         verify=options.verify, consolidated=options.consolidated)
+    if table.state() != "folder":
+        raise DatasetNotFoundError(f"{rootdir}: no ctable here (the path does not exist)")
+    found = []
+
+    def load():
+        found[:] = [cls(rootdir=table.path(name), mode="r", options=options,
+                        _store=table.sub(name))]
+    table.read_consistently(load, False)
+    return found[0]
 
 
 def dask_token(obj) -> tuple:
@@ -389,7 +320,7 @@ def dask_token(obj) -> tuple:
     Stored: where it is, the committed generation it holds and its length
     (a commit gives new names).  In memory: a name drawn once per object.
     """
-    store = getattr(obj, "_store", None)
+    store = obj.dataset
     if store is not None:
         return (type(obj).__name__, store.root, store.generation, store.loaded_marker,
                 len(obj))

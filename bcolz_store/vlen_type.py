@@ -213,7 +213,7 @@ def column_dtypes(dtype, names) -> dict:
 def field_dtype(col) -> np.dtype:
     """The dtype of column ``col`` inside a structured row: its dtype, or
     ``object`` for a vlen column (``StringDType`` cannot be a field)."""
-    if getattr(getattr(col, "_meta", None), "vlen", None) is not None:
+    if isinstance(getattr(col, "vlen", None), vlen):
         return np.dtype(object)
     return col.dtype
 
@@ -231,9 +231,9 @@ def vlen_request(array, dtype):
     if isinstance(dtype, str) and dtype in _VLEN_NAMES:
         return vlen(_VLEN_NAMES[dtype])
     if dtype is None:
-        meta = getattr(getattr(array, "_meta", None), "vlen", None)
-        if meta is not None:
-            return vlen_of(meta)
+        found = getattr(array, "vlen", None)     # a vlen carray's own type
+        if isinstance(found, vlen):
+            return found
         dtype = array.dtype if isinstance(array, np.ndarray) else None
     if isinstance(dtype, np.dtype) and dtype.kind == "T":
         return vlen("str", nullable=hasattr(dtype, "na_object"))
@@ -313,8 +313,7 @@ def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen):
         A dictionary zstd cannot use, or cannot train from these items.
     """
     kind = request.kind
-    source = getattr(array, "_meta", None)
-    if source is not None:                  # a carray: its items come block by block
+    if hasattr(type(array), "iterblocks_"):    # a carray: its items come block by block
         sample = as_items(array[:min(len(array), 1 << 16)], kind, vlen_result_dtype(kind, True),
                           True, where="new carray")
         items = sample[:0]

@@ -291,7 +291,7 @@ def _writer(kind, path, options, writer, appends, lock, start_at, logdir, sync_l
                     obj.refresh()
             log.write("ack", seq, f"{time.time():.6f}")
             counts["commits"] += 1
-        counts["rebases"] = obj._store.journal.rebases
+        counts["rebases"] = obj.dataset.journal.rebases
         obj.close()
         log.write("done", f"{time.time():.6f}")
     except Exception as err:    # reported; the check says what was lost

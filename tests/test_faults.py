@@ -322,14 +322,14 @@ def test_refresh_after_a_broken_journal(tmp_path, monkeypatch):
     """When even reloading fails, writes refuse until refresh() succeeds."""
     root = tmp_path / "a"
     c = make_carray(root)
-    owner = c._store.journal.owner
+    owner = c.dataset.journal.owner
     calls = []
 
     def failing_reload():
         calls.append(1)
         raise OSError(errno.EIO, "I/O error", str(root / "meta" / "sizes"))
 
-    c._store.attach(dataclasses.replace(owner, reload=failing_reload))
+    c.dataset.attach(dataclasses.replace(owner, reload=failing_reload))
     with monkeypatch.context() as m:
         Injector(m, root, 1, errno.ENOSPC, True)
         with pytest.raises(OSError):
@@ -340,7 +340,7 @@ def test_refresh_after_a_broken_journal(tmp_path, monkeypatch):
         c.append(np.arange(10))
     with pytest.raises(WriteFailedError):
         c.flush()
-    c._store.attach(owner)
+    c.dataset.attach(owner)
     c.refresh()
     c.append(np.arange(3))
     c.flush()

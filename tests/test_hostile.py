@@ -994,7 +994,7 @@ def test_valid_shipped_commit_is_rolled_forward(tmp_path):
     record = _pending_record(root)
     killed = ("import os, bcolz_store\n"
               f"c = bcolz_store.open({str(root)!r}, mode='a')\n"
-              "c._store.journal.state.apply = lambda entries: os._exit(0)\n"  # killed at commit
+              "c.dataset.journal.state.apply = lambda entries: os._exit(0)\n"  # killed at commit
               "c.attrs['x'] = 1\n")
     package_parent = str(Path(bcolz_store.__file__).resolve().parents[1])
     subprocess.run([sys.executable, "-c", killed], check=True, timeout=60,

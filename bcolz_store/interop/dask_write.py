@@ -37,7 +37,7 @@ from ..errors import BcolzStoreError, DatasetExistsError, IntegrityError
 from ..format.layout import validate_names
 from ..storage.dataset import DatasetStore
 from ..storage.records import blob_key, write_blob
-from ..handles import carried_options
+from ..storage.credentials import carried_options
 from ..storage.urls import open_store, portable_rootdir
 from .dask import import_dask, is_dask_array, is_dask_dataframe
 

@@ -124,7 +124,7 @@ def test_a_writer_that_died_after_its_record_is_rolled_forward_after_the_lease(m
     monkeypatch.setattr(Journal, "lock_lease", 0.5)
     store = MemoryStore()
     c = bcolz_store.carray(np.arange(5), rootdir=store, mode="w", chunklen=4)
-    journal = c._store.journal
+    journal = c.dataset.journal
     monkeypatch.setattr(ObjectCommitLock, "_release", lambda self: None)     # dies holding it
     monkeypatch.setattr(ObjectCommitLock, "heartbeat", False)                 # (all of it)
 
@@ -233,7 +233,7 @@ def test_a_writer_that_lost_the_lock_while_applying_leaves_its_blobs(tmp_path, m
     blobs the record names, or the roll-forward finds them gone."""
     root = str(tmp_path / "c")
     c = bcolz_store.carray(np.arange(10), rootdir=root, mode="w", chunklen=1000)
-    journal = c._store.journal
+    journal = c.dataset.journal
 
     def lost(*args, **kwargs):
         raise LockLostError("taken over")
@@ -255,12 +255,12 @@ def test_lock_true_on_an_object_store_stops_counting_once_lost():
     store = MemoryStore()
     bcolz_store.carray(np.arange(5), rootdir=store, mode="w")
     c = bcolz_store.open(store, mode="a", lock=True)
-    state = c._store.journal.state
+    state = c.dataset.journal.state
     assert state.locked
     store.put(LOCK_FILE, b"someone else's")                 # taken over
     with pytest.raises(LockLostError):
-        c._lock._lock._renew()                              # what the heartbeat does
-    assert not c._lock.is_locked and not state.locked
+        c._files.lock._lock._renew()                              # what the heartbeat does
+    assert not c._files.lock.is_locked and not state.locked
     c.close()
     assert store.get(LOCK_FILE, 100) == b"someone else's"   # not removed
 
@@ -273,7 +273,7 @@ def test_a_commit_that_waited_out_the_lock_is_retried_the_documented_way(tmp_pat
     root = str(tmp_path / "c")
     bcolz_store.carray(np.arange(3), rootdir=root, mode="w")
     c = bcolz_store.open(root, mode="a")
-    c._store.journal.retry_timeout = 0.3
+    c.dataset.journal.retry_timeout = 0.3
     other = LocalStore(root).commit_lock(KEY, 30.0)
     with other.hold(1.0):
         c.append([3])

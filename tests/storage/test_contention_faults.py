@@ -128,7 +128,7 @@ def test_a_repeated_create_of_a_record_or_the_lock_commits_once(fault_proxy, tar
     c.append([5, 6])
     c.flush()
     assert proxy.forced_pending == 0 and proxy.counts[kind] == 1
-    assert c._store.journal.rebases == 0
+    assert c.dataset.journal.rebases == 0
     c.close()
     assert bcolz_store.open(path, mode="r", storage_options=options)[:].tolist() == \
         list(range(7))

@@ -63,7 +63,7 @@ def test_appends_are_rebased_a_setitem_conflicts_naming_both(tmp_path):
     first.flush()
     second.append([200])
     second.flush()
-    assert second._store.journal.rebases == 1
+    assert second.dataset.journal.rebases == 1
     assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(10)) + [100, 101, 102, 200]
     first.refresh()
     first.trim(2)
@@ -115,7 +115,7 @@ def test_a_lost_answer_to_the_commit_record_is_success(tmp_path, monkeypatch):
     commit stands and is reported as made (not as ConcurrentWriteError)."""
     path = str(tmp_path / "a")
     c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
-    store = c._store.store
+    store = c.dataset.store
     real = store.put_if_absent
 
     def lost_answer(key, data):
@@ -126,7 +126,7 @@ def test_a_lost_answer_to_the_commit_record_is_success(tmp_path, monkeypatch):
     c.flush()
     monkeypatch.undo()
     assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7))
-    assert c._store.journal.rebases == 0
+    assert c.dataset.journal.rebases == 0
     assert bcolz_store.verify(path).ok
 
 
@@ -139,7 +139,7 @@ def test_a_commit_whose_application_failed_is_finished_by_the_next_writer(tmp_pa
     path = str(tmp_path / "a")
     bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
     first = bcolz_store.open(path)
-    state = first._store.journal.state
+    state = first.dataset.journal.state
     real_apply = state.apply
     calls = []
 
@@ -168,14 +168,14 @@ def test_a_late_roll_forward_never_writes_over_a_newer_commit(tmp_path):
     small files back over g+2's)."""
     path = str(tmp_path / "a")
     c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w", chunklen=4)
-    state = c._store.journal.state
+    state = c.dataset.journal.state
     generation = state.generation
     c.append([5])
     c.flush()                                   # generation + 1
     entries = state.read_record(record_key(generation + 1))[0]
     c.append([6])
     c.flush()                                   # generation + 2
-    late = bcolz_store.open(path)._store.journal.state
+    late = bcolz_store.open(path).dataset.journal.state
     late.apply(entries, newer_than=generation + 1)
     assert bcolz_store.open(path, mode="r")[:].tolist() == list(range(7))
     assert bcolz_store.verify(path).ok
@@ -186,7 +186,7 @@ def test_a_writer_waits_for_a_live_writer_to_apply_its_record(tmp_path, monkeypa
     lock): a writer opening meanwhile waits for it, it does not apply it too."""
     path = str(tmp_path / "a")
     c = bcolz_store.carray(np.arange(5), rootdir=path, mode="w")
-    state = c._store.journal.state
+    state = c.dataset.journal.state
     real_apply = state.apply
     opened = {}
     threads = []
@@ -422,7 +422,7 @@ def test_a_rebase_stages_again_when_a_commit_lands_between_reload_and_replay(
         mp.setattr(Journal, "_plan_rebase", plan_rebase)
         a.append(make([20, 21]))
         a.flush()
-    assert landed and a._store.journal.rebases == 1
+    assert landed and a.dataset.journal.rebases == 1
     out = bcolz_store.open(path, mode="r")
     got = out[:] if kind == "carray" else out["a"][:]
     assert got.tolist() == [0, 1, 2, 10, 11, 20, 21]

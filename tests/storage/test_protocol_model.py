@@ -319,7 +319,7 @@ def test_a_lost_answer_to_the_record_then_a_failed_read_of_it(change):
     from bcolz_store.storage.records import record_key
     store = MemoryStore("bug")
     c = bcolz_store.carray(np.arange(5), rootdir=store, mode="w", chunklen=4)
-    record = record_key(c._store.generation + 1)
+    record = record_key(c.dataset.generation + 1)
     real_put, real_get = store.put_if_absent, store.get
     failed = []
 

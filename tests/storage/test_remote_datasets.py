@@ -96,7 +96,7 @@ def test_opening_a_12_column_ctable_on_s3_takes_two_requests(s3):
                        names=[f"c{i}" for i in range(12)], rootdir=f"{url}/t12.bcolz",
                        mode="w", chunklen=4096, storage_options=options)
     probe = bcolz_store.open(f"{url}/t12.bcolz", mode="r", storage_options=options)
-    seen = count_requests(probe._store.store)
+    seen = count_requests(probe.dataset.store)
     t = bcolz_store.open(f"{url}/t12.bcolz", mode="r", storage_options=options)
     assert len(t) == 50_000 and len(t.names) == 12
     assert sum(seen.values()) <= 3, seen

@@ -139,7 +139,7 @@ def test_on_s3_reads_writes_and_opens_with_few_requests(s3_bucket):
     t.cols["ticker"][0] = "first"
     back = bcolz_store.open(path, mode="r", storage_options=options)
     seen = collections.Counter()
-    back._store.store.fs.s3.meta.events.register(
+    back.dataset.store.fs.s3.meta.events.register(
         "before-send.s3", lambda **kw: seen.update([kw["event_name"]]))
     expected = ["first"] + (TICKERS * 50)[1:] + ["last"]
     assert back["ticker"][:].tolist() == expected
