@@ -27,6 +27,8 @@ from . import ctable_ops as _ops
 from . import ctable_query as _query
 from . import handles as _handles
 from .columns import cols, row_dtype
+from .apidoc import documented
+from .apidoc.ctable import CTABLE_DOCS
 from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
@@ -40,94 +42,9 @@ from .storage.urls import describe_rootdir
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-def _doc_of(function):
-    """Give a method the docstring of ``function``, the function of ctable_edit,
-    ctable_ops or ctable_query that does its work, documented as the method."""
-    def documented(method):
-        method.__doc__ = function.__doc__
-        return method
-    return documented
-
-
+@documented(CTABLE_DOCS)
 class ctable:
-    """ctable(columns=None, names=None, **kwargs)
-
-    A compressed table: one carray per column, in memory or on disk.
-
-    Parameters
-    ----------
-    columns : sequence of column data, structured ndarray, or ctable, optional
-        A list or tuple of carrays, ndarrays or sequences (all of one
-        length), or a structured numpy array of one dimension.  Required
-        unless opening an existing ``rootdir``.  Carrays are used as they are
-        for in-memory tables and copied into the rootdir for on-disk ones.
-    names : list or tuple of str, optional
-        Column names (Python identifiers, not keywords); default the fields
-        of a structured array, else ``f0``, ``f1``...
-    verify, allow_pickle, lock, storage_options, consolidated : optional
-        The open options, keyword only (see :class:`~bcolz_store.options.OpenOptions`).
-    options : OpenOptions, optional
-        The open options as one value (the five keywords above are then not read).
-    cparams : cparams or dict, optional
-        Compression parameters of new columns (default ``defaults.cparams``).
-    dtype : numpy dtype, str, vlen or dict, optional
-        The dtype of every new column, or a dict of column name -> dtype
-        (columns it does not name keep their own); a :class:`~bcolz_store.vlen`
-        (or ``'vlen-str'``/``'vlen-bytes'``) makes columns of items of any length.
-    dflt, expectedlen, chunklen, safe : optional
-        Passed on to every new :class:`carray` column.
-    rootdir : str, os.PathLike or Store, optional
-        Where an on-disk table lives; None keeps it in memory.
-    mode : {'r', 'w', 'a'}, optional
-        'r' opens read-only; 'a' opens for appending (the default when
-        ``rootdir`` exists) or creates when it does not; 'w' creates anew,
-        removing what is at ``rootdir`` (the default otherwise).
-    auto_flush : bool, default True
-        For on-disk tables: flush after creation, ``append``, ``addcol`` and
-        ``delcol``.  Always False in memory.
-
-    Raises
-    ------
-    ValueError
-        Neither ``columns`` nor ``rootdir``; a bad mode; ``columns`` with
-        mode 'a' or 'r' on an existing rootdir; mode 'w' without ``columns``;
-        bad names, unsupported column data, or columns of different lengths;
-        ``lock`` in memory.
-    TypeError
-        Open options of the wrong types.
-    DatasetNotFoundError
-        Opening a rootdir that holds no ctable (with mode 'r' it is also a
-        ``KeyError``, as in bcolz).
-    FormatError
-        A malformed ``__rootdirs__``, unsafe column names, a column leading
-        outside the rootdir, or columns of different lengths on disk.
-    LockTimeoutError
-        When ``lock`` waits past its timeout for another writer.
-
-    Notes
-    -----
-    Compatibility: bcolz 1.x's constructor, attributes and methods, writing
-    the same files and bytes.  Differences on purpose: a structured array
-    with ``names`` is taken by position; mode 'a' on a missing rootdir
-    creates the table; in expressions, ``user_dict`` wins over columns and
-    columns over the caller's variables (bcolz let the caller's variables
-    shadow columns).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import bcolz_store as bcolz
-    >>> t = bcolz.ctable([np.arange(3), np.array([1.5, 2.5, 3.5])], names=['i', 'x'])
-    >>> t[1]
-    np.void((1, 2.5), dtype=[('i', '<i8'), ('x', '<f8')])
-    >>> t.append((3, 4.5))
-    >>> t['x > 2']['i'].tolist()
-    [1, 2, 3]
-    >>> [row.x for row in t.where('i >= 2', outcols='x')]
-    [3.5, 4.5]
-    >>> t.names
-    ['i', 'x']
-    """
+    # The reference docs (constructor and methods): bcolz_store/apidoc/ctable.py.
 
     _handle_kind = "ctable"        # what a rebuilt handle's class must say (handles.py)
 
@@ -290,7 +207,6 @@ class ctable:
 
     # ----------------------------------------------------------------- reading
 
-    @_doc_of(_ops.get_item)
     def __getitem__(self, key):
         return _ops.get_item(self.cols, self.len, sys._getframe(1), type(self), key)
 
@@ -298,29 +214,24 @@ class ctable:
         """Iterate over the rows, as namedtuples (see :meth:`iter`)."""
         return self.iter(0, self.len, 1)
 
-    @_doc_of(_query.iter_rows)
     def iter(self, start=0, stop=None, step=1, outcols=None, limit=None, skip=0,
              out_flavor=namedtuple):
         return _query.iter_rows(self.cols, self.len, start, stop, step, outcols, limit, skip,
                                 out_flavor)
 
-    @_doc_of(_query.table_eval)
     def eval(self, expression, **kwargs):
         return _query.table_eval(self.cols, sys._getframe(1), expression, **kwargs)
 
-    @_doc_of(_query.where)
     def where(self, expression, outcols=None, limit=None, skip=0, out_flavor=namedtuple,
               user_dict=None, vm=None):
         return _query.where(self.cols, self.len, sys._getframe(1), expression, outcols, limit,
                             skip, out_flavor, user_dict, vm)
 
-    @_doc_of(_query.whereblocks)
     def whereblocks(self, expression, blen=None, outcols=None, limit=None, skip=0,
                     user_dict=None, vm=None):
         return _query.whereblocks(self.cols, self.len, sys._getframe(1), expression, blen,
                                   outcols, limit, skip, user_dict, vm)
 
-    @_doc_of(_query.fetchwhere)
     def fetchwhere(self, expression, outcols=None, limit=None, skip=0, out_flavor=None,
                    user_dict=None, vm=None, **kwargs):
         return _query.fetchwhere(self.cols, self.len, sys._getframe(1), type(self), expression,
@@ -328,46 +239,30 @@ class ctable:
 
     # ----------------------------------------------------------------- changes
 
-    @_doc_of(_edit.append)
     def append(self, cols):
         _edit.append(self.cols, self._commits(), self._then_flush(), cols)
 
-    @_doc_of(_edit.trim)
     def trim(self, nitems):
         self._len = _edit.trim(self.cols, self._commits(), self.len, nitems)
 
-    @_doc_of(_edit.resize)
     def resize(self, nitems):
         self._len = _edit.resize(self.cols, self._commits(), nitems)
 
-    @_doc_of(_edit.addcol)
     def addcol(self, newcol, name=None, pos=None, move=False, **kwargs):
         _edit.addcol(self.cols, self._commits(), self._then_flush(), self.len, self.cparams,
                      newcol, name, pos, move, **kwargs)
 
-    @_doc_of(_edit.delcol)
     def delcol(self, name=None, pos=None, keep=False):
         self._len = self.len
         _edit.delcol(self.cols, self._commits(), self._then_flush(), name, pos, keep)
 
-    @_doc_of(_edit.set_item)
     def __setitem__(self, key, value):
         _edit.set_item(self.cols, self._commits(), self.len, sys._getframe(1), key, value)
 
-    @_doc_of(_edit.flush)
     def flush(self):
         _edit.flush(self.cols, self._commits())
 
     def refresh(self):
-        """Re-read the committed state, to see other writers' commits (no-op
-        in memory).  In modes 'a'/'w' pending rows are committed first; after
-        a failed write the table returns to its last committed state.
-
-        Raises
-        ------
-        FormatError, DatasetNotFoundError
-            When the table on disk has become unreadable.
-        """
         if self._store is None:
             return
         if self._store.broken:    # a failed write: back to the committed state
@@ -378,30 +273,20 @@ class ctable:
         self._open()
 
     def close(self):
-        """Flush (unless read-only) and release the writer lock, if held.
-
-        Raises
-        ------
-        OSError
-            As :meth:`flush` (the lock is released all the same).
-        """
         try:
             self.flush()
         finally:
             _locking.release(self._lock)
             self._lock = None
 
-    @_doc_of(_edit.purge)
     def purge(self):
         if self.rootdir:
             _edit.purge(self._commits())
 
     def free_cachemem(self):
-        """Drop the decompressed chunks the columns cache."""
         for name in self.names:
             self.cols[name].free_cachemem()
 
-    @_doc_of(_ops.copy_table)
     def copy(self, **kwargs):
         return _ops.copy_table(self.cols, self.rootdir, type(self), **kwargs)
 
@@ -409,153 +294,24 @@ class ctable:
 
     @classmethod
     def fromdataframe(cls, df, **kwargs):
-        """A ctable of the columns of a pandas DataFrame.
-
-        Parameters
-        ----------
-        df : pandas.DataFrame
-        **kwargs
-            ``strings='vlen'`` (columns of str or bytes items of any length,
-            which bcolz cannot read; default fixed-width 'U' or 'S'
-            columns), and ctable constructor parameters.
-
-        Returns
-        -------
-        ctable
-
-        Raises
-        ------
-        ImportError
-            When pandas is not installed.
-        """
         return _pandas.fromdataframe(cls, df, **kwargs)
 
     def todataframe(self, columns=None, orient="columns"):
-        """This table as a pandas DataFrame.
-
-        Parameters
-        ----------
-        columns : sequence of str, optional
-            The columns to take (default all).
-        orient : str, default 'columns'
-            As :func:`bcolz_store.interop.pandas.todataframe`.
-
-        Returns
-        -------
-        pandas.DataFrame
-
-        Raises
-        ------
-        ImportError
-            When pandas is not installed.
-        """
         return _pandas.todataframe(self, columns=columns, orient=orient)
 
     def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
-        """A copy bcolz reads: vlen columns become fixed-width ``U`` (str) or
-        ``S`` (bytes), as wide as their longest item.
-
-        Parameters
-        ----------
-        rootdir : str, optional
-            Where to write the copy (default in memory).
-        mode : {'w', 'a'}, default 'w'
-        missing : str or bytes, optional
-            Written for a missing item (default: missing items are refused).
-        **kwargs
-            Other ctable parameters (``cparams``, ``chunklen``...).
-
-        Returns
-        -------
-        ctable
-
-        Raises
-        ------
-        ValueError
-            Missing items without ``missing``, or a str item ending in NUL.
-        """
         return _fixed_width.tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
     def to_dask(self, blen=None, columns=None):
-        """This table as a dask DataFrame, indexed by row number; each
-        partition (whole chunks of rows) is read by its task.
-
-        Parameters
-        ----------
-        blen : int, optional
-            Rows per partition, a multiple of the largest chunklen (default
-            about 64 MiB of rows).
-        columns : sequence of str, optional
-            The columns to take (default all).
-
-        Returns
-        -------
-        dask.dataframe.DataFrame
-
-        Raises
-        ------
-        ImportError
-            When dask or pandas is not installed (extra ``bcolz_store[dask]``).
-        KeyError
-            An unknown column.
-        ValueError
-            A column of multidimensional items, or a bad ``blen``.
-        """
         from .interop.dask import ctable_to_dask
         return ctable_to_dask(self, blen=blen, columns=columns)
 
     @classmethod
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):
-        """A ctable of a PyTables Table node.
-
-        Parameters
-        ----------
-        filepath : str
-        nodepath : str, default '/ctable'
-        **kwargs
-            ``drop_attrs=True`` leaves out the node's attributes; ctable
-            constructor parameters.
-
-        Returns
-        -------
-        ctable
-
-        Raises
-        ------
-        ImportError
-            When PyTables is not installed (extra ``bcolz_store[hdf5]``).
-        OSError, TypeError
-            A file that cannot be opened; a node that is not a Table.
-        ValueError, FormatError
-            An attribute JSON cannot hold (unless ``drop_attrs``), or a
-            malformed one bcolz_store wrote.
-        """
         return _hdf5.fromhdf5(cls, filepath, nodepath, **kwargs)
 
     def tohdf5(self, filepath, nodepath="/ctable", mode="w", cparams=None, cname=None):
-        """Write this table as a PyTables Table node.
-
-        Parameters
-        ----------
-        filepath : str
-        nodepath : str, default '/ctable'
-        mode : {'w', 'a'}, default 'w'
-        cparams : cparams, optional
-            Default this table's.
-        cname : str, optional
-            The HDF5 compressor (default from ``cparams``).
-
-        Raises
-        ------
-        ImportError
-            When PyTables is not installed (extra ``bcolz_store[hdf5]``).
-        DatasetExistsError
-            With mode 'w' when ``filepath`` exists.
-        TypeError, ValueError
-            datetime64, timedelta64 or object columns, unicode past U+10FFFF,
-            or an attribute name bcolz_store uses itself (nothing is written).
-        """
-        return _hdf5.tohdf5(self, filepath, nodepath, mode=mode, cparams=cparams, cname=cname)
+        _hdf5.tohdf5(self, filepath, nodepath, mode=mode, cparams=cparams, cname=cname)
 
     # ------------------------------------------------------------------- misc
 
@@ -596,4 +352,3 @@ def _rebuild(columns, names, cparams):
     return ctable(columns, names, cparams=cparams)
 
 
-_handles.TABLE_CLASS[:] = [ctable]

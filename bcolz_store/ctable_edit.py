@@ -6,8 +6,8 @@ columns (a :class:`~bcolz_store.columns.cols`), its :class:`Commits` (its
 dataset and mode), ``then_flush`` (the table's ``flush`` method when it
 flushes after each change, ``auto_flush``; else None), its length; then the
 method's arguments.
-A function that is the work of a ctable method is documented as that method
-(the method takes its docstring).  Each change is one table operation: on
+A function that is the work of a ctable method says which; the method's
+docstring, in :mod:`bcolz_store.apidoc.ctable`, documents its arguments.  Each change is one table operation: on
 disk its changes to every column and to ``__rootdirs__`` are one commit, and
 when it fails the table returns to its last committed state
 (:meth:`Commits.operation`).
@@ -194,15 +194,10 @@ def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
 # ------------------------------------------------------------------ commits
 
 def flush(cols, commits) -> None:
-    """Commit the buffered rows of every column as one commit (no-op in
-    memory or mode 'r').
-
-    Raises
-    ------
-    OSError
-        When the medium refuses a write (the table returns to its last
-        committed state).
-    """
+    """Commit the buffered rows of every column as one commit (no-op in memory or
+    mode 'r').  The work of :meth:`bcolz_store.ctable.flush` over the table's parts;
+    its docstring (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the
+    parts, the result and the errors."""
     if commits.mode == "r":
         return
     with commits.operation():
@@ -232,27 +227,10 @@ def capture_appends(cols, start: int):
 # ------------------------------------------------------------------ changes
 
 def append(columns, commits, then_flush, cols) -> None:
-    """Append rows; on disk one commit (with ``auto_flush``).
-
-    Parameters
-    ----------
-    cols : tuple, list, structured array, ctable or DataFrame
-        One row (a tuple of scalars); columns (a tuple or list of arrays,
-        carrays or lists, one per column); rows (a list of tuples, or a
-        structured array, matched by field name, else by position);
-        another ctable or a pandas DataFrame (by column name).  bcolz read
-        a list of tuples as columns.
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    ValueError
-        Unsupported input, a wrong number of columns, values that do not
-        convert, or columns of different lengths (nothing is appended).
-    TypeError
-        Items of a wrong type for a column of variable-length items.
-    """
+    """Append rows; on disk one commit (with ``auto_flush``).  The work of
+    :meth:`bcolz_store.ctable.append` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     commits.check_writable("append")
     values = columns_of(columns, cols)     # (``cols``: the rows, bcolz's name)
     lengths = {len(v) for v in values}
@@ -268,19 +246,9 @@ def append(columns, commits, then_flush, cols) -> None:
 
 
 def trim(cols, commits, length: int, nitems: int) -> int:
-    """Remove the last ``nitems`` rows.
-
-    Parameters
-    ----------
-    nitems : int
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    ValueError
-        When ``nitems`` exceeds the length.
-    """
+    """Remove the last ``nitems`` rows.  The work of :meth:`bcolz_store.ctable.trim`
+    over the table's parts; its docstring (:mod:`bcolz_store.apidoc.ctable`) gives
+    the arguments after the parts, the result and the errors."""
     commits.check_writable("trim")
     if nitems > length:
         raise ValueError(f"cannot trim {nitems} rows from a ctable of {length}")
@@ -291,17 +259,10 @@ def trim(cols, commits, length: int, nitems: int) -> int:
 
 
 def resize(cols, commits, nitems: int) -> int:
-    """Make the table ``nitems`` rows long; new rows hold each column's dflt.
-
-    Parameters
-    ----------
-    nitems : int
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    """
+    """Make the table ``nitems`` rows long; new rows hold each column's dflt.  The
+    work of :meth:`bcolz_store.ctable.resize` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     commits.check_writable("resize")
     with commits.operation("resize"):
         for name in cols.names:
@@ -321,32 +282,9 @@ def _position(pos, count: int, past_end: bool) -> int:
 
 def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=None,
            pos=None, move=False, **kwargs) -> None:
-    """Add a column.
-
-    Parameters
-    ----------
-    newcol : carray, ndarray, list or tuple
-        The values, one per row.  A carray gives its values and vlen or
-        categorical type, not its dflt, chunklen or cparams (``kwargs``
-        set those), as in bcolz; an on-disk carray moved or copied into
-        an on-disk table keeps them.
-    name : str, optional
-        Default ``'f<pos>'``.
-    pos : int, optional
-        Its position among the columns (default last).
-    move : bool, default False
-        Move an on-disk carray's folder into an on-disk table (else copy).
-    **kwargs
-        carray parameters of the new column (default cparams: the table's).
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    ValueError
-        A bad ``pos`` or ``name``, an existing name, a length other than
-        the table's, or an unsupported type.
-    """
+    """Add a column.  The work of :meth:`bcolz_store.ctable.addcol` over the table's
+    parts; its docstring (:mod:`bcolz_store.apidoc.ctable`) gives the arguments
+    after the parts, the result and the errors."""
     commits.check_writable("add a column")
     pos = len(cols.names) if pos is None else _position(pos, len(cols.names), True)
     name = f"f{pos}" if name is None else check_column_name(name)
@@ -387,23 +325,10 @@ def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=N
 
 
 def delcol(cols, commits, then_flush, name=None, pos=None, keep=False) -> None:
-    """Remove a column, by ``name`` or by ``pos`` (not both).
-
-    Parameters
-    ----------
-    name : str, optional
-    pos : int, optional
-    keep : bool, default False
-        Leave an on-disk column's folder on disk.
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    ValueError
-        Neither or both of ``name`` and ``pos``, an unknown name, or a
-        position out of range.
-    """
+    """Remove a column, by ``name`` or by ``pos`` (not both).  The work of
+    :meth:`bcolz_store.ctable.delcol` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     commits.check_writable("remove a column")
     if name is None and pos is None:
         raise ValueError("specify either a `name` or a `pos`")
@@ -432,28 +357,10 @@ def delcol(cols, commits, then_flush, name=None, pos=None, keep=False) -> None:
 
 
 def set_item(cols, commits, length: int, frame, key, value) -> None:
-    """t[key] = value: replace a column, or set rows.
-
-    Parameters
-    ----------
-    key : str, int, slice, list, ndarray or carray
-        A column name: that column's values are replaced (same length;
-        its dtype, cparams and dflt are kept; a carray is taken as it
-        is).  A boolean expression, int, slice, integer list/array or
-        boolean array selects rows.
-    value
-        For rows: one row (a tuple) for every selected row, or as many
-        rows as selected (a list of tuples or a structured array).
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    KeyError
-        When the table has no columns.
-    ValueError
-        Values that do not convert or do not match the selection.
-    """
+    """t[key] = value: replace a column, or set rows.  The work of
+    :meth:`bcolz_store.ctable.__setitem__` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     commits.check_writable("modify data")
     if isinstance(key, str) and key in cols:
         with commits.operation("setitem"):
@@ -472,13 +379,10 @@ def set_item(cols, commits, length: int, frame, key, value) -> None:
 
 
 def purge(commits) -> None:
-    """Remove the whole on-disk table, as one commit (no-op in memory).
-
-    Raises
-    ------
-    ReadOnlyError
-        In mode 'r'.
-    """
+    """Remove the whole on-disk table, as one commit (no-op in memory).  The work of
+    :meth:`bcolz_store.ctable.purge` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     commits.check_writable("purge")
     dataset = commits.dataset
     with commits.operation():

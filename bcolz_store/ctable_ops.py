@@ -4,8 +4,8 @@ Plain functions over the table's parts, given as their first arguments: its
 columns (a :class:`~bcolz_store.columns.cols`), its length in rows, the
 caller's frame (the variables an expression sees), the class that makes new
 tables; then the method's arguments.  A function that is the work of a ctable
-method is documented as that method (the method takes its docstring).  Row
-queries are in :mod:`bcolz_store.ctable_query`, changes in
+method says which; the method's docstring, in :mod:`bcolz_store.apidoc.ctable`,
+documents its arguments.  Row queries are in :mod:`bcolz_store.ctable_query`, changes in
 :mod:`bcolz_store.ctable_edit`.
 
 Source: bcolz 1.x ``ctable`` (``__getitem__`` keys and results, the errors
@@ -21,23 +21,13 @@ import numpy as np
 from .carray import carray
 from .columns import row_dtype
 from .ctable_query import condition
-from .errors import DatasetExistsError, DatasetNotFoundError
+from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
 
-__all__ = ["TableNotFoundError", "as_rows", "check_found", "check_mode", "check_not_empty",
+__all__ = ["as_rows", "check_found", "check_mode", "check_not_empty",
            "copy_table", "get_item", "locate", "resolve", "same_root"]
 
 MODES = ("r", "w", "a")
-
-
-class TableNotFoundError(DatasetNotFoundError, KeyError):
-    """No ctable at a rootdir opened with mode 'r'.
-
-    Compatibility: bcolz raised ``KeyError`` here; this is also a
-    ``DatasetNotFoundError`` (a ``FileNotFoundError``).
-    """
-
-    __str__ = DatasetNotFoundError.__str__
 
 
 def check_mode(mode) -> None:
@@ -117,35 +107,10 @@ def _rows(cols, values, n) -> np.ndarray:
 
 
 def get_item(cols, length, frame, make_table, key):
-    """t[key]: a column, rows, or the rows where an expression holds.
-
-    Parameters
-    ----------
-    key : str, int, slice, list, tuple, ndarray or carray
-        A column name gives the carray; a list of names a new in-memory
-        ctable of those columns; another string is a boolean expression
-        over the columns and the caller's variables.  An int gives one
-        row; slices, integer lists/arrays and boolean arrays give rows; a
-        tuple of one key is that key.
-
-    Returns
-    -------
-    carray, ctable, numpy.void or numpy.ndarray
-        Rows are of this table's ``dtype``.
-
-    Raises
-    ------
-    KeyError
-        When the table has no columns.
-    IndexError
-        Out-of-range rows, a boolean array of the wrong length, a
-        non-integer array, a non-boolean expression, a multidimensional key.
-    NotImplementedError
-        Other key types.
-    DatasetChangedError
-        In mode 'r', when a writer has replaced the files a read needs
-        (``refresh()`` moves to the new state).
-    """
+    """t[key]: a column, rows, or the rows where an expression holds.  The work of
+    :meth:`bcolz_store.ctable.__getitem__` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     if isinstance(key, str) and key in cols:
         return cols[key]
     if isinstance(key, str):
@@ -247,25 +212,9 @@ def resolve(root_arg, rootdir, dataset, columns, mode, storage_options) -> tuple
 
 
 def copy_table(cols, table_rootdir, make_table, **kwargs):
-    """A copy of this table.
-
-    Parameters
-    ----------
-    **kwargs
-        ctable constructor parameters of the copy (``rootdir``, ``mode``,
-        ``cparams``, ``names``, ``expectedlen``, ``chunklen``...).
-
-    Returns
-    -------
-    ctable
-
-    Raises
-    ------
-    DatasetExistsError
-        When ``rootdir`` is this table's own (an OSError).
-    ValueError
-        As the constructor.
-    """
+    """A copy of this table.  The work of :meth:`bcolz_store.ctable.copy` over the
+    table's parts; its docstring (:mod:`bcolz_store.apidoc.ctable`) gives the
+    arguments after the parts, the result and the errors."""
     target = kwargs.get("rootdir")
     if target and table_rootdir and same_root(target, table_rootdir):
         raise DatasetExistsError(f"rootdir cannot be the same during copies: {target}")

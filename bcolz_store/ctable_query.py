@@ -4,8 +4,9 @@
 The functions take the table's parts as their first arguments: its columns
 (a :class:`~bcolz_store.columns.cols`), its length in rows, the caller's
 frame (the variables an expression sees), the class that makes new tables;
-then what the query asks.  A function that is the work of a ctable method is
-documented as that method (the method takes its docstring).
+then what the query asks.  A function that is the work of a ctable method
+says which; the method's docstring, in :mod:`bcolz_store.apidoc.ctable`,
+documents its arguments.
 
 The condition is evaluated once (:func:`condition`) into a boolean carray or
 ndarray of the table's length, then read block by block; for each block only
@@ -205,60 +206,20 @@ def _scan_blen(cols) -> int:
 # --------------------------------------------------------------------- iter
 
 def table_eval(cols, frame, expression, **kwargs):
-    """Evaluate ``expression`` over the columns (and the caller's variables).
-
-    Parameters
-    ----------
-    expression : str
-        E.g. ``'2*a + b'``.
-    **kwargs
-        As :func:`bcolz_store.eval`: ``user_dict``, ``vm``,
-        ``out_flavor``, ``blen`` and carray parameters.
-
-    Returns
-    -------
-    carray, numpy.ndarray or scalar
-
-    Raises
-    ------
-    NameError
-        An unknown variable.
-    QueryError, ValueError
-        As :func:`bcolz_store.eval`.
-    """
+    """Evaluate ``expression`` over the columns (and the caller's variables).  The
+    work of :meth:`bcolz_store.ctable.eval` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     user_dict = kwargs.pop("user_dict", None)
     return evaluate(cols, expression, user_dict, frame, **kwargs)
 
 
 def where(cols, length, frame, expression, outcols=None, limit=None, skip=0,
           out_flavor=namedtuple, user_dict=None, vm=None):
-    """Iterate over the rows where ``expression`` is true.
-
-    Parameters
-    ----------
-    expression : str, carray or ndarray
-        A boolean expression over the columns and the caller's variables
-        (evaluated now), or a boolean array of the table's length.
-    outcols, limit, skip, out_flavor
-        As :meth:`iter`.
-    user_dict : dict, optional
-        More variables for the expression (they win over the columns).
-    vm : {'numexpr', 'python', 'dask'}, optional
-        The engine (default ``bcolz_store.defaults.vm``).
-
-    Returns
-    -------
-    iterator
-
-    Raises
-    ------
-    QueryError
-        A non-boolean condition (a ValueError), or one of another length.
-    ValueError
-        Bad ``outcols`` or ``out_flavor``.
-    NameError
-        An unknown variable in the expression.
-    """
+    """Iterate over the rows where ``expression`` is true.  The work of
+    :meth:`bcolz_store.ctable.where` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     mask = condition(cols, length, expression, user_dict, vm, frame)
     return where_rows(cols, length, mask, outcols, limit, skip, out_flavor)
 
@@ -266,84 +227,29 @@ def where(cols, length, frame, expression, outcols=None, limit=None, skip=0,
 def whereblocks(cols, length, frame, expression, blen=None, outcols=None, limit=None, skip=0,
                 user_dict=None, vm=None):
     """Iterate over the rows where ``expression`` is true, in structured arrays.
-
-    Parameters
-    ----------
-    expression, outcols, limit, skip, user_dict, vm
-        As :meth:`where`.
-    blen : int, optional
-        Rows per array (the last may be shorter); default the smallest
-        chunklen of the columns.
-
-    Returns
-    -------
-    iterator of numpy.ndarray
-
-    Raises
-    ------
-    QueryError, ValueError, NameError
-        As :meth:`where`; ValueError also for a ``blen`` below 1.
-    """
+    The work of :meth:`bcolz_store.ctable.whereblocks` over the table's parts; its
+    docstring (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the
+    parts, the result and the errors."""
     mask = condition(cols, length, expression, user_dict, vm, frame)
     return where_blocks(cols, length, mask, blen, outcols, limit, skip)
 
 
 def fetchwhere(cols, length, frame, make_table, expression, outcols=None, limit=None, skip=0,
                out_flavor=None, user_dict=None, vm=None, **kwargs):
-    """Return the rows where ``expression`` is true, all at once.
-
-    Parameters
-    ----------
-    expression, outcols, limit, skip, user_dict, vm
-        As :meth:`where`.
-    out_flavor : {'bcolz', 'carray', 'numpy'}, optional
-        A new ctable ('bcolz'/'carray') or a structured ndarray
-        ('numpy'); default ``bcolz_store.defaults.out_flavor``.
-    **kwargs
-        ctable constructor parameters of the new ctable.
-
-    Returns
-    -------
-    ctable or numpy.ndarray
-
-    Raises
-    ------
-    QueryError, ValueError, NameError
-        As :meth:`where`; ValueError also for an unknown ``out_flavor``.
-    """
+    """Return the rows where ``expression`` is true, all at once.  The work of
+    :meth:`bcolz_store.ctable.fetchwhere` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     mask = condition(cols, length, expression, user_dict, vm, frame)
     return fetch_where(cols, length, mask, make_table, outcols, limit, skip, out_flavor, kwargs)
 
 
 def iter_rows(cols, length, start=0, stop=None, step=1, outcols=None, limit=None, skip=0,
               out_flavor=namedtuple):
-    """Iterate over the rows ``start:stop:step``.
-
-    Parameters
-    ----------
-    start, stop, step : int
-        As a slice; ``step`` must be positive.
-    outcols : str or sequence of str, optional
-        The columns to return (``'a, b'`` or ``['a', 'b']``); ``nrow__``
-        is the row number.  Default all.
-    limit : int, optional
-        Return at most this many rows.
-    skip : int, default 0
-        Skip this many rows first.
-    out_flavor : namedtuple, tuple or numpy.ndarray
-        The rows as namedtuples, tuples or 1-row structured arrays.
-
-    Returns
-    -------
-    iterator
-
-    Raises
-    ------
-    NotImplementedError
-        A step <= 0.
-    ValueError
-        Bad ``outcols`` or ``out_flavor``.
-    """
+    """Iterate over the rows ``start:stop:step``.  The work of
+    :meth:`bcolz_store.ctable.iter` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
     names = check_outcols(cols, outcols)
     step = 1 if step is None else step
     if step <= 0:

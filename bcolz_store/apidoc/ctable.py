@@ -1,0 +1,549 @@
+"""The docstrings of :class:`bcolz_store.ctable` and its public methods
+(numpydoc; applied by :func:`bcolz_store.apidoc.documented`).
+
+Source: bcolz 1.x's ctable (signatures, defaults, errors), with what
+bcolz_store adds said where it differs.
+"""
+
+__all__ = ["CTABLE_DOCS"]
+
+CTABLE_DOCS = {
+    "": """ctable(columns=None, names=None, **kwargs)
+
+    A compressed table: one carray per column, in memory or on disk.
+
+    Parameters
+    ----------
+    columns : sequence of column data, structured ndarray, or ctable, optional
+        A list or tuple of carrays, ndarrays or sequences (all of one
+        length), or a structured numpy array of one dimension.  Required
+        unless opening an existing ``rootdir``.  Carrays are used as they are
+        for in-memory tables and copied into the rootdir for on-disk ones.
+    names : list or tuple of str, optional
+        Column names (Python identifiers, not keywords); default the fields
+        of a structured array, else ``f0``, ``f1``...
+    verify, allow_pickle, lock, storage_options, consolidated : optional
+        The open options, keyword only (see :class:`~bcolz_store.options.OpenOptions`).
+    options : OpenOptions, optional
+        The open options as one value (the five keywords above are then not read).
+    cparams : cparams or dict, optional
+        Compression parameters of new columns (default ``defaults.cparams``).
+    dtype : numpy dtype, str, vlen or dict, optional
+        The dtype of every new column, or a dict of column name -> dtype
+        (columns it does not name keep their own); a :class:`~bcolz_store.vlen`
+        (or ``'vlen-str'``/``'vlen-bytes'``) makes columns of items of any length.
+    dflt, expectedlen, chunklen, safe : optional
+        Passed on to every new :class:`carray` column.
+    rootdir : str, os.PathLike or Store, optional
+        Where an on-disk table lives; None keeps it in memory.
+    mode : {'r', 'w', 'a'}, optional
+        'r' opens read-only; 'a' opens for appending (the default when
+        ``rootdir`` exists) or creates when it does not; 'w' creates anew,
+        removing what is at ``rootdir`` (the default otherwise).
+    auto_flush : bool, default True
+        For on-disk tables: flush after creation, ``append``, ``addcol`` and
+        ``delcol``.  Always False in memory.
+
+    Raises
+    ------
+    ValueError
+        Neither ``columns`` nor ``rootdir``; a bad mode; ``columns`` with
+        mode 'a' or 'r' on an existing rootdir; mode 'w' without ``columns``;
+        bad names, unsupported column data, or columns of different lengths;
+        ``lock`` in memory.
+    TypeError
+        Open options of the wrong types.
+    DatasetNotFoundError
+        Opening a rootdir that holds no ctable (with mode 'r' it is also a
+        ``KeyError``, as in bcolz).
+    FormatError
+        A malformed ``__rootdirs__``, unsafe column names, a column leading
+        outside the rootdir, or columns of different lengths on disk.
+    LockTimeoutError
+        When ``lock`` waits past its timeout for another writer.
+
+    Notes
+    -----
+    Compatibility: bcolz 1.x's constructor, attributes and methods, writing
+    the same files and bytes.  Differences on purpose: a structured array
+    with ``names`` is taken by position; mode 'a' on a missing rootdir
+    creates the table; in expressions, ``user_dict`` wins over columns and
+    columns over the caller's variables (bcolz let the caller's variables
+    shadow columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import bcolz_store as bcolz
+    >>> t = bcolz.ctable([np.arange(3), np.array([1.5, 2.5, 3.5])], names=['i', 'x'])
+    >>> t[1]
+    np.void((1, 2.5), dtype=[('i', '<i8'), ('x', '<f8')])
+    >>> t.append((3, 4.5))
+    >>> t['x > 2']['i'].tolist()
+    [1, 2, 3]
+    >>> [row.x for row in t.where('i >= 2', outcols='x')]
+    [3.5, 4.5]
+    >>> t.names
+    ['i', 'x']
+    """,
+    "__getitem__": """
+    t[key]: a column, rows, or the rows where an expression holds.
+
+    Parameters
+    ----------
+    key : str, int, slice, list, tuple, ndarray or carray
+        A column name gives the carray; a list of names a new in-memory
+        ctable of those columns; another string is a boolean expression
+        over the columns and the caller's variables.  An int gives one
+        row; slices, integer lists/arrays and boolean arrays give rows; a
+        tuple of one key is that key.
+
+    Returns
+    -------
+    carray, ctable, numpy.void or numpy.ndarray
+        Rows are of this table's ``dtype``.
+
+    Raises
+    ------
+    KeyError
+        When the table has no columns.
+    IndexError
+        Out-of-range rows, a boolean array of the wrong length, a
+        non-integer array, a non-boolean expression, a multidimensional key.
+    NotImplementedError
+        Other key types.
+    DatasetChangedError
+        In mode 'r', when a writer has replaced the files a read needs
+        (``refresh()`` moves to the new state).
+    """,
+    "iter": """
+    Iterate over the rows ``start:stop:step``.
+
+    Parameters
+    ----------
+    start, stop, step : int
+        As a slice; ``step`` must be positive.
+    outcols : str or sequence of str, optional
+        The columns to return (``'a, b'`` or ``['a', 'b']``); ``nrow__``
+        is the row number.  Default all.
+    limit : int, optional
+        Return at most this many rows.
+    skip : int, default 0
+        Skip this many rows first.
+    out_flavor : namedtuple, tuple or numpy.ndarray
+        The rows as namedtuples, tuples or 1-row structured arrays.
+
+    Returns
+    -------
+    iterator
+
+    Raises
+    ------
+    NotImplementedError
+        A step <= 0.
+    ValueError
+        Bad ``outcols`` or ``out_flavor``.
+    """,
+    "eval": """
+    Evaluate ``expression`` over the columns (and the caller's variables).
+
+    Parameters
+    ----------
+    expression : str
+        E.g. ``'2*a + b'``.
+    **kwargs
+        As :func:`bcolz_store.eval`: ``user_dict``, ``vm``,
+        ``out_flavor``, ``blen`` and carray parameters.
+
+    Returns
+    -------
+    carray, numpy.ndarray or scalar
+
+    Raises
+    ------
+    NameError
+        An unknown variable.
+    QueryError, ValueError
+        As :func:`bcolz_store.eval`.
+    """,
+    "where": """
+    Iterate over the rows where ``expression`` is true.
+
+    Parameters
+    ----------
+    expression : str, carray or ndarray
+        A boolean expression over the columns and the caller's variables
+        (evaluated now), or a boolean array of the table's length.
+    outcols, limit, skip, out_flavor
+        As :meth:`iter`.
+    user_dict : dict, optional
+        More variables for the expression (they win over the columns).
+    vm : {'numexpr', 'python', 'dask'}, optional
+        The engine (default ``bcolz_store.defaults.vm``).
+
+    Returns
+    -------
+    iterator
+
+    Raises
+    ------
+    QueryError
+        A non-boolean condition (a ValueError), or one of another length.
+    ValueError
+        Bad ``outcols`` or ``out_flavor``.
+    NameError
+        An unknown variable in the expression.
+    """,
+    "whereblocks": """
+    Iterate over the rows where ``expression`` is true, in structured arrays.
+
+    Parameters
+    ----------
+    expression, outcols, limit, skip, user_dict, vm
+        As :meth:`where`.
+    blen : int, optional
+        Rows per array (the last may be shorter); default the smallest
+        chunklen of the columns.
+
+    Returns
+    -------
+    iterator of numpy.ndarray
+
+    Raises
+    ------
+    QueryError, ValueError, NameError
+        As :meth:`where`; ValueError also for a ``blen`` below 1.
+    """,
+    "fetchwhere": """
+    Return the rows where ``expression`` is true, all at once.
+
+    Parameters
+    ----------
+    expression, outcols, limit, skip, user_dict, vm
+        As :meth:`where`.
+    out_flavor : {'bcolz', 'carray', 'numpy'}, optional
+        A new ctable ('bcolz'/'carray') or a structured ndarray
+        ('numpy'); default ``bcolz_store.defaults.out_flavor``.
+    **kwargs
+        ctable constructor parameters of the new ctable.
+
+    Returns
+    -------
+    ctable or numpy.ndarray
+
+    Raises
+    ------
+    QueryError, ValueError, NameError
+        As :meth:`where`; ValueError also for an unknown ``out_flavor``.
+    """,
+    "append": """
+    Append rows; on disk one commit (with ``auto_flush``).
+
+    Parameters
+    ----------
+    cols : tuple, list, structured array, ctable or DataFrame
+        One row (a tuple of scalars); columns (a tuple or list of arrays,
+        carrays or lists, one per column); rows (a list of tuples, or a
+        structured array, matched by field name, else by position);
+        another ctable or a pandas DataFrame (by column name).  bcolz read
+        a list of tuples as columns.
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        Unsupported input, a wrong number of columns, values that do not
+        convert, or columns of different lengths (nothing is appended).
+    TypeError
+        Items of a wrong type for a column of variable-length items.
+    """,
+    "trim": """
+    Remove the last ``nitems`` rows.
+
+    Parameters
+    ----------
+    nitems : int
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        When ``nitems`` exceeds the length.
+    """,
+    "resize": """
+    Make the table ``nitems`` rows long; new rows hold each column's dflt.
+
+    Parameters
+    ----------
+    nitems : int
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    """,
+    "addcol": """
+    Add a column.
+
+    Parameters
+    ----------
+    newcol : carray, ndarray, list or tuple
+        The values, one per row.  A carray gives its values and vlen or
+        categorical type, not its dflt, chunklen or cparams (``kwargs``
+        set those), as in bcolz; an on-disk carray moved or copied into
+        an on-disk table keeps them.
+    name : str, optional
+        Default ``'f<pos>'``.
+    pos : int, optional
+        Its position among the columns (default last).
+    move : bool, default False
+        Move an on-disk carray's folder into an on-disk table (else copy).
+    **kwargs
+        carray parameters of the new column (default cparams: the table's).
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        A bad ``pos`` or ``name``, an existing name, a length other than
+        the table's, or an unsupported type.
+    """,
+    "delcol": """
+    Remove a column, by ``name`` or by ``pos`` (not both).
+
+    Parameters
+    ----------
+    name : str, optional
+    pos : int, optional
+    keep : bool, default False
+        Leave an on-disk column's folder on disk.
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    ValueError
+        Neither or both of ``name`` and ``pos``, an unknown name, or a
+        position out of range.
+    """,
+    "__setitem__": """
+    t[key] = value: replace a column, or set rows.
+
+    Parameters
+    ----------
+    key : str, int, slice, list, ndarray or carray
+        A column name: that column's values are replaced (same length;
+        its dtype, cparams and dflt are kept; a carray is taken as it
+        is).  A boolean expression, int, slice, integer list/array or
+        boolean array selects rows.
+    value
+        For rows: one row (a tuple) for every selected row, or as many
+        rows as selected (a list of tuples or a structured array).
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    KeyError
+        When the table has no columns.
+    ValueError
+        Values that do not convert or do not match the selection.
+    """,
+    "flush": """
+    Commit the buffered rows of every column as one commit (no-op in
+    memory or mode 'r').
+
+    Raises
+    ------
+    OSError
+        When the medium refuses a write (the table returns to its last
+        committed state).
+    """,
+    "refresh": """
+    Re-read the committed state, to see other writers' commits (no-op
+    in memory).  In modes 'a'/'w' pending rows are committed first; after
+    a failed write the table returns to its last committed state.
+
+    Raises
+    ------
+    FormatError, DatasetNotFoundError
+        When the table on disk has become unreadable.
+    """,
+    "close": """
+    Flush (unless read-only) and release the writer lock, if held.
+
+    Raises
+    ------
+    OSError
+        As :meth:`flush` (the lock is released all the same).
+    """,
+    "purge": """
+    Remove the whole on-disk table, as one commit (no-op in memory).
+
+    Raises
+    ------
+    ReadOnlyError
+        In mode 'r'.
+    """,
+    "free_cachemem": """
+    Drop the decompressed chunks the columns cache.
+    """,
+    "copy": """
+    A copy of this table.
+
+    Parameters
+    ----------
+    **kwargs
+        ctable constructor parameters of the copy (``rootdir``, ``mode``,
+        ``cparams``, ``names``, ``expectedlen``, ``chunklen``...).
+
+    Returns
+    -------
+    ctable
+
+    Raises
+    ------
+    DatasetExistsError
+        When ``rootdir`` is this table's own (an OSError).
+    ValueError
+        As the constructor.
+    """,
+    "fromdataframe": """
+    A ctable of the columns of a pandas DataFrame.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    **kwargs
+        ``strings='vlen'`` (columns of str or bytes items of any length,
+        which bcolz cannot read; default fixed-width 'U' or 'S'
+        columns), and ctable constructor parameters.
+
+    Returns
+    -------
+    ctable
+
+    Raises
+    ------
+    ImportError
+        When pandas is not installed.
+    """,
+    "todataframe": """
+    This table as a pandas DataFrame.
+
+    Parameters
+    ----------
+    columns : sequence of str, optional
+        The columns to take (default all).
+    orient : str, default 'columns'
+        As :func:`bcolz_store.interop.pandas.todataframe`.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ImportError
+        When pandas is not installed.
+    """,
+    "tofixed": """
+    A copy bcolz reads: vlen columns become fixed-width ``U`` (str) or
+    ``S`` (bytes), as wide as their longest item.
+
+    Parameters
+    ----------
+    rootdir : str, optional
+        Where to write the copy (default in memory).
+    mode : {'w', 'a'}, default 'w'
+    missing : str or bytes, optional
+        Written for a missing item (default: missing items are refused).
+    **kwargs
+        Other ctable parameters (``cparams``, ``chunklen``...).
+
+    Returns
+    -------
+    ctable
+
+    Raises
+    ------
+    ValueError
+        Missing items without ``missing``, or a str item ending in NUL.
+    """,
+    "to_dask": """
+    This table as a dask DataFrame, indexed by row number; each
+    partition (whole chunks of rows) is read by its task.
+
+    Parameters
+    ----------
+    blen : int, optional
+        Rows per partition, a multiple of the largest chunklen (default
+        about 64 MiB of rows).
+    columns : sequence of str, optional
+        The columns to take (default all).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+
+    Raises
+    ------
+    ImportError
+        When dask or pandas is not installed (extra ``bcolz_store[dask]``).
+    KeyError
+        An unknown column.
+    ValueError
+        A column of multidimensional items, or a bad ``blen``.
+    """,
+    "fromhdf5": """
+    A ctable of a PyTables Table node.
+
+    Parameters
+    ----------
+    filepath : str
+    nodepath : str, default '/ctable'
+    **kwargs
+        ``drop_attrs=True`` leaves out the node's attributes; ctable
+        constructor parameters.
+
+    Returns
+    -------
+    ctable
+
+    Raises
+    ------
+    ImportError
+        When PyTables is not installed (extra ``bcolz_store[hdf5]``).
+    OSError, TypeError
+        A file that cannot be opened; a node that is not a Table.
+    ValueError, FormatError
+        An attribute JSON cannot hold (unless ``drop_attrs``), or a
+        malformed one bcolz_store wrote.
+    """,
+    "tohdf5": """
+    Write this table as a PyTables Table node.
+
+    Parameters
+    ----------
+    filepath : str
+    nodepath : str, default '/ctable'
+    mode : {'w', 'a'}, default 'w'
+    cparams : cparams, optional
+        Default this table's.
+    cname : str, optional
+        The HDF5 compressor (default from ``cparams``).
+
+    Raises
+    ------
+    ImportError
+        When PyTables is not installed (extra ``bcolz_store[hdf5]``).
+    DatasetExistsError
+        With mode 'w' when ``filepath`` exists.
+    TypeError, ValueError
+        datetime64, timedelta64 or object columns, unicode past U+10FFFF,
+        or an attribute name bcolz_store uses itself (nothing is written).
+    """,
+}
