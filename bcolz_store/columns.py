@@ -27,7 +27,7 @@ from .interop.pandas_columns import vlen_values
 from .options import OpenOptions
 from .vlen_type import field_dtype
 
-__all__ = ["column_field", "column_sources", "columns_of", "cols", "is_table", "row_dtype"]
+__all__ = ["cols", "column_field", "column_sources", "columns_of", "is_table", "row_dtype"]
 
 
 def is_table(obj) -> bool:

@@ -9,7 +9,9 @@ working::
     ├── FormatError(ValueError)           a file is not what the format says
     ├── ReadOnlyError(PermissionError)    a write to a dataset opened with mode 'r'
     ├── DatasetNotFoundError(FileNotFoundError)   no dataset at a path
-    │   └── ChunkNotFoundError            a chunk file is missing
+    │   ├── ChunkNotFoundError            a chunk file is missing
+    │   └── TableNotFoundError(KeyError)  no ctable at a rootdir opened with mode 'r'
+    ├── MissingDependencyError(ImportError)   an optional library is not installed
     ├── DatasetExistsError(FileExistsError)       creating where a dataset exists
     ├── IntegrityError                    checksums do not match
     ├── DatasetChangedError               a writer committed under a reader
@@ -21,6 +23,9 @@ working::
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
+    ├── UnknownFormatError(ValueError)    a conversion format no converter has
+    ├── RemoteFormatError(ValueError)     a URL for a format of local files only
+    ├── DuplicateConverterError(ValueError)   a converter's name or suffix is taken
     └── LimitError(ValueError)            an input asks for more than a documented limit
 
 Messages say where (path, chunk number), what was expected and what was found.
@@ -31,8 +36,7 @@ cannot check anything because a dataset has no checksum file.
 Besides these, the built-in exceptions of Python's data model keep their
 meaning: ``TypeError``/``ValueError``/``IndexError``/``KeyError`` for bad
 arguments (as numpy and bcolz raise them), ``OSError`` (naming the file) when
-the operating system refuses a write, and ``ImportError`` for an optional
-library that is not installed.
+the operating system refuses a write.
 """
 
 from __future__ import annotations
@@ -48,14 +52,19 @@ __all__ = [
     "DatasetChangedError",
     "DatasetExistsError",
     "DatasetNotFoundError",
+    "DuplicateConverterError",
     "FormatError",
     "IntegrityError",
     "IntegrityWarning",
     "LimitError",
     "LockLostError",
     "LockTimeoutError",
+    "MissingDependencyError",
     "QueryError",
     "ReadOnlyError",
+    "RemoteFormatError",
+    "TableNotFoundError",
+    "UnknownFormatError",
     "UnsafeDataError",
     "WriteFailedError",
 ]
@@ -117,6 +126,17 @@ class ChunkNotFoundError(DatasetNotFoundError):
 
     Raised by a read that needs that chunk.
     """
+
+
+class TableNotFoundError(DatasetNotFoundError, KeyError):
+    """No ctable at a rootdir opened with mode 'r'.
+
+    Raised by ``ctable(rootdir=..., mode='r')``.  Compatibility: bcolz raised
+    ``KeyError`` here; this is also a ``DatasetNotFoundError`` (a
+    ``FileNotFoundError``).
+    """
+
+    __str__ = DatasetNotFoundError.__str__
 
 
 class IntegrityError(BcolzStoreError):
@@ -260,3 +280,35 @@ def raised_in(err: BaseException) -> str:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     return os.path.abspath(tb.tb_frame.f_code.co_filename) if tb is not None else ""
+
+
+class MissingDependencyError(BcolzStoreError, ImportError):
+    """An optional library a feature needs is not installed.
+
+    Raised by the converters (``bcolz_store.converters.convert`` and the
+    format functions) and the features of the extras; the message names the
+    pip extra that installs it (``pip install 'bcolz_store[arrow]'``).
+    """
+
+
+class UnknownFormatError(BcolzStoreError, ValueError):
+    """A conversion format name, or a path's suffix, that no registered
+    converter has.
+
+    Raised by ``bcolz_store.converters.convert`` and ``detect_format``.
+    """
+
+
+class RemoteFormatError(BcolzStoreError, ValueError):
+    """A URL given to a conversion whose format reads and writes local paths
+    only.
+
+    Raised by ``bcolz_store.converters.convert``.
+    """
+
+
+class DuplicateConverterError(BcolzStoreError, ValueError):
+    """A converter registered under a name or suffix another one has.
+
+    Raised by ``bcolz_store.converters.register_converter``.
+    """

@@ -108,7 +108,8 @@ LAYERS = [
     [["bcolz_store.ctable", "bcolz_store.ctable_edit", "bcolz_store.ctable_ops",
       "bcolz_store.ctable_query", "bcolz_store.columns"]],
     [["bcolz_store.carray", "bcolz_store.carray_edit", "bcolz_store.carray_ops",
-      "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.handles"]],
+      "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.carray_dataset",
+      "bcolz_store.handles"]],
     [["bcolz_store.interop"], ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
     [["bcolz_store.vlen_type"], ["bcolz_store.category_type"]],
@@ -116,7 +117,7 @@ LAYERS = [
     [["bcolz_store.chunks"], ["bcolz_store.storage"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",
       "bcolz_store.options"], ["bcolz_store.threads"], ["bcolz_store.indexing"],
-     ["bcolz_store.limits"]],
+     ["bcolz_store.limits"], ["bcolz_store.apidoc"]],
     [["bcolz_store.format"]],
     [["bcolz_store.errors"], ["bcolz_store._version"]],
 ]

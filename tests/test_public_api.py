@@ -39,33 +39,15 @@ EXPORTED_MODULES = {"attrs"}
 # Exception classes defined in the package that are not exported, each with
 # the reason it need not be.
 PRIVATE_EXCEPTIONS = {
-    # Raised by ``ctable(rootdir, mode='r')`` for a missing rootdir, where bcolz
-    # raised KeyError: callers catch it as the exported DatasetNotFoundError or
-    # as KeyError, the two classes it exists to combine; its own name is not API.
-    ("bcolz_store.ctable", "_TableNotFoundError"),
     # Raised by the msgpack-numpy decoder of the datadings reader and turned
     # into FormatError (naming the file and sample) before it leaves that module.
-    ("bcolz_store.interop.datadings", "_BadValue"),
+    ("bcolz_store.converters.datadings", "_BadValue"),
     # Raised when the installed botocore has no conditional requests; caught in
     # the same module, which falls back to read-compare-write.
     ("bcolz_store.storage.fsspec", "_NoConditionalRequests"),
     # The command line's own failure: ``bcolz_store.cli.main`` turns it into a
     # line on stderr and an exit status; it never reaches library callers.
     ("bcolz_store.cli.common", "CommandError"),
-}
-
-# Modules whose ``__all__`` is not yet in sorted order; sort it and remove the
-# module from this set (a test fails while an entry here is already sorted).
-PENDING_SORT = {
-    "bcolz_store/columns.py",
-    "bcolz_store/handles.py",
-    "bcolz_store/interop/arrow.py",
-    "bcolz_store/interop/arrow_types.py",
-    "bcolz_store/interop/convert.py",
-    "bcolz_store/interop/hdf5.py",
-    "bcolz_store/storage/commit.py",
-    "bcolz_store/storage/committed.py",
-    "bcolz_store/storage/records.py",
 }
 
 # Dotted names in the documentation that are names of files or keys, not
@@ -202,15 +184,7 @@ def test_all_checker_finds_planted_violations():
 @pytest.mark.parametrize("path", sorted(SOURCES))
 def test_module_all_is_a_sorted_literal_list(path):
     problems = all_problems(SOURCES[path])
-    if path in PENDING_SORT:
-        problems = [p for p in problems if not _is_sort_problem(p)]
     assert problems == [], f"{path}: " + "; ".join(problems)
-
-
-def test_pending_sort_lists_only_unsorted_modules():
-    stale = [path for path in sorted(PENDING_SORT)
-             if path not in SOURCES or not any(map(_is_sort_problem, all_problems(SOURCES[path])))]
-    assert stale == [], f"sorted now (or gone): remove {stale} from PENDING_SORT"
 
 
 # ---------------------------------------------------- the package namespace

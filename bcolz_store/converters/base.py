@@ -34,29 +34,13 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
-from ..errors import BcolzStoreError
+from ..errors import (DuplicateConverterError, MissingDependencyError, RemoteFormatError,
+                      UnknownFormatError)
 
 __all__ = ["Converter", "ConverterRegistry", "DuplicateConverterError",
            "MissingDependencyError", "RemoteFormatError", "UnknownFormatError",
            "converter_for_suffix", "get_converter", "register_converter",
            "registered_converters", "registry", "require"]
-
-
-class UnknownFormatError(BcolzStoreError, ValueError):
-    """A format name, or a path's suffix, that no registered converter has."""
-
-
-class RemoteFormatError(BcolzStoreError, ValueError):
-    """A URL given for a format that reads and writes local paths only."""
-
-
-class MissingDependencyError(BcolzStoreError, ImportError):
-    """The optional library a format needs is not installed; the message
-    names the pip extra that installs it."""
-
-
-class DuplicateConverterError(BcolzStoreError, ValueError):
-    """A converter registered under a name or suffix another one has."""
 
 
 def require(module: str, extra: str | None, what: str):

@@ -38,8 +38,8 @@ import numpy as np
 
 from ..errors import DatasetExistsError, FormatError, raised_in
 
-__all__ = ["BYTEORDER_ATTR", "PickledAttribute", "fromhdf5", "hdf5_attrs", "no_unpickling",
-           "reading_hdf5", "tohdf5", "UTF8_ATTR"]
+__all__ = ["BYTEORDER_ATTR", "PickledAttribute", "UTF8_ATTR", "fromhdf5", "hdf5_attrs",
+           "no_unpickling", "reading_hdf5", "tohdf5"]
 
 HDF5_EXTRA = "bcolz_store[hdf5]"
 #: The Table attribute naming the unicode columns stored as UTF-8 bytes.

@@ -33,7 +33,7 @@ from .committed import LOCK_LEASE, RETAIN_RECORDS
 from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
                       write_error)
 
-__all__ = ["REBASE_OVER", "CommitProtocol"]
+__all__ = ["CommitProtocol", "REBASE_OVER"]
 
 # What another writer's commits may have done for an append to be rebased on
 # them: its rows then simply follow theirs.

@@ -29,7 +29,7 @@ from .commit_lock import COMMIT_LOCK_NAME, LockLostError
 from .committed_files import CommittedFiles
 from .records import JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, record_key
 
-__all__ = ["LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS", "CommittedState"]
+__all__ = ["CommittedState", "LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS"]
 
 # How often a reader retries opening while a writer is applying a commit.
 READ_RETRIES = 400

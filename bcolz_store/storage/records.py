@@ -35,7 +35,7 @@ from .checksums import md5_parts
 from .io import pool
 
 __all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "OPS",
-           "RECORD_NAME", "UNSET", "RecordInfo", "blob_key", "check_manifest", "commit_order",
+           "RECORD_NAME", "RecordInfo", "UNSET", "blob_key", "check_manifest", "commit_order",
            "parse_record", "record_bytes", "record_key", "staged_md5", "write_blob",
            "write_error"]
 
