@@ -1,5 +1,12 @@
-"""The commit step of :class:`~.journal.Journal`: one atomic commit of what
-is staged, and what a writer does when another writer's commit came first.
+"""The commit step of a :class:`~.journal.Journal`: one atomic commit of what
+it staged, and what a writer does when another writer's commit came first.
+
+:class:`Committer` is the journal's part that commits (its
+:attr:`~.journal.Journal.committer`): the journal makes it with itself and its
+:class:`~.staging.Staging` (the pending change: staged files, their checksums,
+background writes, the operations and this writer's blob folder), and it
+works on the journal's store and committed state
+(:attr:`~.journal.Journal.state`) through the journal's public members only.
 
 A commit (see :mod:`bcolz_store.storage.journal` for the whole protocol)
 checks that the generation it loaded is still the newest, creates the record
@@ -21,7 +28,6 @@ import itertools
 import os
 import random
 import time
-from concurrent.futures import wait
 
 from ..errors import (ConcurrentWriteError, ConflictError, DatasetChangedError,
                       DatasetNotFoundError, FormatError)
@@ -29,11 +35,11 @@ from ..format.consolidated import dump_consolidated
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
 from .checksums import dump_checksums, md5_hex
 from .commit_lock import LockLostError
-from .committed import LOCK_LEASE, RETAIN_RECORDS
+from .committed import RETAIN_RECORDS
 from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
                       write_error)
 
-__all__ = ["CommitProtocol", "REBASE_OVER"]
+__all__ = ["Committer", "REBASE_OVER"]
 
 # What another writer's commits may have done for an append to be rebased on
 # them: its rows then simply follow theirs.
@@ -44,83 +50,81 @@ READS_OF_A_RECORD = 5
 APPLY_TRIES = 4
 
 
-class CommitProtocol:
-    """Committing what a :class:`~.journal.Journal` staged (its base class:
-    the journal's constructor sets the staging attributes used here, and its
-    committed state, :attr:`~.journal.Journal.state`, is a
-    :class:`~.committed.CommittedState` of its own)."""
+class Committer:
+    """Committing what a :class:`~.journal.Journal` staged: claiming the
+    record of the next generation under the commit lock, rebasing an append
+    that another writer's commit overtook, applying the record and cleaning
+    up after it.
 
-    #: Seconds after which a commit lock object whose holder has not renewed
-    #: it is taken for a dead writer's (:data:`~.committed.LOCK_LEASE`).
-    lock_lease = LOCK_LEASE
+    Parameters
+    ----------
+    journal : Journal
+        The journal whose changes this commits.  Only its public members are
+        used: its store and committed state (:attr:`~.journal.Journal.state`),
+        its settings (``retry_timeout``, ``commit_retries``, ``backoff_base``,
+        ``backoff_max``, ``stale_after``, read at each commit, so that a value
+        set on the journal or its class takes effect), its
+        :attr:`~.journal.Journal.owner`,
+        and what it does to its staging (``stage``, ``unstage``, ``discard``,
+        ``note``, ``new_blob_folder``, ``reload_committed``).
+    staging : Staging
+        The journal's pending change (:attr:`~.journal.Journal.staging`): read
+        here, and cleared once it is committed.
 
-    #: Rebases of an append whose generation another writer took, at most ...
-    commit_retries = 1000
-    #: ... and seconds spent retrying, at most.
-    retry_timeout = 120.0
-    #: The backoff before the n-th retry is uniform in [0, min(backoff_max,
-    #: backoff_base * 2**n)] seconds.
-    backoff_base = 0.002
-    backoff_max = 0.5
+    Attributes
+    ----------
+    store : Store
+        The journal's store.
+    state : CommittedState
+        The journal's committed state, which each commit advances.
+    rebases : int
+        Appends rebased on another writer's commit.
+    """
 
-    def note(self, op: str) -> None:
-        """Record that the pending change includes ``op`` (one of
-        :data:`~.records.OPS`); the commit record names the operations, and a
-        commit that only appended is rebased instead of failing."""
-        self._ops.add(op if op in OPS else "other")
+    def __init__(self, journal, staging):
+        self.journal = journal
+        self.staging = staging
+        self.store = journal.store
+        self.state = journal.state
+        self.rebases = 0
 
     def commit(self) -> None:
-        """Make the staged changes durable and visible, all at once.
+        """Commit what is staged, all at once (see
+        :meth:`~.journal.Journal.commit`, which calls this outside a batch,
+        once something is staged and the committed state is loaded).
 
-        Nothing is committed when the staged files hold what is committed
-        already (a ``flush()`` with nothing pending).  When another writer
-        committed first, a change that only appended rows (see :meth:`note`)
+        When another writer committed first, a change that only appended rows
         is rebased on the new state by the container
-        (:attr:`~.owner.DatasetOwner.capture_appends`)
-        and committed again, after a jittered exponential backoff, at most
-        :attr:`commit_retries` times within :attr:`retry_timeout` seconds.
+        (:attr:`~.owner.DatasetOwner.capture_appends`) and committed again,
+        after a jittered exponential backoff, at most ``commit_retries`` times
+        within ``retry_timeout`` seconds (the journal's).
 
         Raises
         ------
         ConflictError
             When another writer committed since this one loaded the dataset
-            and this change is not an append that can follow it (nothing of
-            this commit is made; the message names both operations).
+            and this change is not an append that can follow it.
         ConcurrentWriteError
             When an append could not be committed within the retries.
         LockTimeoutError
             When another writer held the commit lock for the rest of
-            :attr:`retry_timeout` (nothing of this change is committed).
+            ``retry_timeout``.
         LockLostError
             When this writer stalled for longer than the commit lock's lease
             before its record was created and another writer took the lock
-            over (nothing of this change is committed).
+            over.
         OSError
-            When the medium refuses a write (full, read-only...), naming the
-            file.  If that happens before the commit record exists, nothing
-            changes; after it, the change is committed and finished at once or
-            by the next writer to open the dataset.
+            When the medium refuses a write, naming the file.
         """
-        if self._batch:
-            self._commit_requested = True
-            return
-        self._commit_requested = False
-        if self.owner is not None and not self.readonly:
-            self.owner.stage_pending()     # a commit includes every pending append
-        if not self._staged:
-            self._ops.clear()
-            return
-        self._check_writable()
-        if self.state.generation is None:
-            self.recover()
+        journal, staging = self.journal, self.staging
         started = time.monotonic()
         for attempt in itertools.count():
-            self._wait_for_blobs()      # written before the lock is taken: not in it
+            staging.wait_for_blobs()    # written before the lock is taken: not in it
             waited = time.monotonic() - started
-            with self.state.commit_lock.hold(max(self.retry_timeout - waited, 1.0)):
+            with self.state.commit_lock.hold(max(journal.retry_timeout - waited, 1.0)):
                 if not self._changes_anything():
-                    self.discard()
-                    self._ops.clear()
+                    journal.discard()
+                    staging.ops.clear()
                     return
                 try:
                     clean_up = self._commit_once()
@@ -130,20 +134,14 @@ class CommitProtocol:
                     break
             # Reloaded and staged again outside the lock (which may take long),
             # after a jittered exponential backoff.
-            time.sleep(random.uniform(0, min(self.backoff_max,
-                                             self.backoff_base * 2 ** attempt)))
+            time.sleep(random.uniform(0, min(journal.backoff_max,
+                                             journal.backoff_base * 2 ** attempt)))
             self.rebases += 1
             self._rebase(replay, started)
         clean_up()
-        self._ops.clear()
-        if self.owner is not None:
-            self.owner.committed()
-
-    def _wait_for_blobs(self) -> None:
-        """Wait for the blobs written on background threads (their errors are
-        raised by :meth:`_commit_once`)."""
-        for future, _size in list(self._inflight):
-            wait([future])
+        staging.ops.clear()
+        if journal.owner is not None:
+            journal.owner.committed()
 
     def _rebase(self, replay, started: float) -> None:
         """Load the newest state and stage the captured appends (``replay``)
@@ -151,28 +149,29 @@ class CommitProtocol:
         writers' commits change the state under the reload (on an object
         store a reload takes several requests) or the files the replay reads
         (the leftover chunk is read after the reload), within
-        :attr:`retry_timeout`.
+        the journal's ``retry_timeout``.
 
         Raises
         ------
         ConcurrentWriteError, DatasetChangedError
             When other writers kept changing the state for the whole time.
         """
+        journal = self.journal
         for attempt in itertools.count():
             try:
-                self.reload_committed()
+                journal.reload_committed()
                 replay()
-                self.note("append")
-                if self.owner is not None:
-                    self.owner.stage_pending()
+                journal.note("append")
+                if journal.owner is not None:
+                    journal.owner.stage_pending()
                 return
             except ConflictError:
                 raise
             except (ConcurrentWriteError, DatasetChangedError):
-                if time.monotonic() - started >= self.retry_timeout:
+                if time.monotonic() - started >= journal.retry_timeout:
                     raise
-            time.sleep(random.uniform(0, min(self.backoff_max,
-                                             self.backoff_base * 2 ** attempt)))
+            time.sleep(random.uniform(0, min(journal.backoff_max,
+                                             journal.backoff_base * 2 ** attempt)))
 
     def _changes_anything(self) -> bool:
         """True when a staged file differs from the committed one (or a staged
@@ -181,7 +180,7 @@ class CommitProtocol:
         pending commits nothing (its ``flush()``, ``refresh()`` and
         ``close()`` stage what it loaded)."""
         sums = self.state.checksums()
-        for key, digest in self._staged_sums.items():
+        for key, digest in self.staging.sums.items():
             if digest is None:
                 if key in sums:
                     return True
@@ -193,29 +192,30 @@ class CommitProtocol:
         """What to do when the generation this writer loaded is taken: the
         container's replay of its appended rows (to run once the new state is
         loaded), or the error to raise, with the staged changes discarded."""
-        ours = tuple(sorted(self._ops, key=OPS.index)) or ("other",)
+        journal, staging = self.journal, self.staging
+        ours = tuple(sorted(staging.ops, key=OPS.index)) or ("other",)
         theirs = self._ops_since(self.state.generation)
         rebasable = set(theirs) <= REBASE_OVER if theirs is not None else \
             self._rebasable_since(self.state.generation)
         replay = None
-        if ours == ("append",) and rebasable and self.owner is not None:
-            if attempt < self.commit_retries and \
-                    time.monotonic() - started < self.retry_timeout:
-                replay = self.owner.capture_appends()
+        if ours == ("append",) and rebasable and journal.owner is not None:
+            if attempt < journal.commit_retries and \
+                    time.monotonic() - started < journal.retry_timeout:
+                replay = journal.owner.capture_appends()
             else:
-                self.discard()
-                self._ops.clear()
+                journal.discard()
+                staging.ops.clear()
                 raise ConcurrentWriteError(
-                    f"{self.root}: other writers kept committing; this append was rebased "
+                    f"{journal.root}: other writers kept committing; this append was rebased "
                     f"{attempt} times in {time.monotonic() - started:.1f} s and is not "
                     f"committed (Journal.commit_retries, Journal.retry_timeout)") from err
         if replay is None:
-            self.discard()
-            self._ops.clear()
+            journal.discard()
+            staging.ops.clear()
             said = "unknown operations (a commit of an earlier version, or too many " \
                 "commits ago)" if theirs is None else " and ".join(theirs) or "a change"
             raise ConflictError(
-                f"{self.root}: another writer committed ({said}) since this one loaded the "
+                f"{journal.root}: another writer committed ({said}) since this one loaded the "
                 f"dataset, and this writer's {' and '.join(ours)} conflicts with it; nothing "
                 f"of this change was committed: refresh() and write again, or pass lock=True "
                 f"to serialise writers", ours, theirs) from err
@@ -225,7 +225,7 @@ class CommitProtocol:
         """``(rewritten_at, reshaped_at)`` of the commit of ``generation`` that
         this writer makes: the loaded state's, or ``generation`` when this
         change is more than an append (or reshapes), or they are not known."""
-        state, ops = self.state, self._ops or {"other"}
+        state, ops = self.state, self.staging.ops or {"other"}
         rewritten_at = state.rewritten_at if ops == {"append"} else None
         reshaped_at = state.reshaped_at if ops <= REBASE_OVER else None
         return (generation if rewritten_at is None else rewritten_at,
@@ -293,16 +293,16 @@ class CommitProtocol:
         try:
             self.store.put_if_absent(key, record)
         except ConcurrentWriteError:
-            if self._record_writer(key) != self._token:
+            if self._record_writer(key) != self.staging.token:
                 raise self._concurrent(generation) from None
         except OSError as err:
-            if self._record_writer(key) != self._token:
+            if self._record_writer(key) != self.staging.token:
                 raise write_error(err, "the commit record", self.store.path(key),
-                                  self.root) from err
+                                  self.journal.root) from err
 
     def _concurrent(self, generation: int) -> ConcurrentWriteError:
         return ConcurrentWriteError(
-            f"{self.root}: another writer committed to this dataset since it was loaded "
+            f"{self.journal.root}: another writer committed to this dataset since it was loaded "
             f"(generation {generation} is taken); nothing of this change was committed: "
             f"refresh() and write again, or pass lock=True to serialise writers")
 
@@ -324,60 +324,61 @@ class CommitProtocol:
         commit lock is released.  A ConcurrentWriteError leaves the staged
         changes in place (the caller rebases or discards them); any other
         failure discards them."""
+        journal, staging = self.journal, self.staging
         generation = self.state.generation + 1
         try:
             sums = dict(self.state.checksums())
             meta = dict(self.state.metadata_files())
-            for key, digest in self._staged_sums.items():
+            for key, digest in staging.sums.items():
                 if digest is None:
                     sums.pop(key, None)
                     meta.pop(key, None)
                 else:  # every blob is written and synced once its checksum is known
                     sums[key] = staged_md5(digest)
-            meta.update(self._staged_meta)
-            self._inflight.clear()
-            self._inflight_bytes = 0
+            meta.update(staging.meta)
+            staging.inflight.clear()
+            staging.inflight_bytes = 0
             checksum_file = dump_checksums(sums)
-            self.stage(CHECKSUM_FILE, checksum_file)
+            journal.stage(CHECKSUM_FILE, checksum_file)
             # Since when every commit only appended (readers beside appends use
             # it), and since when none reshaped the dataset (rebases use it).
             rewritten_at, reshaped_at = self._marks(generation)
-            self.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
+            journal.stage(CONSOLIDATED_FILE, dump_consolidated(generation, meta,
                                                             md5_hex(checksum_file),
                                                             rewritten_at, reshaped_at))
             # A checksum file of 64 KiB or more is written on a background
             # thread: it must exist before the record that names it, or
             # applying the record finds no blob to move and keeps the old file.
             for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
-                staged_md5(self._staged_sums[key])
-            if self._sync:
-                self.store.sync(self._unsynced.intersection(self._staged.values()))
-            self._unsynced.clear()
+                staged_md5(staging.sums[key])
+            if journal.sync_blobs:
+                self.store.sync(staging.unsynced.intersection(staging.files.values()))
+            staging.unsynced.clear()
             entries = sorted(([key, blob[len(JOURNAL_PREFIX):] if isinstance(blob, str)
-                               else blob] for key, blob in self._staged.items()),
+                               else blob] for key, blob in staging.files.items()),
                              key=lambda e: commit_order(e[0]))
             self.store.check_targets([key for key, _blob in entries])
             self._check_own_blobs(entries)
-            ops = self._ops or {"other"}
+            ops = staging.ops or {"other"}
             self.state.commit_lock.confirm()
-            self._claim(generation, record_bytes(entries, self._token, generation - 1, ops))
-            if self._sync:
+            self._claim(generation, record_bytes(entries, staging.token, generation - 1, ops))
+            if journal.sync_blobs:
                 self.store.sync_folders([record_key(generation)])
         except ConcurrentWriteError:
             for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
-                self._unstage(key)
+                journal.unstage(key)
             raise
         except BaseException:
-            self.discard()
+            journal.discard()
             raise
         # Committed: from here on the change stands, even if applying fails
         # (then recovery finishes it, with these blobs).
-        self._staged.clear()
-        self._staged_sums.clear()
-        self._staged_meta.clear()
-        committed_blobs = self._blob_prefix if self._dir_ready else None
-        scratch_used = self._scratch_used
-        self._new_blob_folder()
+        staging.files.clear()
+        staging.sums.clear()
+        staging.meta.clear()
+        committed_blobs = staging.prefix if staging.folder_made else None
+        scratch_used = staging.scratch_used
+        journal.new_blob_folder()
         self.state.set_committed(generation, sums, meta, rewritten_at, reshaped_at)
         # Records stay RETAIN_RECORDS commits (see _claim); the oldest goes.
         expired = record_key(generation - RETAIN_RECORDS) \
@@ -432,7 +433,7 @@ class CommitProtocol:
     def _check_own_blobs(self, entries: list) -> None:
         """Under the commit lock, before the record is created: every blob it
         names exists.  Another writer removes a blob folder only under the
-        same lock, and only one untouched for :attr:`stale_after` seconds
+        same lock, and only one untouched for the journal's ``stale_after`` seconds
         (taken for a dead writer's), so once this holds it holds until the
         record is applied.
 
@@ -440,7 +441,7 @@ class CommitProtocol:
         ------
         OSError
             ENOENT naming a missing blob: this writer's pending change sat
-            unwritten for longer than :attr:`stale_after` and another writer
+            unwritten for longer than ``stale_after`` and another writer
             removed its blobs; nothing is committed.
         """
         blobs = [JOURNAL_PREFIX + blob for _key, blob in entries if isinstance(blob, str)]
@@ -449,11 +450,12 @@ class CommitProtocol:
         if self.store.on_disk:
             missing = [blob for blob in blobs if not os.path.lexists(self.store.path(blob))]
         else:                       # one listing of this writer's folder
-            present = set(self.store.list_times(self._blob_prefix))
+            present = set(self.store.list_times(self.staging.prefix))
             missing = [blob for blob in blobs if blob not in present]
         if missing:
-            raise OSError(errno.ENOENT, f"{self.root}: a blob of this writer's pending change "
+            journal = self.journal
+            raise OSError(errno.ENOENT, f"{journal.root}: a blob of this writer's pending change "
                           f"is gone: another writer took this writer for dead after "
-                          f"{self.stale_after:.0f} s without a write (Journal.stale_after) "
+                          f"{journal.stale_after:.0f} s without a write (Journal.stale_after) "
                           f"and removed its blobs; nothing of the change was committed",
                           self.store.path(missing[0]))

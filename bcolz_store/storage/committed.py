@@ -268,7 +268,7 @@ class CommittedState(CommittedFiles):
         Blob folders go only under the commit lock, and only while no record
         waits to be applied: a writer checks under that lock that the blobs
         its record names exist before creating it
-        (:meth:`~.commit.CommitProtocol._check_own_blobs`), so a record never
+        (:meth:`~.commit.Committer._check_own_blobs`), so a record never
         names a removed blob."""
         store = self.store
         if listing is None:

@@ -59,12 +59,13 @@ from ..errors import FormatError, ReadOnlyError, WriteFailedError
 from ..format.layout import commit_key_limit, is_metadata_key
 from .base import Store
 from .checksums import md5_hex, read_limit
-from .commit import CommitProtocol
-from .committed import CommittedState
+from .commit import Committer
+from .committed import LOCK_LEASE, CommittedState
 from .io import pool
 from .owner import DatasetOwner
-from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, blob_key, check_manifest, record_key,
-                      write_blob, write_error)
+from .records import (INLINE_MAX_BYTES, JOURNAL_PREFIX, OPS, blob_key, check_manifest,
+                      record_key, write_blob, write_error)
+from .staging import Staging
 
 __all__ = ["JOURNAL_PREFIX", "Journal", "check_manifest", "record_key"]
 
@@ -75,7 +76,7 @@ ASYNC_MIN_BYTES = 1 << 16
 MAX_INFLIGHT_BYTES = 64 << 20
 
 
-class Journal(CommitProtocol):
+class Journal:
     """The commits of one dataset root (a carray rootdir, or a ctable rootdir
     shared by its columns).
 
@@ -105,6 +106,10 @@ class Journal(CommitProtocol):
         The containers of the dataset (:meth:`attach`).
     broken : BaseException or None
         The error that left the writer unusable (see :meth:`operation`).
+    staging : Staging
+        What this writer staged for its next commit, and its blob folder.
+    committer : Committer
+        The part that commits the staging (:meth:`commit` calls it).
     rebases : int
         Appends rebased on another writer's commit.
     """
@@ -113,6 +118,17 @@ class Journal(CommitProtocol):
     # Seconds after which a blob folder no commit names is taken for a dead
     # writer's and removed by the next writer that opens the dataset.
     stale_after = 900.0
+    #: Seconds after which a commit lock object whose holder has not renewed
+    #: it is taken for a dead writer's (:data:`~.committed.LOCK_LEASE`).
+    lock_lease = LOCK_LEASE
+    #: Rebases of an append whose generation another writer took, at most ...
+    commit_retries = 1000
+    #: ... and seconds spent retrying, at most.
+    retry_timeout = 120.0
+    #: The backoff before the n-th retry is uniform in [0, min(backoff_max,
+    #: backoff_base * 2**n)] seconds.
+    backoff_base = 0.002
+    backoff_max = 0.5
 
     def __init__(self, store: Store, readonly: bool = False, fsync: bool | None = None,
                  consolidated: bool | None = None, locked=False):
@@ -122,40 +138,27 @@ class Journal(CommitProtocol):
         if hasattr(store, "fsync_enabled"):
             store.fsync_enabled = self.fsync
         self._sync = self.fsync and store.durable
-        self.state = CommittedState(store, readonly, consolidated=consolidated, sync=self._sync,
-                                    locked=locked, lock_lease=self.lock_lease,
-                                    retry_timeout=self.retry_timeout,
-                                    stale_after=self.stale_after)
-        # This writer's blob folder: a new one for each commit (_new_blob_folder).
-        self._token = self._blob_prefix = None
-        self._dir_ready = False    # this writer's blob folder exists
-        self._scratch_used = False   # files besides blobs may be in the folder
-        self._new_blob_folder()
-        self._staged = {}          # key -> blob key (None: delete)
-        self._staged_sums = {}     # key -> md5 hex of the staged content (or its Future)
-        self._staged_meta = {}     # metadata key -> its staged bytes
-        self._inflight = []        # (Future, size) of background blob writes, oldest first
-        self._unsynced = set()     # small blobs written but not yet synced
-        self._inflight_bytes = 0
-        self._counter = 0
+        self.staging = Staging()   # the pending change and this writer's blob folder
         self._batch = 0
         self._commit_requested = False
         # Failed writes (see :meth:`operation`).
         self._depth = 0
         self.broken = None         # the error that left the writer unusable
         self.owner = None          # the containers (see attach())
-        self._ops = set()          # what the pending change did (see note())
-        self.rebases = 0           # appends rebased on another writer's commit
+        self.state = CommittedState(store, readonly, consolidated=consolidated, sync=self._sync,
+                                    locked=locked, lock_lease=self.lock_lease,
+                                    retry_timeout=self.retry_timeout,
+                                    stale_after=self.stale_after)
+        self.committer = Committer(self, self.staging)
+        self.new_blob_folder()
 
-    def _new_blob_folder(self) -> None:
+    def new_blob_folder(self) -> None:
         """Stage future blobs in a folder of a new name (the blobs of a commit
         belong to its record once it exists; nothing but applying it or
         recovery may remove them)."""
-        self._token = uuid.uuid4().hex[:16]
-        self._blob_prefix = f"{JOURNAL_PREFIX}{self._token}/"
-        self._dir_ready = False
-        self._scratch_used = False
-        self.state.keep_folder(self._token)
+        token = uuid.uuid4().hex[:16]
+        self.staging.new_folder(token)
+        self.state.keep_folder(token)
 
     def attach(self, owner: DatasetOwner) -> None:
         """Let ``owner`` (the containers of this dataset) take part in its
@@ -172,6 +175,11 @@ class Journal(CommitProtocol):
     @readonly.setter
     def readonly(self, value: bool) -> None:
         self.state.readonly = value
+
+    @property
+    def rebases(self) -> int:
+        """Appends rebased on another writer's commit (by the :attr:`committer`)."""
+        return self.committer.rebases
 
     @property
     def sync_blobs(self) -> bool:
@@ -192,27 +200,28 @@ class Journal(CommitProtocol):
         """Where the current content of ``key`` lives, if not at its bcolz name:
         staged by this writer, or in a committed record a reader reads through
         (see :meth:`.CommittedFiles.lookup`, which returns the same)."""
-        if key in self._staged:
-            digest = self._staged_sums[key]
+        staging = self.staging
+        if key in staging.files:
+            digest = staging.sums[key]
             if isinstance(digest, Future):
                 digest.result()  # the blob is written (or its error raised)
-            return True, self._staged[key]
+            return True, staging.files[key]
         return self.state.lookup(key)
 
     def reads_through(self) -> bool:
         """True when every file is read at its bcolz name: nothing is staged
         and no committed record waits to be applied."""
-        return not self._staged and not self.state.overlay
+        return not self.staging.files and not self.state.overlay
 
     def in_overlay(self, key: str) -> bool:
         """True when ``key`` is read from a committed but unapplied commit record."""
-        return key in self.state.overlay and key not in self._staged
+        return key in self.state.overlay and key not in self.staging.files
 
     def reset(self) -> None:
         """Forget everything (the dataset root is being removed)."""
         self.discard()
         self.state.reset()
-        self._dir_ready = False
+        self.staging.folder_made = False
 
     # ------------------------------------------------------- failed writes
 
@@ -285,26 +294,26 @@ class Journal(CommitProtocol):
             raise ReadOnlyError(f"{self.root}: cannot modify data because mode is 'r'")
 
     def _ensure_dir(self, key: str = "") -> None:
-        if not self._dir_ready:
+        if not self.staging.folder_made:
             self.store.check_folder(JOURNAL_PREFIX)   # refuses a symlink in its place
             try:
-                self.store.makedirs(self._blob_prefix.rstrip("/"))
+                self.store.makedirs(self.staging.prefix.rstrip("/"))
             except OSError as err:
-                raise write_error(err, key, self.store.path(self._blob_prefix.rstrip("/")),
+                raise write_error(err, key, self.store.path(self.staging.prefix.rstrip("/")),
                               self.root) from err
-            self._dir_ready = True
+            self.staging.folder_made = True
 
     def _next_blob(self, key: str) -> str:
         self._ensure_dir(key)
-        self._counter += 1
-        return blob_key(self._blob_prefix, self._counter)
+        self.staging.counter += 1
+        return blob_key(self.staging.prefix, self.staging.counter)
 
     def scratch_prefix(self, name: str) -> str:
         """A folder key inside this writer's blob folder, for files that a later
         :meth:`stage_moved` turns into blobs (an on-disk reshape builds there)."""
         self._ensure_dir()
-        self._scratch_used = True
-        return f"{self._blob_prefix}{name}/"
+        self.staging.scratch_used = True
+        return f"{self.staging.prefix}{name}/"
 
     def stage(self, key: str, data, digest: str | None = None) -> None:
         """Record new content for ``key``; visible to this writer, committed later.
@@ -332,27 +341,27 @@ class Journal(CommitProtocol):
         size = sum(len(part) for part in parts)
         if self.store.remote and size <= INLINE_MAX_BYTES:
             content = b"".join(parts)        # carried by the commit record
-            self._unstage(key)
-            self._staged[key] = content
-            self._staged_sums[key] = digest or md5_hex(content)
+            self.unstage(key)
+            self.staging.files[key] = content
+            self.staging.sums[key] = digest or md5_hex(content)
             if is_metadata_key(key):
-                self._staged_meta[key] = content
+                self.staging.meta[key] = content
             return
         blob = self._next_blob(key)
         if size >= ASYNC_MIN_BYTES:
             self._limit_inflight(MAX_INFLIGHT_BYTES - size)
             digest = pool("cpu").submit(write_blob, self.store, blob, parts, self._sync, key,
                                         digest)
-            self._inflight.append((digest, size))
-            self._inflight_bytes += size
+            self.staging.inflight.append((digest, size))
+            self.staging.inflight_bytes += size
         else:  # small: written now, synced with the others at commit
             digest = write_blob(self.store, blob, parts, False, key, digest)
-            self._unsynced.add(blob)
-        self._unstage(key)
-        self._staged[key] = blob
-        self._staged_sums[key] = digest
+            self.staging.unsynced.add(blob)
+        self.unstage(key)
+        self.staging.files[key] = blob
+        self.staging.sums[key] = digest
         if is_metadata_key(key):
-            self._staged_meta[key] = b"".join(parts)
+            self.staging.meta[key] = b"".join(parts)
 
     def stage_moved(self, key: str, src: str, digest: str) -> None:
         """Make the written (and synced) object ``src`` of this store, of md5
@@ -371,11 +380,11 @@ class Journal(CommitProtocol):
             self.store.move(src, blob)
         except OSError as err:
             raise write_error(err, key, self.store.path(blob), self.root) from err
-        self._unstage(key)
-        self._staged[key] = blob
-        self._staged_sums[key] = digest
+        self.unstage(key)
+        self.staging.files[key] = blob
+        self.staging.sums[key] = digest
         if data is not None:
-            self._staged_meta[key] = data
+            self.staging.meta[key] = data
 
     def reserve_blobs(self, count: int) -> tuple:
         """Reserve ``count`` blob names in this writer's folder for files that
@@ -392,9 +401,9 @@ class Journal(CommitProtocol):
         """
         self._check_writable()
         self._ensure_dir()
-        first = self._counter + 1
-        self._counter += int(count)
-        return self._blob_prefix, first
+        first = self.staging.counter + 1
+        self.staging.counter += int(count)
+        return self.staging.prefix, first
 
     def stage_written(self, key: str, blob: str, digest: str) -> None:
         """Make ``blob``, written (and, where the store needs it, synced) by
@@ -410,27 +419,29 @@ class Journal(CommitProtocol):
         """
         self._check_writable()
         commit_key_limit(key, self.root)
-        name = blob[len(self._blob_prefix):] if blob.startswith(self._blob_prefix) else ""
+        name = blob[len(self.staging.prefix):] if blob.startswith(self.staging.prefix) else ""
         if not (name.endswith(".blob") and name[:-5].isdigit()
-                and 0 < int(name[:-5]) <= self._counter):
+                and 0 < int(name[:-5]) <= self.staging.counter):
             raise ValueError(f"{blob!r} is not a blob name reserved in this writer's folder "
-                             f"{self._blob_prefix!r}")
-        self._unstage(key)
-        self._staged[key] = blob
-        self._staged_sums[key] = digest
+                             f"{self.staging.prefix!r}")
+        self.unstage(key)
+        self.staging.files[key] = blob
+        self.staging.sums[key] = digest
 
     def _limit_inflight(self, limit: int) -> None:
         """Wait for background writes until at most ``limit`` bytes are pending."""
-        while self._inflight and (self._inflight_bytes > limit or self._inflight[0][0].done()):
-            future, size = self._inflight.pop(0)
+        staging = self.staging
+        while staging.inflight and (staging.inflight_bytes > limit or
+                                    staging.inflight[0][0].done()):
+            future, size = staging.inflight.pop(0)
             wait([future])
-            self._inflight_bytes -= size
+            staging.inflight_bytes -= size
 
-    def _unstage(self, key: str) -> None:
+    def unstage(self, key: str) -> None:
         """Forget the staged content of ``key`` and remove its blob."""
-        blob = self._staged.pop(key, None)
-        digest = self._staged_sums.pop(key, None)
-        self._staged_meta.pop(key, None)
+        blob = self.staging.files.pop(key, None)
+        digest = self.staging.sums.pop(key, None)
+        self.staging.meta.pop(key, None)
         if isinstance(digest, Future):
             wait([digest])
         if isinstance(blob, str):
@@ -441,24 +452,24 @@ class Journal(CommitProtocol):
         """Record that ``key`` is to be removed."""
         self._check_writable()
         commit_key_limit(key, self.root)
-        self._unstage(key)
-        self._staged[key] = None
-        self._staged_sums[key] = None
+        self.unstage(key)
+        self.staging.files[key] = None
+        self.staging.sums[key] = None
 
     def stage_delete_all(self, prefix: str = "") -> None:
         """Record that every file under ``prefix`` (the whole root: '') is to be
         removed, our own files excepted; staged changes there are dropped."""
         for key in self.store.list(prefix):
             self.stage_delete(key)
-        for key in [k for k in self._staged if k.startswith(prefix)]:
+        for key in [k for k in self.staging.files if k.startswith(prefix)]:
             self.stage_delete(key)
 
     def forget(self, prefix: str) -> None:
         """Drop checksums and staged changes of every file under ``prefix``
         (a folder removed outside commits)."""
         self.state.forget(prefix)
-        for key in [k for k in self._staged if k.startswith(prefix)]:
-            self._unstage(key)
+        for key in [k for k in self.staging.files if k.startswith(prefix)]:
+            self.unstage(key)
 
     def adopt(self, prefix: str) -> None:
         """Checksum the files already under ``prefix`` (a folder moved in)."""
@@ -480,17 +491,72 @@ class Journal(CommitProtocol):
         if self._batch == 0 and self._commit_requested:
             self.commit()
 
+    def note(self, op: str) -> None:
+        """Record that the pending change includes ``op`` (one of
+        :data:`~.records.OPS`); the commit record names the operations, and a
+        commit that only appended is rebased instead of failing."""
+        self.staging.ops.add(op if op in OPS else "other")
+
+    def commit(self) -> None:
+        """Make the staged changes durable and visible, all at once (inside
+        :meth:`batch`, once the outermost block ends); the
+        :attr:`committer` makes the commit.
+
+        Nothing is committed when the staged files hold what is committed
+        already (a ``flush()`` with nothing pending).  When another writer
+        committed first, a change that only appended rows (see :meth:`note`)
+        is rebased on the new state by the container
+        (:attr:`~.owner.DatasetOwner.capture_appends`)
+        and committed again, after a jittered exponential backoff, at most
+        :attr:`commit_retries` times within :attr:`retry_timeout` seconds.
+
+        Raises
+        ------
+        ConflictError
+            When another writer committed since this one loaded the dataset
+            and this change is not an append that can follow it (nothing of
+            this commit is made; the message names both operations).
+        ConcurrentWriteError
+            When an append could not be committed within the retries.
+        LockTimeoutError
+            When another writer held the commit lock for the rest of
+            :attr:`retry_timeout` (nothing of this change is committed).
+        LockLostError
+            When this writer stalled for longer than the commit lock's lease
+            before its record was created and another writer took the lock
+            over (nothing of this change is committed).
+        OSError
+            When the medium refuses a write (full, read-only...), naming the
+            file.  If that happens before the commit record exists, nothing
+            changes; after it, the change is committed and finished at once or
+            by the next writer to open the dataset.
+        """
+        if self._batch:
+            self._commit_requested = True
+            return
+        self._commit_requested = False
+        if self.owner is not None and not self.readonly:
+            self.owner.stage_pending()     # a commit includes every pending append
+        if not self.staging.files:
+            self.staging.ops.clear()
+            return
+        self._check_writable()
+        if self.state.generation is None:
+            self.recover()
+        self.committer.commit()
+
     def discard(self) -> None:
         """Forget staged changes and remove this writer's blobs."""
-        self._ops.clear()
-        for key in list(self._staged):
-            self._unstage(key)
-        for future, _size in self._inflight:
+        staging = self.staging
+        staging.ops.clear()
+        for key in list(staging.files):
+            self.unstage(key)
+        for future, _size in staging.inflight:
             wait([future])
-        self._inflight.clear()
-        self._inflight_bytes = 0
-        self._unsynced.clear()
-        if self._dir_ready:
+        staging.inflight.clear()
+        staging.inflight_bytes = 0
+        staging.unsynced.clear()
+        if staging.folder_made:
             with contextlib.suppress(OSError, FormatError):
-                self.store.delete_prefix(self._blob_prefix)
-            self._dir_ready = False
+                self.store.delete_prefix(staging.prefix)
+            staging.folder_made = False

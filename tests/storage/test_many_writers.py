@@ -19,6 +19,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store.errors import ConcurrentWriteError, ConflictError
+from bcolz_store.storage.commit import Committer
 from bcolz_store.storage.journal import Journal
 from bcolz_store.storage.records import record_key
 
@@ -404,7 +405,7 @@ def test_a_rebase_stages_again_when_a_commit_lands_between_reload_and_replay(
     a, b = bcolz_store.open(path, mode="a"), bcolz_store.open(path, mode="a")
     b.append(make([10]))
     b.flush()
-    real = Journal._plan_rebase
+    real = Committer._plan_rebase
     landed = []
 
     def plan_rebase(self, *args):
@@ -419,7 +420,7 @@ def test_a_rebase_stages_again_when_a_commit_lands_between_reload_and_replay(
             return replay()
         return first_meets_a_commit
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Journal, "_plan_rebase", plan_rebase)
+        mp.setattr(Committer, "_plan_rebase", plan_rebase)
         a.append(make([20, 21]))
         a.flush()
     assert landed and a.dataset.journal.rebases == 1
