@@ -47,6 +47,11 @@ A record found in a dataset may come from anyone: before it is read through or
 rolled forward, every entry is validated (:func:`check_manifest`), every blob
 must be a plain object no larger than its target may be, and (local disks) no
 folder on the way to a target may be a symlink.
+
+A :class:`Journal` stages (step 1) into its :class:`~.staging.Staging`, the
+pending change, and hands it to its :class:`~.commit.Committer` for steps 2
+to 5; its committed state (:attr:`Journal.state`) is a
+:class:`~.committed.CommittedState`.
 """
 
 from __future__ import annotations
@@ -438,7 +443,13 @@ class Journal:
             staging.inflight_bytes -= size
 
     def unstage(self, key: str) -> None:
-        """Forget the staged content of ``key`` and remove its blob."""
+        """Forget the staged content of ``key`` and remove its blob.
+
+        Parameters
+        ----------
+        key : str
+            Path relative to the root; nothing happens when it is not staged.
+        """
         blob = self.staging.files.pop(key, None)
         digest = self.staging.sums.pop(key, None)
         self.staging.meta.pop(key, None)

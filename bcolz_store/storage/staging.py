@@ -65,7 +65,13 @@ class Staging:
         self.counter = 0
 
     def new_folder(self, token: str) -> None:
-        """Stage future blobs in the folder named ``token`` (not made yet)."""
+        """Stage future blobs in the folder named ``token`` (not made yet).
+
+        Parameters
+        ----------
+        token : str
+            The writer token that names the folder (and goes into its records).
+        """
         self.token = token
         self.prefix = f"{JOURNAL_PREFIX}{token}/"
         self.folder_made = False
