@@ -2,9 +2,11 @@
 
 A :class:`DatasetStore` is a view of a :class:`~.base.Store` through the
 dataset's :class:`~.journal.Journal`, and the one way into the commit
-machinery from above ``storage/``: reads see this writer's staged changes, or
-(for a reader) a committed but unapplied commit
-(:class:`~.dataset_files.DatasetFiles`, its base class); writes are staged and
+machinery from above ``storage/``.  Its reads are done by the
+:class:`~.dataset_reads.DatasetReads` it makes and holds as ``reads`` (the
+view's key paths, bounded reads, checksum checks and listing; the view's
+reading methods hand over to it): they see this writer's staged changes, or
+(for a reader) a committed but unapplied commit.  Writes are staged and
 become visible only when :meth:`DatasetStore.commit` commits them, all at
 once.  The columns of a ctable are views with a prefix (``"x/"``) sharing the
 table's journal, so a change to several columns is one commit.
@@ -17,18 +19,21 @@ hold, and an append another writer's commit overtook is rebased by them.
 
 from __future__ import annotations
 
-from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
+import warnings
+
+from ..errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError, IntegrityWarning,
+                      ReadOnlyError)
 from ..format.layout import check_key
 from .base import Store
 from .checksums import md5_parts
-from .dataset_files import DatasetFiles
+from .dataset_reads import DatasetReads
 from .journal import Journal
 from .owner import DatasetOwner
 
 __all__ = ["DatasetOwner", "DatasetStore"]
 
 
-class DatasetStore(DatasetFiles):
+class DatasetStore:
     """A dataset folder (carray rootdir, or a column inside a ctable rootdir).
 
     Parameters
@@ -51,6 +56,19 @@ class DatasetStore(DatasetFiles):
         The writer lock this process holds (``lock=True``), taken
         before the committed state is loaded: the blob folders of other
         writers are dead writers' garbage.
+
+    Attributes
+    ----------
+    store : Store
+        The store of the dataset's root.
+    journal : Journal
+        The dataset's journal (one for a table and all its columns).
+    prefix : str
+        This folder's key relative to the root ('' or 'name/').
+    root : str
+        This folder, for messages.
+    reads : DatasetReads
+        The view's reading side: every read of its files goes through it.
     """
 
     def __init__(self, store: Store, readonly: bool = False, journal: Journal | None = None,
@@ -59,7 +77,108 @@ class DatasetStore(DatasetFiles):
         readonly = readonly or store.readonly      # a pack, an http URL: never written
         if journal is None:
             journal = Journal(store, readonly, consolidated=consolidated, locked=locked)
-        super().__init__(store, journal, prefix, readonly, verify)
+        self.store = store
+        self.journal = journal
+        self.prefix = prefix
+        self.reads = DatasetReads(store, journal, prefix, readonly, verify)
+        self.root = self.reads.root
+        self.readonly = readonly            # the root's view sets its journal's too
+
+    @property
+    def readonly(self) -> bool:
+        """True when every write raises :class:`ReadOnlyError`; setting it on
+        the root's view (``prefix`` '') sets the journal's too."""
+        return self.reads.readonly
+
+    @readonly.setter
+    def readonly(self, value: bool) -> None:
+        self.reads.readonly = bool(value)
+        if not self.prefix:
+            self.journal.readonly = self.reads.readonly
+
+    @property
+    def verify(self) -> bool:
+        """True when each file read is checked against the dataset's checksum
+        file (:class:`IntegrityError` on a mismatch); it may be switched."""
+        return self.reads.verify
+
+    @verify.setter
+    def verify(self, value: bool) -> None:
+        self.reads.verify = value
+
+    # ------------------------------------------------------------ reading
+
+    def path(self, key: str) -> str:
+        """Where ``key`` of this dataset is, for messages (see :meth:`DatasetReads.path`).
+
+        Raises
+        ------
+        FormatError
+            If ``key`` is absolute or contains ``..``.
+        """
+        return self.reads.path(key)
+
+    def get(self, key: str, limit: int | None = None) -> bytes:
+        """Read the current content of ``key`` (staged, committed, or stored).
+
+        Parameters
+        ----------
+        key : str
+        limit : int, optional
+            Largest size accepted, in bytes (default: what the format allows
+            for such a file).
+
+        Raises
+        ------
+        DatasetNotFoundError, FormatError, IntegrityError, DatasetChangedError
+            See :meth:`DatasetReads.get`.
+        """
+        return self.reads.get(key, limit)
+
+    def get_chunk(self, key: str, limit: int) -> bytes:
+        """:meth:`get` for a chunk file (see :meth:`DatasetReads.get_chunk`).
+
+        Raises
+        ------
+        DatasetNotFoundError, FormatError, IntegrityError, DatasetChangedError
+            As :meth:`get`.
+        """
+        return self.reads.get_chunk(key, limit)
+
+    def get_many(self, keys, limit: int) -> dict:
+        """``{key: bytes or exception}`` of several files, fetched together
+        (see :meth:`DatasetReads.get_many`)."""
+        return self.reads.get_many(keys, limit)
+
+    def check_reading(self, failed: bool = False) -> None:
+        """After a read: raise :class:`DatasetChangedError` when a writer
+        committed since a reader opened (see :meth:`DatasetReads.check_reading`)."""
+        self.reads.check_reading(failed)
+
+    def warn_if_unverifiable(self) -> None:
+        """With ``verify`` on, warn when the dataset has no checksum file to verify against
+        (an :class:`IntegrityWarning` pointing at the code that opened it)."""
+        if self.verify and self.journal.state.recorded() is None:
+            warnings.warn(f"{self.root}: verify=True, but the dataset has no checksum file "
+                          f"(bcolz wrote it, or no bcolz_store commit has been made); nothing "
+                          f"is verified", IntegrityWarning, stacklevel=4)
+
+    def exists(self, key: str) -> bool:
+        """True when the file ``key`` currently exists (see :meth:`DatasetReads.exists`).
+
+        Raises
+        ------
+        IntegrityError
+            With ``verify`` on, when the file is missing but the checksum file
+            lists it.
+        """
+        return self.reads.exists(key)
+
+    def listdir(self, folder: str = "") -> list:
+        """Names in ``folder`` of this dataset (empty when it does not exist)."""
+        return self.reads.listdir(folder)
+
+    # ---------------------------------------------------------- the folder
 
     @property
     def local_root(self):
@@ -114,7 +233,7 @@ class DatasetStore(DatasetFiles):
         out = DatasetStore(self.store, journal=self.journal, prefix=self.prefix + name + "/",
                            verify=self.verify)
         out.readonly = self.readonly if readonly is None else bool(readonly)
-        out.check_contents = self.check_contents
+        out.reads.check_contents = self.reads.check_contents
         return out
 
     def shares_commits_with(self, other: "DatasetStore") -> bool:

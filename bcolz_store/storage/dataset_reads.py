@@ -1,71 +1,71 @@
-"""Reading the files of one dataset (a carray, a ctable, or a column of one)
-through its journal.
+"""How one dataset view (a carray, a ctable, or a column of one) reads its
+files through the dataset's journal.
 
-:class:`DatasetFiles` is the base class of :class:`~.dataset.DatasetStore`:
-reads see this writer's staged changes, or (for a reader) a committed but
-unapplied commit, else the committed bcolz files.  With ``verify=True`` every
-file read is checked against the dataset's checksum file.  On a remote store
-a reader checks every chunk it reads against the checksum file anyway (an md5
-costs less than a request): that is how it notices a writer's commit without
-asking the store before each read.
+A :class:`DatasetReads` is the reading side of a
+:class:`~.dataset.DatasetStore`, which makes one and holds it as ``reads``:
+it knows where the view is (the store, the shared journal, the view's
+prefix) and how it reads (``verify``, ``check_contents``, and whether the
+view is read-only), and does the key paths, the bounded reads, the checksum
+checks and the listing.  Reads see this writer's staged changes, or (for a
+reader) a committed but unapplied commit, else the committed bcolz files.
+With ``verify=True`` every file read is checked against the dataset's
+checksum file.  On a remote store a reader checks every chunk it reads
+against the checksum file anyway (an md5 costs less than a request): that is
+how it notices a writer's commit without asking the store before each read.
+It never writes: staging and committing are the view's own.
 """
 
 from __future__ import annotations
 
-import warnings
-
-from ..errors import (DatasetChangedError, DatasetNotFoundError, FormatError, IntegrityError,
-                      IntegrityWarning)
+from ..errors import DatasetChangedError, DatasetNotFoundError, FormatError, IntegrityError
 from ..format.layout import is_metadata_key
 from .base import Store
 from .checksums import md5_hex, read_limit
 from .journal import Journal
 
-__all__ = ["DatasetFiles"]
+__all__ = ["DatasetReads"]
 
 
-class DatasetFiles:
-    """The files of a dataset folder as its journal shows them (the base
-    class of :class:`~.dataset.DatasetStore`).
+class DatasetReads:
+    """The reads of one dataset view: the files of its folder as the journal
+    shows them (a :class:`~.dataset.DatasetStore`'s ``reads``).
 
     Parameters
     ----------
     store : Store
         The store of the dataset's root.
     journal : Journal
-        The journal of the dataset's root (shared by a ctable's columns).
+        The journal of the dataset's root (shared by a ctable's columns); only
+        read here.
     prefix : str
-        This folder's key relative to the root ('' or 'name/').
+        The view's folder, its key relative to the root ('' or 'name/').
     readonly : bool
-        When true every write raises :class:`ReadOnlyError`; the root's
-        view (``prefix`` '') makes its journal read-only too.
+        The view is read-only: a chunk that changed under it is a reader's
+        :class:`DatasetChangedError`, not a writer's conflict.
     verify : bool
         Check each file read against the dataset's checksum file and raise
         :class:`IntegrityError` on a mismatch.
+
+    Attributes
+    ----------
+    root : str
+        The view's folder, for messages.
+    check_contents : bool
+        Check the chunks read against the checksums instead of asking the
+        store whether a commit happened before each read (on remote stores).
     """
 
     def __init__(self, store: Store, journal: Journal, prefix: str, readonly: bool,
                  verify: bool):
         self.store = store
-        self.prefix = prefix
         self.journal = journal
-        self._readonly = False
-        self.readonly = readonly
+        self.prefix = prefix
+        self.readonly = bool(readonly)
         self.verify = verify
         self.root = store.path(prefix.rstrip("/")) if prefix else store.url
         # A remote reader checks chunk contents instead of asking the store
         # whether a commit happened before each read.
         self.check_contents = store.remote
-
-    @property
-    def readonly(self) -> bool:
-        return self._readonly
-
-    @readonly.setter
-    def readonly(self, value: bool) -> None:
-        self._readonly = bool(value)
-        if not self.prefix:
-            self.journal.readonly = self._readonly
 
     def path(self, key: str) -> str:
         """Where ``key`` of this dataset is, for messages.
@@ -190,7 +190,8 @@ class DatasetFiles:
         """Compare ``data`` with the recorded checksum of ``key``.
 
         Does nothing for a dataset without a checksum file (opening it with
-        ``verify=True`` warns once, see :meth:`warn_if_unverifiable`).
+        ``verify=True`` warns once, see
+        :meth:`~.dataset.DatasetStore.warn_if_unverifiable`).
 
         Raises
         ------
@@ -251,13 +252,6 @@ class DatasetFiles:
         """
         if failed or not self.check_contents:
             self.journal.state.check_reading(failed)
-
-    def warn_if_unverifiable(self) -> None:
-        """With ``verify`` on, warn when the dataset has no checksum file to verify against."""
-        if self.verify and self.journal.state.recorded() is None:
-            warnings.warn(f"{self.root}: verify=True, but the dataset has no checksum file "
-                          f"(bcolz wrote it, or no bcolz_store commit has been made); nothing "
-                          f"is verified", IntegrityWarning, stacklevel=4)
 
     def exists(self, key: str) -> bool:
         """True when the file ``key`` currently exists (staged, committed, or
