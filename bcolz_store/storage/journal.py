@@ -191,7 +191,7 @@ class Journal(CommitProtocol):
     def lookup(self, key: str):
         """Where the current content of ``key`` lives, if not at its bcolz name:
         staged by this writer, or in a committed record a reader reads through
-        (see :meth:`.CommittedFiles.lookup`, which returns the same)."""
+        (see :meth:`.CommittedState.lookup`, which returns the same)."""
         if key in self._staged:
             digest = self._staged_sums[key]
             if isinstance(digest, Future):
