@@ -226,7 +226,7 @@ class LoadedGeneration:
         Parameters
         ----------
         prefix : str
-            The folder's key, ending in ``/``.
+            What the keys of the folder's files begin with (``name/``).
         """
         sums = self.checksums()
         for key in [k for k in sums if k.startswith(prefix)]:
@@ -241,7 +241,7 @@ class LoadedGeneration:
         Parameters
         ----------
         prefix : str
-            The folder's key, ending in ``/``.
+            What the keys of the folder's files begin with (``name/``).
 
         Raises
         ------
