@@ -504,6 +504,11 @@ class CommittedState:
         return self.loaded.use_consolidated
 
     @property
+    def snapshot(self) -> bool:
+        """The state loaded is consistent by itself (:attr:`.LoadedGeneration.snapshot`)."""
+        return self.loaded.snapshot
+
+    @property
     def generation(self):
         """The generation of the committed state loaded (None before :meth:`recover`)."""
         return self.loaded.generation
