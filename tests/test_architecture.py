@@ -192,7 +192,7 @@ def test_import_is_light():
 #: The commit machinery: only ``storage/`` imports these; everything above it
 #: goes through :class:`bcolz_store.storage.dataset.DatasetStore`.
 COMMIT_MODULES = {f"bcolz_store.storage.{name}" for name in (
-    "journal", "commit", "committed", "committed_files", "commit_lock", "apply", "staging")}
+    "journal", "commit", "committed", "generation", "commit_lock", "apply", "staging")}
 
 
 def _in_storage(path: Path) -> bool:

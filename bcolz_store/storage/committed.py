@@ -1,5 +1,5 @@
 """The committed state of a dataset as its journal sees it: recovery, lock-free
-reads, checksums and the detection of other writers' commits.
+reads, the commit lock and the detection of other writers' commits.
 
 :class:`CommittedState` is the component of a
 :class:`~bcolz_store.storage.journal.Journal` (its :attr:`~.journal.Journal.state`)
@@ -10,7 +10,12 @@ writer's garbage; :meth:`~CommittedState.marker` and
 :meth:`~CommittedState.read_consistently` let readers see one committed state
 without locks.  What it needs of the writer (its store's durability, the
 writer lock, its own blob folder, the lease and timeouts) it is given
-explicitly.  See :mod:`bcolz_store.storage.journal` for the protocol.
+explicitly.  The files of the generation loaded (its checksums, metadata
+files, a record read through, what the consolidated metadata said) are its
+part :attr:`~CommittedState.loaded`, a
+:class:`~.generation.LoadedGeneration`; the state's methods of the same
+names hand those reads to it.  See :mod:`bcolz_store.storage.journal` for
+the protocol.
 """
 
 from __future__ import annotations
@@ -20,13 +25,11 @@ import os
 import time
 
 from ..errors import ConcurrentWriteError, DatasetChangedError, DatasetNotFoundError, FormatError
-from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, MAX_OWN_FILE_BYTES,
-                             commit_key_limit)
-from .base import Store
-from .checksums import load_checksums, md5_hex
+from ..format.layout import CONSOLIDATED_FILE, JOURNAL_DIR, commit_key_limit
 from .apply import apply_record
+from .base import Store
 from .commit_lock import COMMIT_LOCK_NAME, LockLostError
-from .committed_files import CommittedFiles
+from .generation import LoadedGeneration
 from .records import JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, record_key
 
 __all__ = ["CommittedState", "LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS"]
@@ -52,7 +55,7 @@ def _lexists(path: str) -> bool:
     return True
 
 
-class CommittedState(CommittedFiles):
+class CommittedState:
     """The committed state of one dataset root, as loaded by :meth:`recover`,
     and the lock-free checks of its readers.
 
@@ -84,6 +87,9 @@ class CommittedState(CommittedFiles):
 
     Attributes
     ----------
+    loaded : LoadedGeneration
+        The files of the generation the last :meth:`recover` loaded (or this
+        writer's own last commit).
     loaded_marker
         :meth:`marker` of the state the last :meth:`recover` loaded.
     reader_marker
@@ -94,7 +100,8 @@ class CommittedState(CommittedFiles):
                  consolidated: bool | None = None, sync: bool = False, locked=False,
                  lock_lease: float = LOCK_LEASE, retry_timeout: float = 120.0,
                  stale_after: float = 900.0):
-        super().__init__(store, readonly, consolidated)
+        self.store = store
+        self.root = store.url
         self._sync = sync
         self._writer_lock = locked
         self.lock_lease = lock_lease
@@ -106,6 +113,7 @@ class CommittedState(CommittedFiles):
         self.reader_marker = UNSET
         self._reading_own = False  # see reading_own_rows()
         self._stable_keys = {}     # record name -> the keys is_stable() checks for it
+        self.loaded = LoadedGeneration(store, readonly, consolidated)
 
     def keep_folder(self, token: str) -> None:
         """The writer's blob folder is now ``token`` (see :meth:`_stale_folders`)."""
@@ -128,13 +136,10 @@ class CommittedState(CommittedFiles):
         self._recover_once()
         if self.readonly:
             return
-        sums = UNSET
         for _attempt in range(READ_RETRIES):
-            sums = self._loaded_checksums()
-            if sums is not UNSET:
+            if self.loaded.load_checksum_file():
                 break
             self._recover_once()
-        self._sums = None if sums is UNSET else sums
 
     def _recover_once(self) -> None:
         for _attempt in range(READ_RETRIES):
@@ -150,13 +155,13 @@ class CommittedState(CommittedFiles):
         store.check_folder(JOURNAL_PREFIX)
         with contextlib.ExitStack() as locked:
             while True:
-                self.reset()                # of the state loaded now, read when needed
+                self.loaded.reset()         # of the state loaded now, read when needed
                 if not store.remote:            # earlier versions wrote only local folders
                     self._recover_legacy()
                 # What marker() compares later, taken before anything is read, so a
                 # commit beginning or ending meanwhile shows.
                 local_marker = None if store.remote else self._local_marker()
-                generation = self._load_generation()
+                generation = self.loaded.load_consolidated()
                 listing = None
                 if store.remote and not self.readonly:
                     # One listing, taken after the generation was read, tells whether the
@@ -171,8 +176,7 @@ class CommittedState(CommittedFiles):
                         pass
                 self.loaded_marker = local_marker if not store.remote else \
                     (entries is not None, ("generation", generation))
-                self.snapshot = bool(store.remote and self.use_consolidated and
-                                     self._meta is not None)
+                self.loaded.note_snapshot()
                 if entries is None or self.readonly or self.commit_lock.held:
                     break
                 # A committed record not applied yet: its writer is applying it
@@ -181,14 +185,13 @@ class CommittedState(CommittedFiles):
             if entries is not None:
                 blobs = self._check_blobs(entries)
                 if self.readonly:
-                    self._overlay = blobs
+                    self.loaded.read_through(blobs)
                 else:
                     self.apply(entries, newer_than=generation + 1)
                     self._forget_blobs_of(entries)
                     generation += 1
-                    self._meta = None
-            self._generation = generation
-            self._appends_upto = generation
+                    self.loaded.drop_metadata()
+            self.loaded.mark_loaded(generation)
             if not self.readonly:
                 # Best effort: a failure leaves garbage for a later writer.
                 with contextlib.suppress(OSError):
@@ -206,18 +209,6 @@ class CommittedState(CommittedFiles):
         """True when a commit began or ended since :meth:`recover` loaded the state."""
         return not self.is_stable(self.loaded_marker)
 
-    def _loaded_checksums(self):
-        """A writer's checksums of the state it loaded (so that a flush with
-        nothing pending is told apart from a change), or None (read when
-        needed) when there is no checksum file or a newer commit replaced it."""
-        try:
-            data = self.store.get(CHECKSUM_FILE, MAX_OWN_FILE_BYTES)
-        except DatasetNotFoundError:
-            return None
-        if self._snapshot_checksums is not None and md5_hex(data) != self._snapshot_checksums:
-            return UNSET        # a newer commit's: load the state again
-        return dict(load_checksums(data, self.store.path(CHECKSUM_FILE)))
-
     def _recover_legacy(self) -> None:
         """Roll forward (or read through) a record of the one-writer protocol
         of earlier versions (``.bcolz_store-journal/manifest.json``)."""
@@ -227,7 +218,7 @@ class CommittedState(CommittedFiles):
             return
         blobs = self._check_blobs(entries)
         if self.readonly:
-            self._overlay = blobs
+            self.loaded.read_through(blobs)
             return
         with self.commit_lock.hold(self.retry_timeout):
             if self.store.exists(LEGACY_MANIFEST):
@@ -275,7 +266,7 @@ class CommittedState(CommittedFiles):
             listing = store.list_times(JOURNAL_PREFIX)
         expired = sorted(key for key in listing
                          if (m := RECORD_NAME.fullmatch(key[len(JOURNAL_PREFIX):]))
-                         and int(m.group(1)) <= self._generation - RETAIN_RECORDS)
+                         and int(m.group(1)) <= self.generation - RETAIN_RECORDS)
         for key in expired:         # oldest first (see is_stable)
             store.delete(key)
         if self._stale_folders(listing):
@@ -328,7 +319,7 @@ class CommittedState(CommittedFiles):
         state it loads as :attr:`loaded_marker`, before reading anything.
         """
         # (a reader that accepted appends since it loaded watches the record after them)
-        generation = max(self._generation or 0, self._appends_upto)
+        generation = max(self.generation or 0, self.loaded.appends_upto)
         if self.store.remote:          # an existence check and one small read
             return (self.store.exists(record_key(generation + 1)),
                     ("generation", self.current_generation()))
@@ -393,7 +384,7 @@ class CommittedState(CommittedFiles):
                 self.recover()
             marker = self.loaded_marker
             self.reader_marker = marker
-            if self.snapshot and self.readonly:
+            if self.loaded.snapshot and self.readonly:
                 # The metadata came from one object read at once (the consolidated
                 # metadata of a remote store): a consistent state by itself.  A
                 # writer also reads the leftover chunks, which a commit being
@@ -422,9 +413,10 @@ class CommittedState(CommittedFiles):
         """
         if self._reading_own:
             return          # rows this writer staged itself (a rebase reads them back)
-        if failed and not self.readonly and self._generation is not None and (
-                self.current_generation() != self._generation
-                or self.store.exists(record_key(self._generation + 1))):
+        generation = self.generation
+        if failed and not self.readonly and generation is not None and (
+                self.current_generation() != generation
+                or self.store.exists(record_key(generation + 1))):
             raise self.changed_under_writer()
         marker = self.reader_marker
         if marker is not UNSET and not self.is_stable(marker):
@@ -466,8 +458,8 @@ class CommittedState(CommittedFiles):
     def committed_elsewhere(self) -> bool:
         """True when another writer committed since this journal loaded its state
         (the consolidated metadata holds another generation)."""
-        return self._generation is not None and \
-            self.current_generation() != self._generation
+        generation = self.generation
+        return generation is not None and self.current_generation() != generation
 
     def concurrent_error(self) -> ConcurrentWriteError:
         """The error for a writer whose loaded state another writer replaced."""
@@ -494,3 +486,105 @@ class CommittedState(CommittedFiles):
                     or self.store.exists(record_key(newer_than + 1)))
         apply_record(self.store, entries, self.commit_lock.confirm, self._sync,
                      None if newer_than is None else superseded)
+
+    # -------------------------------------------------- the generation loaded
+
+    @property
+    def readonly(self) -> bool:
+        """A reader, reading through a committed record (:attr:`.LoadedGeneration.readonly`)."""
+        return self.loaded.readonly
+
+    @readonly.setter
+    def readonly(self, value: bool) -> None:
+        self.loaded.readonly = value
+
+    @property
+    def use_consolidated(self) -> bool:
+        """Whether metadata reads are served from the consolidated metadata."""
+        return self.loaded.use_consolidated
+
+    @property
+    def snapshot(self) -> bool:
+        """The state loaded is consistent by itself (:attr:`.LoadedGeneration.snapshot`)."""
+        return self.loaded.snapshot
+
+    @property
+    def generation(self):
+        """The generation of the committed state loaded (None before :meth:`recover`)."""
+        return self.loaded.generation
+
+    @property
+    def rewritten_at(self):
+        """See :attr:`.LoadedGeneration.rewritten_at` (None when not known)."""
+        return self.loaded.rewritten_at
+
+    @property
+    def reshaped_at(self):
+        """See :attr:`.LoadedGeneration.reshaped_at` (None when not known)."""
+        return self.loaded.reshaped_at
+
+    @property
+    def overlay(self) -> dict:
+        """A committed record this reader reads through (:attr:`.LoadedGeneration.overlay`)."""
+        return self.loaded.overlay
+
+    def set_committed(self, generation: int, checksums: dict, metadata: dict,
+                      rewritten_at: int, reshaped_at: int) -> None:
+        """This writer's commit is the state loaded (:meth:`.LoadedGeneration.set_committed`)."""
+        self.loaded.set_committed(generation, checksums, metadata, rewritten_at, reshaped_at)
+
+    def unload(self) -> None:
+        """Forget the checksums and metadata files loaded (read again when needed)."""
+        self.loaded.unload()
+
+    def reset(self) -> None:
+        """Forget the loaded files, and a record read through (the root is removed)."""
+        self.loaded.reset()
+
+    def forget(self, prefix: str) -> None:
+        """Drop what is loaded under ``prefix`` (:meth:`.LoadedGeneration.forget`)."""
+        self.loaded.forget(prefix)
+
+    def adopt(self, prefix: str) -> None:
+        """Checksum the files under ``prefix`` (:meth:`.LoadedGeneration.adopt`)."""
+        self.loaded.adopt(prefix)
+
+    def lookup(self, key: str):
+        """Where a record read through has ``key`` (:meth:`.LoadedGeneration.lookup`)."""
+        return self.loaded.lookup(key)
+
+    def metadata(self, key: str):
+        """``key``'s bytes from the consolidated metadata (:meth:`.LoadedGeneration.metadata`)."""
+        return self.loaded.metadata(key)
+
+    def recorded(self):
+        """The checksum file's checksums, or None (:meth:`.LoadedGeneration.recorded`)."""
+        return self.loaded.recorded()
+
+    def checksums(self) -> dict:
+        """The committed files' checksums (:meth:`.LoadedGeneration.checksums`)."""
+        return self.loaded.checksums()
+
+    def metadata_files(self) -> dict:
+        """The committed metadata files (:meth:`.LoadedGeneration.metadata_files`)."""
+        return self.loaded.metadata_files()
+
+    def read_record(self, key: str):
+        """The commit record ``key``, validated (:meth:`.LoadedGeneration.read_record`)."""
+        return self.loaded.read_record(key)
+
+    def current_generation(self) -> int:
+        """The generation the consolidated metadata records now (0 if unreadable)."""
+        return self.loaded.current_generation()
+
+    def consolidated_generation(self):
+        """That generation now, None when unreadable (:meth:`consolidated_now`)."""
+        return self.loaded.consolidated_generation()
+
+    def consolidated_now(self):
+        """The consolidated metadata now, or None (:meth:`.LoadedGeneration.consolidated_now`)."""
+        return self.loaded.consolidated_now()
+
+    def appended_since_loaded(self) -> bool:
+        """Whether commits since only appended (:meth:`.LoadedGeneration.appended_since_loaded`)."""
+        return self.loaded.appended_since_loaded()

@@ -204,7 +204,7 @@ class Journal:
     def lookup(self, key: str):
         """Where the current content of ``key`` lives, if not at its bcolz name:
         staged by this writer, or in a committed record a reader reads through
-        (see :meth:`.CommittedFiles.lookup`, which returns the same)."""
+        (see :meth:`.CommittedState.lookup`, which returns the same)."""
         staging = self.staging
         if key in staging.files:
             digest = staging.sums[key]

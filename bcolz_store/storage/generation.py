@@ -1,12 +1,16 @@
-"""The committed files of a dataset as a writer or reader loaded them: their
-generation, a committed but unapplied record read through, the checksums
-(the checksum file, or computed from the files once when there is none), the
-metadata files the consolidated metadata holds, and whether the commits since
-only appended rows.
+"""One committed generation of a dataset as a writer or reader loaded it: its
+number, what the consolidated metadata said of it (``rewritten_at``,
+``reshaped_at``, the checksum file's md5, the metadata files), a committed but
+unapplied record a reader reads through, the checksums (the checksum file, or
+computed from the files once when there is none), and whether the commits
+since only appended rows.
 
-:class:`CommittedFiles` is the base class of
-:class:`~.committed.CommittedState`, whose
-:meth:`~.committed.CommittedState.recover` loads the state these describe.
+:class:`LoadedGeneration` is a part of :class:`~.committed.CommittedState`
+(its :attr:`~.committed.CommittedState.loaded`), whose
+:meth:`~.committed.CommittedState.recover` decides what is loaded (rolling a
+dead writer's record forward, reading through it) and tells it here; this
+module reads the store only to load that generation's files and to compare
+the store now against them.
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ from .base import Store
 from .checksums import load_checksums, md5_hex, read_limit
 from .records import UNSET, parse_record, record_key
 
-__all__ = ["CommittedFiles"]
+__all__ = ["LoadedGeneration"]
 
 
-class CommittedFiles:
-    """Checksums, metadata files and generation of the committed state of one
-    dataset root (a base class of :class:`~.committed.CommittedState`, whose
-    :meth:`~.committed.CommittedState.recover` loads them).
+class LoadedGeneration:
+    """The files of the committed generation of one dataset root that was
+    loaded last: its checksums, metadata files and generation, and a record
+    read through.
 
     Parameters
     ----------
@@ -45,7 +49,7 @@ class CommittedFiles:
         Whether metadata reads are served from the consolidated metadata.
     snapshot : bool
         The state loaded last came from one read of the consolidated metadata
-        (a remote store): consistent by itself.
+        (a remote store): consistent by itself (see :meth:`note_snapshot`).
     """
 
     def __init__(self, store: Store, readonly: bool = False, consolidated: bool | None = None):
@@ -91,11 +95,112 @@ class CommittedFiles:
         applies it)."""
         return self._overlay
 
+    @property
+    def appends_upto(self) -> int:
+        """Commits up to this generation are known to have only appended rows
+        since the one loaded (see :meth:`appended_since_loaded`)."""
+        return self._appends_upto
+
+    # -------------------------------------------------------------- loading
+
+    def load_consolidated(self) -> int:
+        """Read the consolidated metadata: what it says of its generation
+        (``rewritten_at``, ``reshaped_at``, the checksum file's md5) is kept,
+        and its metadata files when they are to be used.
+
+        Returns
+        -------
+        int
+            The generation it records (0 without one); :meth:`mark_loaded`
+            says which generation the state loaded is.
+
+        Raises
+        ------
+        FormatError
+            When the consolidated metadata is not a plain file, too large or
+            malformed.
+        """
+        self._rewritten_at = self._reshaped_at = None
+        try:
+            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
+        except DatasetNotFoundError:
+            return 0
+        found, blob = self.lookup(CONSOLIDATED_FILE)
+        if found and blob is not None:          # a reader looking through a record
+            data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
+        loaded = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
+        self._snapshot_checksums = loaded.checksums
+        self._rewritten_at = loaded.rewritten_at
+        self._reshaped_at = loaded.reshaped_at
+        if self.use_consolidated:
+            self._meta = loaded.files
+        return loaded.generation
+
+    def note_snapshot(self) -> None:
+        """Set :attr:`snapshot`: whether the metadata files loaded came from
+        the one read of a remote store's consolidated metadata."""
+        self.snapshot = bool(self.store.remote and self.use_consolidated and
+                             self._meta is not None)
+
+    def read_through(self, blobs: dict) -> None:
+        """A reader reads through a committed but unapplied record:
+        ``blobs`` is its ``{key: blob key, content or None}`` (see :meth:`lookup`)."""
+        self._overlay = blobs
+
+    def drop_metadata(self) -> None:
+        """Forget the metadata files loaded (a record was applied since)."""
+        self._meta = None
+
+    def mark_loaded(self, generation: int) -> None:
+        """The state loaded is ``generation``: every commit up to it is known."""
+        self._generation = generation
+        self._appends_upto = generation
+
+    def load_checksum_file(self) -> bool:
+        """Load the checksums of the state loaded from its checksum file (a
+        writer's: a flush with nothing pending is then told apart from a
+        change); none when there is no checksum file (read when needed).
+
+        Returns
+        -------
+        bool
+            False, loading nothing, when a newer commit replaced the checksum
+            file since the consolidated metadata was read: load the state again.
+
+        Raises
+        ------
+        FormatError
+            When the checksum file is not a plain file, too large, or malformed.
+        """
+        try:
+            data = self.store.get(CHECKSUM_FILE, MAX_OWN_FILE_BYTES)
+        except DatasetNotFoundError:
+            self._sums = None
+            return True
+        if self._snapshot_checksums is not None and md5_hex(data) != self._snapshot_checksums:
+            return False        # a newer commit's: load the state again
+        self._sums = dict(load_checksums(data, self.store.path(CHECKSUM_FILE)))
+        return True
+
+    # -------------------------------------------------------- after loading
+
     def set_committed(self, generation: int, checksums: dict, metadata: dict,
                       rewritten_at: int, reshaped_at: int) -> None:
         """This writer's commit of ``generation`` (its record created) is the
-        state loaded now, with these ``checksums``, ``metadata`` files,
-        ``rewritten_at`` and ``reshaped_at``."""
+        state loaded now.
+
+        Parameters
+        ----------
+        generation : int
+            The generation committed.
+        checksums : dict
+            ``{relative path: md5 hex}`` of its files (kept, not copied).
+        metadata : dict
+            Its metadata files ``{key: bytes}`` (kept, not copied).
+        rewritten_at, reshaped_at : int
+            What its consolidated metadata records (see :attr:`rewritten_at`,
+            :attr:`reshaped_at`).
+        """
         self._sums = checksums
         self._recorded = checksums
         self._generation = generation
@@ -116,7 +221,13 @@ class CommittedFiles:
 
     def forget(self, prefix: str) -> None:
         """Drop the checksums and metadata files under ``prefix`` (a folder
-        removed outside commits)."""
+        removed outside commits).
+
+        Parameters
+        ----------
+        prefix : str
+            What the keys of the folder's files begin with (``name/``).
+        """
         sums = self.checksums()
         for key in [k for k in sums if k.startswith(prefix)]:
             del sums[key]
@@ -125,7 +236,19 @@ class CommittedFiles:
                 del self._meta[key]
 
     def adopt(self, prefix: str) -> None:
-        """Checksum the files already under ``prefix`` (a folder moved in)."""
+        """Checksum the files already under ``prefix`` (a folder moved in).
+
+        Parameters
+        ----------
+        prefix : str
+            What the keys of the folder's files begin with (``name/``).
+
+        Raises
+        ------
+        FormatError
+            Naming the first file there that is not a plain file of a size its
+            name allows.
+        """
         self.checksums().update(self._scan(prefix))
         self._meta = None
 
@@ -135,6 +258,11 @@ class CommittedFiles:
         """Where the committed content of ``key`` lives, when a committed but
         unapplied record read through says (staged changes aside: see
         :meth:`~.journal.Journal.lookup`).
+
+        Parameters
+        ----------
+        key : str
+            A bcolz file's key.
 
         Returns
         -------
@@ -151,7 +279,18 @@ class CommittedFiles:
 
     def metadata(self, key: str):
         """The committed bytes of the metadata file ``key`` from the consolidated
-        metadata, or None when they are not to be used or not known."""
+        metadata.
+
+        Parameters
+        ----------
+        key : str
+            A metadata file's key.
+
+        Returns
+        -------
+        bytes or None
+            None when they are not to be used or not known.
+        """
         if self._meta is None or not self.use_consolidated or key in self._overlay:
             return None
         return self._meta.get(key)
@@ -234,27 +373,13 @@ class CommittedFiles:
             self._meta = meta
         return self._meta
 
-    def _load_generation(self) -> int:
-        """The generation the consolidated metadata records (0 without one);
-        keeps its metadata files when they are to be used."""
-        self._rewritten_at = self._reshaped_at = None
-        try:
-            data = self.store.get(CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES)
-        except DatasetNotFoundError:
-            return 0
-        found, blob = self.lookup(CONSOLIDATED_FILE)
-        if found and blob is not None:          # a reader looking through a record
-            data = blob if isinstance(blob, bytes) else self.store.get(blob, MAX_OWN_FILE_BYTES)
-        loaded = load_consolidated(data, self.store.path(CONSOLIDATED_FILE))
-        self._snapshot_checksums = loaded.checksums
-        self._rewritten_at = loaded.rewritten_at
-        self._reshaped_at = loaded.reshaped_at
-        if self.use_consolidated:
-            self._meta = loaded.files
-        return loaded.generation
-
     def read_record(self, key: str):
         """``(entries, RecordInfo)`` of the commit record ``key``, validated.
+
+        Parameters
+        ----------
+        key : str
+            The record's key (:func:`~.records.record_key`).
 
         Raises
         ------
