@@ -14,7 +14,7 @@ import numpy as np
 
 from .carray_read import is_carray
 from .chunks.vlen_items import as_items
-from .indexing import is_int, positions
+from .indexing import is_int, position, positions
 
 __all__ = ["assign", "assignment_target", "filler_blocks", "prepare_append", "to_ndarray"]
 
@@ -153,11 +153,7 @@ def assignment_target(key, length: int):
         A boolean mask of the wrong length.
     """
     if is_int(key):
-        i = int(key)
-        if i < 0:
-            i += length
-        if not 0 <= i < length:
-            raise IndexError("index out of range")
+        i = position(key, length)
         return ("slice", i, i + 1, 1, False)
     if isinstance(key, slice):
         start, stop, step = key.indices(length)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .indexing import PYTHON_SCALAR_KINDS, is_int, positions, within_rows
+from .indexing import PYTHON_SCALAR_KINDS, is_int, position, positions, within_rows
 from .query.eval import evaluate
 
 __all__ = ["eval_key", "is_carray", "pickled", "read_key", "read_mask"]
@@ -99,11 +99,7 @@ def read_key(engine, meta, guard, key, length: int, read):
     """
     atom = meta.atom
     if is_int(key):
-        i = int(key)
-        if i < 0:
-            i += length
-        if not 0 <= i < length:
-            raise IndexError("index out of range")
+        i = position(key, length)
         if pickled(meta):
             guard()
             return engine.item(i)

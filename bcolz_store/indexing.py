@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 __all__ = ["PYTHON_SCALAR_KINDS", "as_nitems", "calc_chunklen", "is_int", "matching_positions",
-           "positions", "within_rows"]
+           "position", "positions", "within_rows"]
 
 _MB = 1024 * 1024
 
@@ -79,6 +79,23 @@ def as_nitems(nitems) -> int:
 def is_int(key) -> bool:
     """True for an integer key (bools excluded, as numpy does)."""
     return isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_))
+
+
+def position(key, length: int) -> int:
+    """The position an int ``key`` names in ``length`` items (negative: from
+    the end).
+
+    Raises
+    ------
+    IndexError
+        Out of range (bcolz's "index out of range").
+    """
+    i = int(key)
+    if i < 0:
+        i += length
+    if not 0 <= i < length:
+        raise IndexError("index out of range")
+    return i
 
 
 def positions(key, length: int) -> np.ndarray:
