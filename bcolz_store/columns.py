@@ -18,7 +18,6 @@ import contextlib
 import numpy as np
 
 from .carray import carray
-from .chunks.vlen_items import as_items
 from .errors import DatasetNotFoundError, FormatError, ReadOnlyError
 from .format.layout import ROOTDIRS_FILE, check_column_name, validate_names
 from .format.meta import dump_rootdirs, load_rootdirs
@@ -354,8 +353,8 @@ def columns_of(columns, data) -> list:
             if isinstance(value, carray):
                 out.append(value)
                 continue
-            if col.vlen is not None:    # items of any length: one strict conversion
-                out.append(_items(col, value))
+            if col.vlen is not None:    # items of any length: the column's own conversion
+                out.append(col._to_ndarray(value, None))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \
                     value.dtype.names:
@@ -372,17 +371,6 @@ def columns_of(columns, data) -> list:
             out.append(arr)
         return out
     raise ValueError(f"`cols` input is not supported: {type(data).__name__}")
-
-
-def _items(col, value) -> np.ndarray:
-    """``value`` as the items of ``col``, a column of variable-length items:
-    its carray's own conversion when it appends them (scalars become one
-    item; a wrong type raises TypeError, a missing item where none is allowed
-    ValueError)."""
-    if col.category is not None and isinstance(value, (list, tuple)):
-        return np.fromiter(value, dtype=object, count=len(value))   # coded by the column
-    kind = col.vlen
-    return as_items(value, kind.kind, col.dtype, kind.nullable, None, col.rootdir or "carray")
 
 
 def _object_array(value) -> np.ndarray:
