@@ -214,7 +214,7 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         if not isinstance(node, tb.Table):
             raise TypeError(f"HDF5 file '{filepath}': node '{node._v_pathname}' is a "
                             f"{type(node).__name__}, not a Table; a ctable is read from a "
-                            f"Table (bcolz_store.interop.convert.convert reads an Array, "
+                            f"Table (bcolz_store.converters.convert reads an Array, "
                             f"CArray or EArray as a carray)")
         names = list(kwargs.pop("names", None) or node.colnames)
         kwargs.setdefault("expectedlen", max(len(node), 1))
