@@ -31,7 +31,7 @@ from .format.vlen_meta import VlenMeta, vlen_result_dtype
 from .indexing import calc_chunklen, is_int, positions
 
 __all__ = ["CodesView", "category", "category_from_json", "category_of", "category_request",
-           "category_to_json", "new_category_meta"]
+           "category_to_json", "new_category_meta", "pandas_categorical"]
 
 
 class category:
@@ -131,7 +131,7 @@ def category_of(meta, engine) -> category | None:
     return category(engine.lookup()[:-1].tolist(), meta.categorical.ordered)
 
 
-def _pandas_categorical(array):
+def pandas_categorical(array):
     """``(items, category)`` of a pandas Categorical or category Series, else None."""
     values = getattr(array, "array", array)
     if type(values).__name__ != "Categorical":
@@ -159,7 +159,7 @@ def category_request(array, dtype):
     found = getattr(array, "category", None)    # a categorical carray's own
     if isinstance(found, category):
         return found
-    found = _pandas_categorical(array)
+    found = pandas_categorical(array)
     return found[1] if found is not None else None
 
 
@@ -185,7 +185,7 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
         is not a category, a bad chunklen, or no way to tell the kind (no
         categories and no items).
     """
-    found = _pandas_categorical(array)
+    found = pandas_categorical(array)
     source = hasattr(type(array), "iterblocks_")     # a carray
     if found is not None:
         array = found[0]

@@ -77,6 +77,7 @@ __all__ = ["carried_options", "credentials_in_pickles", "dask_token", "open_stor
            "open_table_column", "rebuild_carray", "rebuild_ctable", "rebuild_items",
            "reduce_carray", "reduce_ctable", "strip_credentials"]
 
+
 def _portable(root_arg, storage_options, what: str):
     """(rootdir, storage_options) reopening ``root_arg`` elsewhere.
 

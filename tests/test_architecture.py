@@ -332,6 +332,42 @@ def test_private_reach_finds_a_planted_violation():
     ]
 
 
+def _private_imports(sources: dict) -> list:
+    """``from x import _name`` where ``x`` is a module of another folder."""
+    found = []
+    for path, text in sorted(sources.items()):
+        folder = Path(path).parent
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = folder
+                for _ in range(node.level - 1):
+                    base = base.parent
+                target = base.joinpath(*(node.module or "").split(".")) if node.module else base
+            else:
+                target = Path(*(node.module or "").split("."))
+            other = target.parent if target.suffix == "" and target != folder else target
+            for alias in node.names:
+                if _private(alias.name) and other != folder and target != folder:
+                    found.append(f"{path}:{node.lineno}: imports {alias.name}")
+    return found
+
+
+def test_private_import_finder_finds_a_planted_one():
+    sources = {"pkg/a/x.py": "from ..b.y import _hidden, shown\nfrom .z import _mine\n",
+               "pkg/b/y.py": "def _hidden():\n    pass\n"}
+    assert _private_imports(sources) == ["pkg/a/x.py:1: imports _hidden"]
+
+
+def test_no_private_names_imported_across_folders():
+    root = PACKAGE.parent
+    sources = {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+               for path in PACKAGE.rglob("*.py")}
+    found = _private_imports(sources)
+    assert not found, "private names imported from another folder:\n" + "\n".join(found)
+
+
 def test_no_private_attributes_across_folders():
     """A ``_private`` attribute is its folder's: other folders use public names."""
     root = PACKAGE.parent

@@ -27,7 +27,7 @@ from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError, FormatE
 from ..interop.columns import BLOCK_BYTES, columns_of, kind_of
 from ._common import Sink, check_attrs_kept, progress_bar
 from .base import Converter, register_converter, require
-from ..interop.hdf5 import _plain, fromhdf5, hdf5_attrs, reading_hdf5, tohdf5
+from ..interop.hdf5 import fromhdf5, hdf5_attrs, plain_attr, reading_hdf5, tohdf5
 
 __all__ = ["HDF5_KIND_ATTR", "Hdf5Converter", "read_hdf5", "write_hdf5"]
 
@@ -195,7 +195,7 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
         node = _node(tables, h5, path, nodepath)
         if isinstance(node, tables.Array):
             return _read_array(node, path, rootdir, mode, drop_attrs, progress, kwargs)
-        kind = _plain(node, HDF5_KIND_ATTR, path) if HDF5_KIND_ATTR in node.attrs._f_list() \
+        kind = plain_attr(node, HDF5_KIND_ATTR, path) if HDF5_KIND_ATTR in node.attrs._f_list() \
             else None
     target = {} if rootdir is None else {"rootdir": os.fspath(rootdir), "mode": "w"}
     if kind != "carray":

@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import DatasetExistsError, FormatError, raised_in
 
 __all__ = ["BYTEORDER_ATTR", "PickledAttribute", "UTF8_ATTR", "fromhdf5", "hdf5_attrs",
-           "no_unpickling", "reading_hdf5", "tohdf5"]
+           "no_unpickling", "plain_attr", "reading_hdf5", "tohdf5"]
 
 HDF5_EXTRA = "bcolz_store[hdf5]"
 #: The Table attribute naming the unicode columns stored as UTF-8 bytes.
@@ -270,7 +270,7 @@ def hdf5_attrs(node, filepath) -> dict:
     for key in node.attrs._f_list():
         if key in _OWN_ATTRS:
             continue
-        value = _jsonable(_plain(node, key, filepath))
+        value = _jsonable(plain_attr(node, key, filepath))
         if key in as_json:
             try:
                 value = json.loads(value)
@@ -297,7 +297,7 @@ def _json_names(node, filepath: str) -> set:
     if JSON_ATTR not in node.attrs._f_list():
         return set()
     try:
-        names = json.loads(_jsonable(_plain(node, JSON_ATTR, filepath)))
+        names = json.loads(_jsonable(plain_attr(node, JSON_ATTR, filepath)))
     except FormatError:
         raise
     except (TypeError, ValueError, RecursionError):
@@ -315,8 +315,14 @@ def _native(value) -> bool:
         not -2**63 <= value < 2**64)
 
 
-def _plain(node, key: str, filepath: str):
-    """The value of attribute ``key``; FormatError when it is a pickle."""
+def plain_attr(node, key: str, filepath: str):
+    """The value of attribute ``key`` of a PyTables ``node``.
+
+    Raises
+    ------
+    FormatError
+        When the attribute holds a pickle (never unpickled).
+    """
     value = node.attrs[key]
     if isinstance(value, PickledAttribute) or (
             isinstance(value, np.ndarray) and value.dtype.hasobject):
@@ -335,7 +341,7 @@ def _json_attr(node, attr: str, filepath: str):
     if attr not in node.attrs._f_list():
         return {}, where
     try:
-        marker = json.loads(_jsonable(_plain(node, attr, filepath)))
+        marker = json.loads(_jsonable(plain_attr(node, attr, filepath)))
     except RecursionError:
         raise FormatError(f"{where}: attribute {attr} is JSON nested too deeply") from None
     except FormatError:

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from ..category_type import _pandas_categorical
+from ..category_type import pandas_categorical
 from ..vlen_type import vlen
 
 __all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
@@ -86,7 +86,7 @@ def _categorical(series):
     if not (all(isinstance(c, str) for c in cats) or all(isinstance(c, bytes) for c in cats)) \
             or not cats:
         return None
-    return _pandas_categorical(series)
+    return pandas_categorical(series)
 
 
 def vlen_values(series):
