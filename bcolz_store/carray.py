@@ -18,6 +18,7 @@ Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 
 import numpy as np
@@ -328,7 +329,7 @@ class carray:
     def where(self, boolarr, limit=None, skip=0):
         _ops.check_where(boolarr, self.len, self.ndim)
         blen = boolarr.chunklen if isinstance(boolarr, carray) else self._meta.chunklen
-        gather = lambda idx: _read.gather(self._engine, self._meta, self._guard, idx)  # noqa: E731
+        gather = functools.partial(_read.gather, self._engine, self._meta, self._guard)
         return self._iterating(_ops.values_where(gather, boolarr, limit, skip, blen))
 
     def sum(self, dtype=None):

@@ -17,7 +17,7 @@ import numpy as np
 from .indexing import PYTHON_SCALAR_KINDS, is_int, position, positions, within_rows
 from .query.eval import evaluate
 
-__all__ = ["eval_key", "is_carray", "pickled", "read_key", "read_mask"]
+__all__ = ["eval_key", "gather", "is_carray", "pickled", "read_key", "read_mask", "read_range"]
 
 
 def is_carray(value) -> bool:

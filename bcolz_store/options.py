@@ -73,8 +73,6 @@ class OpenOptions:
             raise TypeError(f"consolidated must be True, False or None, not "
                             f"{self.consolidated!r:.80}")
 
-    __hash__ = None      # storage_options may be a dict
-
     def replace(self, **changes) -> "OpenOptions":
         """A copy with ``changes`` (field names as keywords).
 
