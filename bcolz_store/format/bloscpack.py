@@ -119,7 +119,7 @@ class BloscHeader:
         return bool(self.flags & BLOSC_MEMCPYED)
 
 
-def parse_blosc_header(data: bytes, where: str = "chunk") -> BloscHeader:
+def parse_blosc_header(data: bytes, where: str = "chunk", partial: bool = False) -> BloscHeader:
     """Parse and sanity-check the 16-byte header of a Blosc-1 chunk.
 
     Parameters
@@ -128,6 +128,9 @@ def parse_blosc_header(data: bytes, where: str = "chunk") -> BloscHeader:
         At least the whole Blosc chunk (header and payload).
     where : str
         Named in error messages (usually the chunk file path).
+    partial : bool, default False
+        ``data`` is only the start of the chunk (a ranged read): its length
+        is not compared with ``ctbytes``.
 
     Returns
     -------
@@ -148,7 +151,7 @@ def parse_blosc_header(data: bytes, where: str = "chunk") -> BloscHeader:
         raise FormatError(f"{where}: unknown Blosc format version {hdr.version}")
     if hdr.typesize == 0:
         raise FormatError(f"{where}: Blosc header has typesize 0")
-    if hdr.ctbytes != size:
+    if hdr.ctbytes != size and not partial:
         raise FormatError(
             f"{where}: Blosc header says the chunk holds {hdr.ctbytes} bytes, found {size}")
     if hdr.ctbytes < BLOSC_HEADER_LENGTH:
