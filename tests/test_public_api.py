@@ -48,6 +48,9 @@ PRIVATE_EXCEPTIONS = {
     # The command line's own failure: ``bcolz_store.cli.main`` turns it into a
     # line on stderr and an exit status; it never reaches library callers.
     ("bcolz_store.cli.common", "CommandError"),
+    # Raised when the dataset reads a chunk file only whole (verify=True, a
+    # staged file); caught in the same module, whose read then answers None.
+    ("bcolz_store.chunks.block_reads", "_WholeFile"),
 }
 
 # Dotted names in the documentation that are names of files or keys, not

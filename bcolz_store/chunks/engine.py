@@ -22,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import threads
-from ..errors import FormatError
+from ..errors import CodecError, FormatError
 from ..format.bloscpack import chunk_file_nbytes
+from .block_reads import BlockReads
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 
@@ -40,6 +41,15 @@ FETCH_BATCH_BYTES = 64 * _MB
 # compressed chunks of a window of tasks, so their groups are smaller.
 TASK_BYTES = 4 * _MB
 WRITE_TASK_BYTES = _MB
+# A read of at most this share of a chunk that is not cached decodes only
+# the Blosc blocks and streams it needs (bcolz's blosc_getitem did the same
+# for the blocks); larger ones decode the chunk whole and keep it.
+BLOCK_READ_SHARE = 0.25
+# A gather decodes a chunk by blocks when it wants at most this many of its items.
+BLOCK_GATHER_ITEMS = 8
+# Chunks smaller than this are decoded whole (and cached) even for one item:
+# decoding them costs less than finding their blocks.
+BLOCK_READ_MIN_BYTES = 64 * 1024
 
 
 class ChunkEngine(EngineBase):
@@ -77,6 +87,10 @@ class ChunkEngine(EngineBase):
         self.cbytes = self.chunksize if cbytes is None else cbytes
         self._leftover = None if nleft else np.zeros(chunklen, dtype=atom)
         self._init_cache(cache_budget)
+        self.blocks = None if atom.hasobject else BlockReads(
+            self.chunks, atom, self.chunksize, cache_budget,
+            remote=store is not None and store.store.remote)
+        self._last_point = -1
 
     # ------------------------------------------------------------ shape
 
@@ -134,6 +148,39 @@ class ChunkEngine(EngineBase):
         self._remember(nchunk, data, data.nbytes)
         return data
 
+    def read_blocks(self, nchunk: int, lo: int, hi: int, out: np.ndarray | None = None):
+        """Items ``lo:hi`` of full chunk ``nchunk`` decoded block by block, or
+        None when the chunk is cached or must be decoded whole.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads.
+        """
+        blocks = self.blocks
+        if (blocks is None or nchunk >= len(self.chunks) or nchunk in self._cache
+                or self.chunksize < BLOCK_READ_MIN_BYTES):
+            return None
+        try:
+            got = blocks.read(nchunk, lo, hi, out)
+        except (FormatError, CodecError) as err:
+            blocks.check_failed(err)         # a writer's commit, not damage?
+            raise
+        if got is not None:
+            self.chunks.check_reading()
+        return got
+
+    def point(self, nchunk: int, pos: int):
+        """Item ``pos`` of chunk ``nchunk``: decoded from its Blosc block when
+        the chunk is not cached, unless the last point read was in the same
+        chunk (a loop over items: then the chunk is decoded whole and cached)."""
+        last, self._last_point = self._last_point, nchunk
+        if last != nchunk:
+            got = self.read_blocks(nchunk, pos, pos + 1)
+            if got is not None:
+                return got[0]
+        return self.chunk_array(nchunk)[pos]
+
     def read_range(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """Atoms ``start:stop`` (0 <= start <= stop <= length) as a contiguous array.
 
@@ -158,11 +205,26 @@ class ChunkEngine(EngineBase):
             dest = out[pos - start: pos - start + hi - lo]
             if nchunk < nfull and lo == 0 and hi == cl and nchunk not in self._cache:
                 whole.append((nchunk, dest))
-            else:
+            elif (hi - lo > cl * BLOCK_READ_SHARE
+                  or self.read_blocks(nchunk, lo, hi, dest) is None):
                 dest[...] = self.chunk_array(nchunk)[lo:hi]
             pos += hi - lo
         self.decode_into(whole)
         return out
+
+    def drop_cache(self, nchunk=None) -> None:
+        """Forget cached chunk ``nchunk`` (all of them when None), and what the
+        block reads know of it."""
+        super().drop_cache(nchunk)
+        if self.blocks is not None:
+            self.blocks.drop(nchunk)
+
+    def set_cache_budget(self, budget: int) -> None:
+        """Keep at most ``budget`` bytes of decoded chunks, and as many of
+        decoded Blosc streams."""
+        super().set_cache_budget(budget)
+        if self.blocks is not None:
+            self.blocks.cache.resize(budget)
 
     def _groups(self, items: list) -> list:
         """``items`` (one per chunk) split into the lists one pool task handles:
@@ -228,6 +290,14 @@ class ChunkEngine(EngineBase):
         def scatter(c, data):      # each chunk fills its own positions of out
             sel = groups[c]
             flat_out[sel] = data[flat[sel] - c * self.chunklen]
+        if not self.remote:        # chunks wanted for a few items: by blocks
+            for c in [c for c, sel in groups.items() if len(sel) <= BLOCK_GATHER_ITEMS]:
+                sel = groups[c]
+                pos = flat[sel] - c * self.chunklen
+                got = [self.read_blocks(c, p, p + 1) for p in pos.tolist()]
+                if all(one is not None for one in got):
+                    flat_out[sel] = np.concatenate(got)
+                    del groups[c]
         # Through the cache when the chunks fit in it (repeated small gathers
         # find them there); a gather over more chunks would only churn it.
         cache = len(groups) * self.chunksize <= self.cache_budget

@@ -1,0 +1,222 @@
+"""Reads of a few items of a chunk: only the Blosc blocks and streams they need.
+
+A carray's chunk engine asks :class:`BlockReads` for items ``lo:hi`` of a
+full chunk; it answers with the items, or None when the chunk is better (or
+only) decoded whole: a codec or filter :func:`~.blocks.decodable` refuses,
+or a dataset that must read whole files (``verify=True`` checks each file's
+md5; a file staged by an uncommitted write).
+
+For a chunk file it reads the bloscpack and Blosc headers and the block
+table once (one ranged read of the file's first bytes, kept for the next
+reads of that chunk), then the byte ranges the items need.  On a remote
+store a read fetches the whole extents of the blocks it touches in one
+request (neighbouring blocks coalesced), so a point read costs at most two
+requests (the table, the first time; the block) and one block's bytes; on
+a local disk it reads just the raw stream bytes and the compressed streams
+it must decode.  Decoded streams are kept in a :class:`~.blocks.BlockCache`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import CodecError, FormatError
+from ..format.blosc1 import block_table, block_table_prefix
+from ..format.bloscpack import BLOSCPACK_HEADER_LENGTH, parse_bloscpack_header
+from .blocks import BlockCache, BytesSource, ChunkBlocks, decodable
+
+__all__ = ["BlockReads", "TABLE_READ_BYTES"]
+
+# Bytes read at the start of a chunk file to find its headers and block table
+# (a table of up to 1,020 blocks; a longer one takes a second read).
+TABLE_READ_BYTES = 4096
+# Chunks whose tables are kept.
+TABLES_KEPT = 4096
+
+
+class _WholeFile(Exception):
+    """The dataset reads this chunk file only whole (verify, staged files)."""
+
+
+class _FileSource:
+    """The Blosc chunk inside chunk file ``nchunk``, read by byte ranges."""
+
+    __slots__ = ("chunks", "nchunk", "remote", "_held")
+
+    def __init__(self, chunks, nchunk: int, remote: bool):
+        self.chunks = chunks
+        self.nchunk = nchunk
+        self.remote = remote
+        self._held = []            # (start, bytes) fetched ahead by prefetch
+
+    def _check(self, data, start: int, stop: int):
+        if data is None:
+            raise _WholeFile()
+        if len(data) != stop - start:
+            raise FormatError(f"{self.chunks.path(self.nchunk)}: the file ends inside the "
+                              f"Blosc chunk its header describes")
+        return data
+
+    def _held_bytes(self, start: int, stop: int):
+        for first, data in self._held:
+            if first <= start and stop <= first + len(data):
+                return memoryview(data)[start - first:stop - first]
+        return None
+
+    def read(self, start: int, stop: int):
+        found = self._held_bytes(start, stop)
+        if found is not None:
+            return found
+        skip = BLOSCPACK_HEADER_LENGTH
+        return self._check(self.chunks.read_file_range(self.nchunk, skip + start, skip + stop),
+                           start, stop)
+
+    def read_many(self, ranges) -> list:
+        out = [self._held_bytes(start, stop) for start, stop in ranges]
+        missing = [span for span, found in zip(ranges, out) if found is None]
+        if missing:
+            skip = BLOSCPACK_HEADER_LENGTH
+            got = self.chunks.read_file_ranges(
+                self.nchunk, [(skip + start, skip + stop) for start, stop in missing])
+            if got is None:
+                raise _WholeFile()
+            got = iter(got)
+            out = [found if found is not None else self._check(next(got), *span)
+                   for span, found in zip(ranges, out)]
+        return out
+
+    def prefetch(self, extents) -> None:
+        """On a remote store, fetch the block extents a read will use at once."""
+        if not self.remote or not extents:
+            return
+        skip = BLOSCPACK_HEADER_LENGTH
+        got = self.chunks.read_file_ranges(
+            self.nchunk, [(skip + start, skip + stop) for start, stop in extents])
+        if got is None:
+            raise _WholeFile()
+        self._held = [(start, self._check(data, start, stop))
+                      for (start, stop), data in zip(extents, got)]
+
+    def release(self) -> None:
+        self._held = []
+
+
+class BlockReads:
+    """Block-level reads of the full chunks of one carray.
+
+    Parameters
+    ----------
+    chunks : DiskChunks or MemoryChunks
+        The carray's chunk sequence.
+    atom : numpy.dtype
+    chunk_nbytes : int
+        Uncompressed bytes of a full chunk.
+    budget : int
+        Bytes of decoded streams kept.
+    remote : bool
+        Chunk files are on a remote store.
+    """
+
+    def __init__(self, chunks, atom: np.dtype, chunk_nbytes: int, budget: int, remote: bool):
+        self.chunks = chunks
+        self.atom = atom
+        self.chunk_nbytes = chunk_nbytes
+        self.remote = remote
+        self.cache = BlockCache(budget)
+        self._tables: OrderedDict = OrderedDict()   # nchunk -> ChunkBlocks, or False
+        self._lock = threading.Lock()
+
+    def drop(self, nchunk=None) -> None:
+        """Forget what is known of chunk ``nchunk`` (of every chunk when None)."""
+        with self._lock:
+            if nchunk is None:
+                self._tables.clear()
+            else:
+                self._tables.pop(nchunk, None)
+        self.cache.drop(None if nchunk is None else (lambda key: key[0] == nchunk))
+
+    def _stored(self) -> bool:
+        return hasattr(self.chunks, "read_file_range")
+
+    def _open(self, nchunk: int):
+        """The :class:`ChunkBlocks` of full chunk ``nchunk``, or False."""
+        where = self.chunks.path(nchunk) if self._stored() else f"chunk {nchunk}"
+        if self._stored():
+            source = _FileSource(self.chunks, nchunk, self.remote)
+            head = self.chunks.read_file_range(nchunk, 0, BLOSCPACK_HEADER_LENGTH
+                                               + TABLE_READ_BYTES)
+            if head is None:
+                raise _WholeFile()
+            parse_bloscpack_header(head[:BLOSCPACK_HEADER_LENGTH], where)
+            prefix = memoryview(head)[BLOSCPACK_HEADER_LENGTH:]
+            need = block_table_prefix(prefix, where)
+            if need > len(prefix):
+                prefix = source.read(0, need)
+            table = block_table(prefix, where, partial=True)
+        else:
+            chunk_ = self.chunks[nchunk]
+            if chunk_.isconstant:
+                return False
+            data = chunk_.getdata()
+            source = BytesSource(data)
+            table = block_table(data, where)
+        if table.header.nbytes != self.chunk_nbytes:
+            raise FormatError(f"{where}: Blosc header announces {table.header.nbytes} bytes, "
+                              f"the carray's metadata implies {self.chunk_nbytes}")
+        if not decodable(table):
+            return False
+        return ChunkBlocks(table, source, self.cache, key=nchunk)
+
+    def _blocks(self, nchunk: int):
+        found = self._tables.get(nchunk)
+        if found is None:
+            found = self._open(nchunk)
+            with self._lock:
+                self._tables[nchunk] = found
+                while len(self._tables) > TABLES_KEPT:
+                    self._tables.popitem(last=False)
+        return found
+
+    def read(self, nchunk: int, lo: int, hi: int, out: np.ndarray | None = None):
+        """Items ``lo:hi`` of full chunk ``nchunk``, or None (decode it whole).
+
+        Parameters
+        ----------
+        nchunk : int
+        lo, hi : int
+            0 <= lo < hi <= chunklen.
+        out : numpy.ndarray, optional
+            C-contiguous, ``hi - lo`` items of the atom: filled and returned.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As whole-chunk reads.
+        """
+        try:
+            blocks = self._blocks(nchunk)
+        except _WholeFile:
+            return None
+        if blocks is False:
+            return None
+        if out is None:
+            out = np.empty(hi - lo, dtype=self.atom)
+        itemsize = self.atom.itemsize
+        flat = out.reshape(-1).view(np.uint8) if out.size else np.empty(0, np.uint8)
+        try:
+            blocks.read_into(lo * itemsize, flat)
+        except _WholeFile:
+            return None
+        finally:
+            release = getattr(blocks.source, "release", None)
+            if release is not None:
+                release()
+        return out
+
+    def check_failed(self, err: BaseException) -> None:
+        """Whether a failed read is damage (re-raised by the caller) or a writer's commit."""
+        if isinstance(err, (FormatError, CodecError)) and self._stored():
+            self.chunks.store.check_reading(failed=True)
