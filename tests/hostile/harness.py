@@ -498,6 +498,23 @@ class Planner:
         if _is_reg(p):
             p.write_bytes(bytes(fn(bytearray(p.read_bytes()))))
 
+    def do_stream_size(self, rel, stream, value):
+        """Overwrite the size of stream ``stream`` of block 0 of chunk file ``rel``
+        (found by walking the sizes before it)."""
+        def fn(raw):
+            raw = bytearray(raw)
+            if len(raw) < 36:
+                return bytes(raw)
+            pos = 16 + int.from_bytes(raw[32:36], "little", signed=True)
+            for _ in range(stream):
+                if not 16 <= pos <= len(raw) - 4:
+                    return bytes(raw)
+                pos += 4 + int.from_bytes(raw[pos:pos + 4], "little", signed=True)
+            if 16 <= pos <= len(raw) - 4:
+                raw[pos:pos + 4] = value.to_bytes(4, "little", signed=True)
+            return bytes(raw)
+        self._edit(rel, fn)
+
     def do_truncate(self, rel, size):
         self._edit(rel, lambda raw: raw[:size])
 
@@ -818,6 +835,27 @@ def fam_bytes(d: Draw, src: Source):
     return [["overwrite", rel, at, junk.hex()]], f"overwrite {rel} at {at} with {junk!r}"
 
 
+def fam_block_table(d: Draw, src: Source):
+    """Lie in a chunk's Blosc block table or in a stream size of a block."""
+    blps = [f for f in src.files if f.endswith(".blp") and src.sizes.get(f, 0) > 40]
+    if not blps:
+        return fam_bytes(d, src)
+    rel = d.choice(blps, "file")
+    n = src.sizes[rel]
+    where = d.choice(["bstart", "stream"], "where")
+    value = d.choice([0, -1, -(2**31), 2**31 - 1, 16, 31, 32, 36, n - 16, n - 17, n, n + 4,
+                      4, 1, 2**20], "value")
+    # bstarts begin at file byte 32 (16-byte bloscpack + 16-byte Blosc header);
+    # block 0's first stream size is where bstarts[0] points (file byte 16 + it).
+    slot = d.integer(0, 3, "slot")
+    data = value.to_bytes(4, "little", signed=True).hex()
+    if where == "bstart":
+        at = 32 + 4 * slot
+        return [["overwrite", rel, min(at, n - 4), data]], \
+            f"block start {slot} of {rel} set to {value}"
+    return [["stream_size", rel, slot, value]], f"stream size {slot} of block 0 of {rel} := {value}"
+
+
 def _json_targets(src: Source, rel: str) -> list:
     """(key path, candidate values) pairs for one JSON file."""
     base = rel.rsplit("/", 1)[-1]
@@ -1128,7 +1166,7 @@ FAMILIES = {
     "bytes": (fam_bytes, 5), "json": (fam_json, 4), "hostile_file": (fam_hostile_file, 3),
     "symlink_out": (fam_symlink_out, 2), "hidden_object": (fam_hidden_object, 1),
     "journal": (fam_journal, 3), "reserved": (fam_reserved, 1), "checksum": (fam_checksum, 2),
-    "consolidated": (fam_consolidated, 1),
+    "consolidated": (fam_consolidated, 1), "block_table": (fam_block_table, 2),
 }
 _WEIGHTED = [name for name, (_, w) in FAMILIES.items() for _ in range(w)]
 
@@ -1238,12 +1276,14 @@ def read_all(obj) -> dict:
         out["names"] = list(obj.names)
         for name in obj.names:
             col = obj.cols[name]
-            out["col:" + name] = [_digest_array(col[:]), _jdump(col.attrs.getall())]
+            points = _points(col)   # first: block-level reads of chunks not yet decoded
+            out["col:" + name] = [_digest_array(col[:]), _jdump(col.attrs.getall()), points]
         # a table without columns has no rows to read (its API raises KeyError there)
         out["rows"] = _digest_array(obj[:]) if obj.names else None
         items = [tuple(row) for row in obj.iter()] if obj.names else []
     else:
         out["dtype"], out["shape"] = str(obj.dtype), list(obj.shape)
+        out["points"] = _points(obj)   # first: block-level reads of chunks not yet decoded
         out["values"] = _digest_array(obj[:])
         items = list(obj.iter())
         if len(obj):
@@ -1254,6 +1294,19 @@ def read_all(obj) -> dict:
         blob = repr(items).encode()
     out["iter"] = md5_bytes(blob)
     return out
+
+
+def _points(obj) -> str:
+    """A digest of single items and short slices read from spread positions
+    (the reads that decode only the Blosc blocks they need)."""
+    n = len(obj)
+    if not n or getattr(obj, "dtype", None) is None or obj.dtype.kind == "O":
+        return ""
+    spots = sorted({0, n // 7, n // 3, n // 2, (2 * n) // 3, n - 1})
+    parts = [repr(obj[i]) for i in spots]
+    parts += [_digest_array(obj[i:i + 5]) for i in spots[:4]]
+    parts.append(_digest_array(obj[[spots[1], spots[3], spots[2]]]))
+    return md5_bytes("|".join(parts).encode())
 
 
 def _append_one(obj) -> None:
