@@ -237,6 +237,71 @@ class StoredChunkFiles:
             out[n] = data
         return out
 
+    def read_file_range(self, nchunk: int, start: int, stop: int):
+        """The bytes ``[start, stop)`` of chunk file ``nchunk``, or None when
+        the store view cannot read a part of it (``verify``, a remote
+        reader's content checks, staged changes: see
+        :meth:`~bcolz_store.storage.dataset_reads.DatasetReads.get_chunk_range`);
+        the caller then reads the whole file with :meth:`read_file`.
+
+        As after :meth:`read_file`, the caller asks :meth:`check_reading` of
+        its store once the bytes are read; a failed read asks it here.
+
+        Parameters
+        ----------
+        nchunk : int
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes or None
+            Fewer bytes where the file ends before ``stop``.
+
+        Raises
+        ------
+        ValueError
+            For a range that is not one.
+        ChunkNotFoundError
+            When the file is missing.
+        FormatError
+            When something else than a file is there.
+        DatasetChangedError, ConcurrentWriteError
+            When another writer's commit explains a failed read (a reader's
+            error, a writer's).
+        """
+        got = self.read_file_ranges(nchunk, [(start, stop)])
+        return None if got is None else got[0]
+
+    def read_file_ranges(self, nchunk: int, ranges):
+        """Several ranges of chunk file ``nchunk``, or None (see
+        :meth:`read_file_range`).
+
+        Parameters
+        ----------
+        nchunk : int
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+
+        Returns
+        -------
+        list of bytes, or None
+            The bytes of each range, in their order.
+
+        Raises
+        ------
+        ValueError, ChunkNotFoundError, FormatError, DatasetChangedError, ConcurrentWriteError
+            As :meth:`read_file_range`.
+        """
+        try:
+            return self.store.get_chunk_ranges(self.key(nchunk), ranges)
+        except DatasetNotFoundError as err:
+            self.store.check_reading(failed=True)
+            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
+        except FormatError:
+            self.store.check_reading(failed=True)   # a writer's commit, not damage?
+            raise
+
 
 class DiskChunks(StoredChunkFiles):
     """The full chunks of a stored carray, read from ``data/__N.blp`` on demand.

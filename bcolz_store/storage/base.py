@@ -30,6 +30,7 @@ import concurrent.futures
 
 from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
 from ..format.layout import CHECKSUM_FILE, check_key
+from .ranges import check_range, check_ranges
 
 __all__ = ["FETCH_THREADS", "PrefixStore", "Store"]
 
@@ -113,6 +114,72 @@ class Store(abc.ABC):
         workers = min(FETCH_THREADS, len(keys))
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
             return dict(zip(keys, pool.map(lambda k: _call(self.get, k, limit), keys)))
+
+    def get_range(self, key: str, start: int, stop: int) -> bytes:
+        """The bytes ``[start, stop)`` of the object at ``key``.
+
+        The generic version reads the whole object with :meth:`get` and cuts
+        the range out; the stores of this package read only the range (a
+        local file with ``pread``, an object with one ranged request).
+
+        Parameters
+        ----------
+        key : str
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes
+            Fewer than ``stop - start`` bytes where the object ends before
+            ``stop``; empty where ``start`` is at or past its end.
+
+        Raises
+        ------
+        ValueError
+            When ``start`` or ``stop`` is not an integer, is negative, or
+            ``stop < start``.
+        DatasetNotFoundError
+            When nothing is at ``key``.
+        FormatError
+            When what is there is not a plain object (a folder, a FIFO...), or
+            leads outside the root, or ``key`` could leave the root.
+        """
+        start, stop = check_range(start, stop)
+        return bytes(self.get(key, 1 << 62)[start:stop])
+
+    def get_ranges(self, key: str, ranges) -> list:
+        """The bytes of several ranges of the object at ``key``.
+
+        The generic version calls :meth:`get_range` for each range; an object
+        store fetches ranges that lie close together in one request, and
+        groups far apart concurrently.
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs, in any order, overlapping or not.
+
+        Returns
+        -------
+        list of bytes
+            The bytes of each range, in the order of ``ranges``, each as
+            :meth:`get_range` returns it.  No range: an empty list (``key``
+            is checked, nothing is read).
+
+        Raises
+        ------
+        ValueError
+            When ``ranges`` is not an iterable of pairs, or a pair is not a
+            valid range.
+        DatasetNotFoundError, FormatError
+            As :meth:`get_range`.
+        """
+        ranges = check_ranges(ranges)
+        if not ranges:
+            self.path(key)                  # a hostile key is refused all the same
+        return [self.get_range(key, start, stop) for start, stop in ranges]
 
     @abc.abstractmethod
     def exists(self, key: str) -> bool:
@@ -395,6 +462,12 @@ class PrefixStore(Store):
     def get_many(self, keys, limit):
         got = self.base.get_many([self._key(k) for k in keys], limit)
         return {k: got[self.prefix + k] for k in keys}
+
+    def get_range(self, key, start, stop):
+        return self.base.get_range(self._key(key), start, stop)
+
+    def get_ranges(self, key, ranges):
+        return self.base.get_ranges(self._key(key), ranges)
 
     def exists(self, key):
         return self.base.exists(self._key(key))

@@ -145,6 +145,44 @@ class DatasetStore:
         """
         return self.reads.get_chunk(key, limit)
 
+    def get_chunk_range(self, key: str, start: int, stop: int):
+        """The bytes ``[start, stop)`` of chunk file ``key``, or None when the
+        whole file must be read (see :meth:`DatasetReads.get_chunk_range`).
+
+        Parameters
+        ----------
+        key : str
+        start, stop : int
+
+        Returns
+        -------
+        bytes or None
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError
+        """
+        return self.reads.get_chunk_range(key, start, stop)
+
+    def get_chunk_ranges(self, key: str, ranges):
+        """Several ranges of chunk file ``key``, or None (see
+        :meth:`DatasetReads.get_chunk_ranges`).
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+
+        Returns
+        -------
+        list of bytes, or None
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError
+        """
+        return self.reads.get_chunk_ranges(key, ranges)
+
     def get_many(self, keys, limit: int) -> dict:
         """``{key: bytes or exception}`` of several files, fetched together
         (see :meth:`DatasetReads.get_many`)."""

@@ -22,6 +22,7 @@ from ..format.layout import is_metadata_key
 from .base import Store
 from .checksums import md5_hex, read_limit
 from .journal import Journal
+from .ranges import check_ranges
 
 __all__ = ["DatasetReads"]
 
@@ -141,6 +142,78 @@ class DatasetReads:
         if self.verify or self.check_contents or not self.journal.reads_through():
             return self.get(key, limit)
         return self.store.get(self.prefix + key, limit)
+
+    def get_chunk_range(self, key: str, start: int, stop: int):
+        """The bytes ``[start, stop)`` of the chunk file ``key``, read straight
+        from the store (see :meth:`~.base.Store.get_range`), or None.
+
+        None whenever :meth:`get_chunk` would not read the whole file straight
+        from the store either: with ``verify`` on, when contents are checked
+        (a remote store's reader notices commits by the md5 of whole files),
+        when anything is staged or a committed record waits to be applied
+        (the key's content may live elsewhere), and for a metadata key.  The
+        caller then reads the whole file with :meth:`get_chunk`.  As after
+        :meth:`get_chunk`, the caller calls :meth:`check_reading` once the
+        bytes are read (``failed=True`` after an error).
+
+        Parameters
+        ----------
+        key : str
+            The chunk file's key in this view.
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes or None
+            Fewer bytes where the file ends before ``stop``.
+
+        Raises
+        ------
+        ValueError
+            For a range that is not one (None or not).
+        DatasetNotFoundError
+            When the file does not exist.
+        FormatError
+            When ``key`` is unsafe, or names a folder, a FIFO or another
+            non-file, or a symlink leading outside the rootdir.
+        """
+        got = self.get_chunk_ranges(key, [(start, stop)])
+        return None if got is None else got[0]
+
+    def get_chunk_ranges(self, key: str, ranges):
+        """Several ranges of the chunk file ``key``, read straight from the
+        store (see :meth:`~.base.Store.get_ranges`), or None when the caller
+        must read the whole file (see :meth:`get_chunk_range`).
+
+        Parameters
+        ----------
+        key : str
+            The chunk file's key in this view.
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+
+        Returns
+        -------
+        list of bytes, or None
+            The bytes of each range, in their order.
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError
+            As :meth:`get_chunk_range`.
+        """
+        ranges = check_ranges(ranges)
+        if not self._reads_direct(key):
+            return None
+        return self.store.get_ranges(self.prefix + key, ranges)
+
+    def _reads_direct(self, key: str) -> bool:
+        """True when the file ``key`` is read straight from the store, whole or
+        in ranges: no ``verify``, no content check, nothing staged, no record
+        waiting to be applied, and ``key`` is not a metadata file."""
+        return not (self.verify or self.check_contents or is_metadata_key(self.prefix + key)) \
+            and self.journal.reads_through()
 
     def get_committed(self, key: str, limit: int | None = None) -> bytes:
         """Read ``key`` from its bcolz file (see :meth:`get`)."""

@@ -16,7 +16,7 @@ import stat
 
 from ..errors import DatasetNotFoundError, FormatError
 
-__all__ = ["describe_mode", "open_regular", "read_regular"]
+__all__ = ["describe_mode", "open_regular", "read_at", "read_fd", "read_regular"]
 
 _BASE_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
@@ -116,6 +116,32 @@ def read_fd(fd: int, nbytes: int, path: str) -> bytes:
                 break
             parts.append(part)
             nbytes -= len(part)
+    except OSError as err:
+        raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def read_at(fd: int, start: int, nbytes: int, path: str) -> bytes:
+    """Up to ``nbytes`` from offset ``start`` of an open file (fewer at end of
+    file), with ``pread`` where there is one (the file's offset is left alone).
+
+    Raises
+    ------
+    FormatError
+        When the read fails, naming ``path``.
+    """
+    parts = []
+    try:
+        if not hasattr(os, "pread"):            # Windows: the fd is the caller's own
+            os.lseek(fd, start, os.SEEK_SET)
+            return read_fd(fd, nbytes, path)
+        while nbytes > 0:
+            part = os.pread(fd, nbytes, start)
+            if not part:
+                break
+            parts.append(part)
+            nbytes -= len(part)
+            start += len(part)
     except OSError as err:
         raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
     return parts[0] if len(parts) == 1 else b"".join(parts)

@@ -21,6 +21,7 @@ from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError
 from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, OWN_NAMES, ROOTDIRS_FILE,
                              TEMP_PREFIX)
 from .base import Store
+from .ranges import check_ranges, coalesce, split_groups
 
 __all__ = ["FsspecStore"]
 
@@ -147,6 +148,86 @@ class FsspecStore(Store):
                 data = bytes(data)
             out[key] = data
         return out
+
+    def get_range(self, key: str, start: int, stop: int) -> bytes:
+        """The bytes ``[start, stop)`` of the object ``key``, in one ranged
+        request (see :meth:`Store.get_range`).
+
+        Parameters
+        ----------
+        key : str
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes
+            Fewer bytes where the object ends before ``stop``, none where
+            ``start`` is at or past its end.
+
+        Raises
+        ------
+        ValueError
+            For a range that is not one.
+        DatasetNotFoundError
+            When nothing is at ``key``.
+        FormatError
+            When a folder is there, or ``key`` could leave the root.
+        OSError
+            When the request fails otherwise (as fsspec raises it).
+        """
+        return self.get_ranges(key, [(start, stop)])[0]
+
+    def get_ranges(self, key: str, ranges) -> list:
+        """The bytes of several ranges of the object ``key`` (see
+        :meth:`Store.get_ranges`): ranges less than
+        :data:`~.ranges.MAX_GAP` bytes apart are fetched in one request,
+        the groups farther apart concurrently (fsspec's ``cat_ranges``).
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+
+        Returns
+        -------
+        list of bytes
+            One per range, in their order.
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError, OSError
+            As :meth:`get_range`.
+        """
+        ranges = check_ranges(ranges)
+        path = self._path(key)
+        if not ranges:
+            return []
+        groups = coalesce(ranges)
+        if len(groups) == 1:
+            try:
+                fetched = [self.fs.cat_file(path, start=groups[0][0], end=groups[0][1])]
+            except Exception as err:  # sorted out below, with those of cat_ranges
+                fetched = [err]
+        else:
+            fetched = self.fs.cat_ranges([path] * len(groups), [g[0] for g in groups],
+                                         [g[1] for g in groups], on_error="return")
+        for i, data in enumerate(fetched):
+            if isinstance(data, BaseException):
+                fetched[i] = self._range_error(key, data)
+        return split_groups(ranges, groups, fetched)
+
+    def _range_error(self, key: str, err: BaseException) -> bytes:
+        """What a failed ranged request means: no bytes (the range starts at
+        or past the object's end: S3 answers 416), or the error to raise."""
+        if isinstance(err, FileNotFoundError):
+            raise DatasetNotFoundError(f"{self.path(key)}: no such file") from err
+        if isinstance(err, IsADirectoryError):
+            raise FormatError(f"{self.path(key)}: expected a file, found a folder") from err
+        if _range_not_satisfiable(err):
+            return b""
+        raise err
 
     def _s3_key(self, key: str) -> tuple:
         bucket, name, _version = self.fs.split_path(self._path(key))
@@ -435,3 +516,15 @@ def _precondition_failed(err: OSError) -> bool:
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     return code in ("PreconditionFailed", "412") or status == 412 or \
         "PreconditionFailed" in str(err) or "Precondition" in str(err)
+
+
+def _range_not_satisfiable(err: BaseException) -> bool:
+    """True for an answer 416 (a range starting at or past the object's end;
+    S3 answers so for any range of an empty object too)."""
+    if not isinstance(err, OSError):
+        return False
+    cause = getattr(err, "__cause__", None)
+    response = getattr(cause, "response", None) or {}
+    code = str(response.get("Error", {}).get("Code", ""))
+    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return code == "InvalidRange" or status == 416 or "not satisfiable" in str(err)

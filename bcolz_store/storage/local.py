@@ -21,8 +21,9 @@ import uuid
 from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError
 from ..format.layout import OWN_NAMES, TEMP_PREFIX, check_key
 from .base import Store
-from .files import describe_mode, read_fd, read_regular
+from .files import describe_mode, open_regular, read_at, read_fd
 from .io import fsync_all, fsync_dir, fsync_file
+from .ranges import check_ranges
 
 __all__ = ["LocalStore"]
 
@@ -142,6 +143,82 @@ class LocalStore(Store):
         and one ``fstat``: the file's folder was checked once to stay inside
         the root.  A symlinked file is read only when it stays inside.
         """
+        fd, size, path = self._open(key, limit)
+        try:
+            return read_fd(fd, size, path)      # a snapshot of what fstat saw
+        finally:
+            os.close(fd)
+
+    def get_range(self, key: str, start: int, stop: int) -> bytes:
+        """The bytes ``[start, stop)`` of the regular file ``key``, read with
+        one ``pread`` (see :meth:`Store.get_range`).
+
+        The file is opened as :meth:`get` opens it: never through a symlink
+        leading outside the root, never anything but a regular file.
+
+        Parameters
+        ----------
+        key : str
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes
+            Fewer bytes where the file ends before ``stop``.
+
+        Raises
+        ------
+        ValueError
+            For a range that is not one.
+        DatasetNotFoundError
+            When there is no file at ``key``.
+        FormatError
+            When a folder, a FIFO, a device... is there, a symlink leads
+            outside the root, or reading fails (an I/O error).
+        """
+        return self.get_ranges(key, [(start, stop)])[0]
+
+    def get_ranges(self, key: str, ranges) -> list:
+        """The bytes of several ranges of the regular file ``key``: one open,
+        one ``pread`` per range (see :meth:`Store.get_ranges`).
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+
+        Returns
+        -------
+        list of bytes
+            One per range, in their order (no range: nothing is opened).
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError
+            As :meth:`get_range`.
+        """
+        ranges = check_ranges(ranges)
+        if not ranges:
+            self.path(key)                  # a hostile key is refused all the same
+            return []
+        fd, size, path = self._open(key, 1 << 62)
+        try:
+            return [read_at(fd, start, min(stop, size) - start, path) if start < size else b""
+                    for start, stop in ranges]
+        finally:
+            os.close(fd)
+
+    def _open(self, key: str, limit: int) -> tuple:
+        """``(fd, size, path)`` of the regular file ``key`` of at most ``limit``
+        bytes, opened for reading (the caller closes ``fd``).
+
+        Raises
+        ------
+        DatasetNotFoundError, FormatError
+            As :meth:`get`.
+        """
         path, inside = self._file_path(key)
         if not inside:
             self.check_inside(path)          # raises, naming where it leads
@@ -153,7 +230,8 @@ class LocalStore(Store):
             if err.errno != errno.ELOOP:
                 raise FormatError(f"{path}: cannot be read ({err.strerror})") from err
             self.check_inside(path)          # a symlink: read it only if it stays inside
-            return read_regular(path, limit, follow=True)
+            fd, size = open_regular(path, limit, follow=True)
+            return fd, size, path
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
@@ -161,9 +239,10 @@ class LocalStore(Store):
             if st.st_size > limit:
                 raise FormatError(f"{path}: holds {st.st_size} bytes, more than the {limit} "
                                   f"such a file may hold")
-            return read_fd(fd, st.st_size, path)      # a snapshot of what fstat saw
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        return fd, st.st_size, path
 
     def exists(self, key: str) -> bool:
         """True when anything is at ``key`` (a file, or a FIFO, link... that

@@ -16,6 +16,7 @@ import time
 from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError
 from ..format.layout import OWN_NAMES, TEMP_PREFIX
 from .base import Store
+from .ranges import check_ranges
 
 __all__ = ["MemoryStore"]
 
@@ -45,6 +46,59 @@ class MemoryStore(Store):
             raise FormatError(f"{self.path(key)}: holds {len(found[0])} bytes, more than the "
                               f"{limit} such a file may hold")
         return found[0]
+
+    def get_range(self, key, start, stop):
+        """The bytes ``[start, stop)`` of the object ``key``, sliced (see
+        :meth:`Store.get_range`).
+
+        Parameters
+        ----------
+        key : str
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes
+            Fewer bytes where the object ends before ``stop``.
+
+        Raises
+        ------
+        ValueError
+            For a range that is not one.
+        DatasetNotFoundError
+            When nothing is at ``key``.
+        FormatError
+            When ``key`` could leave the root.
+        """
+        return self.get_ranges(key, [(start, stop)])[0]
+
+    def get_ranges(self, key, ranges):
+        """The bytes of several ranges of the object ``key``, sliced from one
+        snapshot of it (see :meth:`Store.get_ranges`).
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+
+        Returns
+        -------
+        list of bytes
+            One per range, in their order.
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError
+            As :meth:`get_range`.
+        """
+        ranges = check_ranges(ranges)
+        if not ranges:
+            self.path(key)                  # a hostile key is refused all the same
+            return []
+        data = self.get(key, 1 << 62)
+        return [data[start:stop] for start, stop in ranges]
 
     def exists(self, key):
         self.path(key)

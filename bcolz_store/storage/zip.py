@@ -46,6 +46,7 @@ from ..errors import DatasetNotFoundError, FormatError
 from ..format.layout import OWN_NAMES, TEMP_PREFIX, check_key
 from ..limits import check_alloc
 from .base import Store
+from .ranges import check_ranges
 
 __all__ = ["MAX_ENTRY_DEPTH", "MAX_ENTRY_NAME_BYTES", "ZipStore"]
 
@@ -227,6 +228,64 @@ class ZipStore(Store):
             raise FormatError(f"{self.path(key)}: holds {len(data)} bytes, not the "
                               f"{info.file_size} its entry declares")
         return data
+
+    def get_range(self, key, start, stop):
+        """The bytes ``[start, stop)`` of the entry ``key`` (see
+        :meth:`Store.get_range`).
+
+        The whole entry is read, with every check of :meth:`get` (its CRC
+        among them), and the range cut out of it: a pack is a local file,
+        and an entry is one chunk file at most.
+
+        Parameters
+        ----------
+        key : str
+        start, stop : int
+            The range, ``0 <= start <= stop``.
+
+        Returns
+        -------
+        bytes
+            Fewer bytes where the entry ends before ``stop``.
+
+        Raises
+        ------
+        ValueError
+            For a range that is not one.
+        DatasetNotFoundError
+            When the pack has no entry ``key``.
+        FormatError
+            As :meth:`get` (an encrypted, compressed or symlink entry, sizes
+            that disagree, a CRC mismatch, a key that could leave the root).
+        """
+        return self.get_ranges(key, [(start, stop)])[0]
+
+    def get_ranges(self, key, ranges):
+        """The bytes of several ranges of the entry ``key``, read once (see
+        :meth:`get_range`).
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+
+        Returns
+        -------
+        list of bytes
+            One per range, in their order.
+
+        Raises
+        ------
+        ValueError, DatasetNotFoundError, FormatError
+            As :meth:`get_range`.
+        """
+        ranges = check_ranges(ranges)
+        if not ranges:
+            self.path(key)                  # a hostile key is refused all the same
+            return []
+        data = self.get(key, self._info(key).file_size)
+        return [data[start:stop] for start, stop in ranges]
 
     def exists(self, key):
         self.path(key)

@@ -13,11 +13,13 @@ for a read-only backend, anything :meth:`StoreTests.fill` needs to build one)::
             return MyStore(tmp_path / "root")
 
 The inherited tests then check it: what is put is got back, missing keys and
-oversized objects are told apart, listings are sorted, recursive and skip the
-store's own files, conditional writes (``put_if_absent``, ``replace_if``,
-``delete_if``) act only when they should, the commit lock excludes a second
-holder, and hostile keys (``..``, absolute paths, empty components, NUL) are
-refused by every method.
+oversized objects are told apart, byte ranges (``get_range``, ``get_ranges``)
+read what they should, across the end of an object too, and refuse what
+``get`` refuses, listings are sorted, recursive and skip the store's own
+files, conditional writes (``put_if_absent``, ``replace_if``, ``delete_if``)
+act only when they should, the commit lock excludes a second holder, and
+hostile keys (``..``, absolute paths, empty components, NUL) are refused by
+every method.
 
 This module imports pytest; ``import bcolz_store`` never imports it.
 """
@@ -135,6 +137,89 @@ class StoreTests:
     def test_hostile_keys_are_refused_for_reading(self, store, key):
         s = self.fill(store, {"a": b"1"})
         for call in (lambda: s.get(key, 10), lambda: s.exists(key), lambda: s.size(key)):
+            with pytest.raises(FormatError):
+                call()
+
+    # --- ranged reads
+
+    def test_get_range_inside_and_across_the_end(self, store):
+        data = bytes(range(256)) * 4
+        s = self.fill(store, {"data/__0.blp": data})
+        assert s.get_range("data/__0.blp", 0, 16) == data[:16]
+        assert s.get_range("data/__0.blp", 100, 300) == data[100:300]
+        assert s.get_range("data/__0.blp", 1000, 2000) == data[1000:]     # past the end
+        assert s.get_range("data/__0.blp", 0, 1 << 40) == data
+        assert s.get_range("data/__0.blp", 1023, 1024) == data[1023:]
+        assert isinstance(s.get_range("data/__0.blp", 5, 9), bytes)
+
+    def test_get_range_empty(self, store):
+        s = self.fill(store, {"k": b"0123456789", "empty": b""})
+        assert s.get_range("k", 3, 3) == b""
+        assert s.get_range("k", 10, 20) == b""          # starts at the end
+        assert s.get_range("k", 50, 60) == b""          # starts past it
+        assert s.get_range("empty", 0, 10) == b""
+        assert s.get_range("empty", 0, 0) == b""
+        assert s.get_ranges("k", []) == []
+
+    def test_get_range_missing_key(self, store):
+        s = self.fill(store, {"a": b"1"})
+        for call in (lambda: s.get_range("data/__0.blp", 0, 10),
+                     lambda: s.get_range("data/__0.blp", 0, 0),
+                     lambda: s.get_ranges("data/__0.blp", [(0, 4), (200_000, 200_010)])):
+            with pytest.raises(DatasetNotFoundError):
+                call()
+
+    @pytest.mark.parametrize("start, stop", [(-1, 4), (0, -1), (5, 4), (1.0, 4), (0, "4"),
+                                             (None, 4), (True, 4)])
+    def test_get_range_bad_arguments(self, store, start, stop):
+        s = self.fill(store, {"k": b"0123456789"})
+        with pytest.raises(ValueError):
+            s.get_range("k", start, stop)
+        with pytest.raises(ValueError):
+            s.get_ranges("k", [(0, 2), (start, stop)])
+
+    @pytest.mark.parametrize("ranges", [None, 5, "ab", [(0, 1, 2)], [0, 1], [(0,)]])
+    def test_get_ranges_bad_arguments(self, store, ranges):
+        s = self.fill(store, {"k": b"0123456789"})
+        with pytest.raises(ValueError):
+            s.get_ranges("k", ranges)
+
+    def test_get_range_accepts_numpy_integers(self, store):
+        np = pytest.importorskip("numpy")
+        s = self.fill(store, {"k": b"0123456789"})
+        assert s.get_range("k", np.int64(2), np.uint32(5)) == b"234"
+
+    def test_get_range_refuses_a_folder_as_get_does(self, store):
+        s = self.fill(store, {"data/__0.blp": b"x" * 10})
+        with pytest.raises((DatasetNotFoundError, FormatError)) as whole:
+            s.get("data", 100)
+        with pytest.raises(type(whole.value)):
+            s.get_range("data", 0, 10)
+        with pytest.raises(type(whole.value)):
+            s.get_ranges("data", [(0, 2), (4, 6)])
+
+    def test_get_ranges_near_far_overlapping_in_any_order(self, store):
+        data = bytes(range(256)) * 1024               # 256 KiB: ranges far apart too
+        s = self.fill(store, {"data/__0.blp": data})
+        ranges = [(200_000, 200_100), (0, 32), (40, 48), (30, 44), (100_000, 100_000),
+                  (262_000, 300_000), (300_000, 300_010), (48, 48)]
+        got = s.get_ranges("data/__0.blp", ranges)
+        assert got == [data[a:b] for a, b in ranges]
+        assert s.get_ranges("data/__0.blp", iter([(5, 6)])) == [data[5:6]]
+
+    def test_child_reads_ranges_below_its_prefix(self, store):
+        s = self.fill(store, {"col/data/__0.blp": b"0123456789", "other": b"x"})
+        child = s.child("col")
+        assert child.get_range("data/__0.blp", 2, 4) == b"23"
+        assert child.get_ranges("data/__0.blp", [(0, 1), (9, 12)]) == [b"0", b"9"]
+        with pytest.raises(DatasetNotFoundError):
+            child.get_range("other", 0, 1)
+
+    @pytest.mark.parametrize("key", HOSTILE_KEYS)
+    def test_hostile_keys_are_refused_for_ranged_reads(self, store, key):
+        s = self.fill(store, {"a": b"1"})
+        for call in (lambda: s.get_range(key, 0, 1), lambda: s.get_ranges(key, [(0, 1)]),
+                     lambda: s.get_ranges(key, [])):
             with pytest.raises(FormatError):
                 call()
 

@@ -60,6 +60,24 @@ class TestLocalStore(StoreTests):
         with pytest.raises(FormatError):
             s.get("zero", 100)
 
+    def test_ranged_reads_open_files_as_get_does(self, tmp_path):
+        s = self.fill(LocalStore(tmp_path / "root"), {"meta/sizes": b"{}", "a": b"0123"})
+        (tmp_path / "secret").write_bytes(b"secret")
+        os.symlink(tmp_path / "secret", tmp_path / "root" / "meta" / "storage")
+        os.symlink("a", tmp_path / "root" / "inside")
+        os.mkfifo(tmp_path / "root" / "fifo")
+        for call in (lambda k: s.get_range(k, 0, 4), lambda k: s.get_ranges(k, [(0, 2)])):
+            with pytest.raises(FormatError, match="outside"):
+                call("meta/storage")
+            with pytest.raises(FormatError, match="FIFO"):
+                call("fifo")                             # refused, never blocks
+            with pytest.raises(FormatError, match="directory"):
+                call("meta")
+        assert s.get_range("inside", 1, 3) == b"12"      # a symlink that stays inside
+        os.symlink(tmp_path, tmp_path / "root" / "data")
+        with pytest.raises(FormatError, match="outside"):
+            s.get_range("data/secret", 0, 4)
+
     def test_folder_key_that_is_a_symlink(self, tmp_path):
         s = LocalStore(tmp_path / "root")
         (tmp_path / "root").mkdir()
@@ -133,6 +151,20 @@ class TestZipStore(StoreTests):
             zf.writestr("meta/sizes", b"0" * 100000)
         with pytest.raises(FormatError, match="compressed"):
             ZipStore(path).get("meta/sizes", 1 << 20)
+
+    def test_ranged_reads_refuse_compressed_entries_and_check_the_crc(self, tmp_path):
+        path = tmp_path / "bomb.zip"
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("meta/sizes", b"0" * 100000)
+        with pytest.raises(FormatError, match="compressed"):
+            ZipStore(path).get_range("meta/sizes", 0, 10)
+        path = tmp_path / "bad.zip"
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+            zf.writestr("data/__0.blp", b"A" * 64)
+        raw = path.read_bytes()
+        path.write_bytes(raw.replace(b"A" * 64, b"A" * 63 + b"B", 1))
+        with pytest.raises(FormatError, match="data/__0.blp"):
+            ZipStore(path).get_range("data/__0.blp", 0, 4)
 
     def test_entries_leaving_the_pack_are_refused(self, tmp_path):
         path = tmp_path / "evil.zip"
@@ -228,12 +260,36 @@ class _LimitlessStore(MemoryStore):
         return super().get(key, 1 << 62)
 
 
+class _UncheckedRangeStore(MemoryStore):
+    """get_range slices with whatever it is given (a negative start counts
+    from the end)."""
+
+    def get_range(self, key, start, stop):
+        return self.get(key, 1 << 62)[start:stop]
+
+
+class _RangeToTheEndStore(MemoryStore):
+    """get_range ignores stop."""
+
+    def get_range(self, key, start, stop):
+        return super().get_range(key, start, 1 << 62)
+
+
 @pytest.mark.parametrize("broken, test", [
     (_OverwritingStore, StoreTests.test_put_if_absent_refuses_an_existing_key),
     (_LimitlessStore, StoreTests.test_get_refuses_more_than_the_limit),
+    (_UncheckedRangeStore, lambda contract, store:
+     StoreTests.test_get_range_bad_arguments(contract, store, -1, 4)),
 ])
 def test_the_contract_fails_a_store_that_breaks_it(broken, test):
     contract = TestMemoryStore()
     test(contract, MemoryStore())                    # a sound store passes
     with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
         test(contract, broken())
+
+
+def test_the_contract_fails_a_store_whose_ranges_run_past_their_stop():
+    contract = TestMemoryStore()
+    StoreTests.test_get_range_inside_and_across_the_end(contract, MemoryStore())
+    with pytest.raises(AssertionError):
+        StoreTests.test_get_range_inside_and_across_the_end(contract, _RangeToTheEndStore())
