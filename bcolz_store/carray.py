@@ -199,8 +199,8 @@ class carray:
     def cache_budget(self) -> int:
         """int: bytes of decompressed chunks kept for re-reads (default
         ``bcolz_store.defaults.cache_budget``, 8 MiB; 0: no cache; whole-chunk
-        reads bypass it).  Setting: TypeError for a non-integer, ValueError if
-        negative."""
+        reads bypass it; see also ``defaults.block_cache_budget``).  Setting:
+        TypeError for a non-integer, ValueError if negative."""
         return self._engine.cache_budget
 
     @cache_budget.setter

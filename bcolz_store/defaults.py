@@ -17,7 +17,8 @@ from contextlib import contextmanager
 
 from .params import CPARAMS_ENTRIES, check_cparams
 
-__all__ = ["DEFAULT_CACHE_BUDGET", "check_cache_budget", "defaults", "defaults_ctx"]
+__all__ = ["DEFAULT_BLOCK_CACHE_BUDGET", "DEFAULT_CACHE_BUDGET", "check_cache_budget", "defaults",
+           "defaults_ctx"]
 
 _CHOICES = {
     "out_flavor": ("bcolz", "carray", "numpy"),
@@ -26,6 +27,8 @@ _CHOICES = {
 _CPARAMS_ENTRIES = CPARAMS_ENTRIES
 # Bytes of decompressed chunks each on-disk carray may keep for re-reads.
 DEFAULT_CACHE_BUDGET = 8 * 2**20
+# Bytes of decoded Blosc streams that point reads keep, in one cache for the process.
+DEFAULT_BLOCK_CACHE_BUDGET = 64 * 2**20
 
 
 def check_cache_budget(value) -> int:
@@ -62,6 +65,7 @@ def _initial() -> dict:
         "vm": vm,
         "cparams": {"clevel": 5, "shuffle": 1, "cname": "lz4", "quantize": 0},
         "cache_budget": DEFAULT_CACHE_BUDGET,
+        "block_cache_budget": DEFAULT_BLOCK_CACHE_BUDGET,
     }
 
 
@@ -103,6 +107,11 @@ class Defaults:
         Bytes of decompressed chunks a carray keeps for re-reads, given to
         each carray when it is created or opened (default 8 MiB = 8,388,608;
         0 turns the cache off).  Not a bcolz setting: bcolz kept one chunk.
+    block_cache_budget : int
+        Bytes of decoded Blosc streams kept by the reads of a few items
+        (points, small slices, sparse gathers), which decode only the
+        blocks and streams they need: one cache shared by every carray of
+        the process (default 64 MiB = 67,108,864; 0 turns it off).
 
     Raises
     ------
@@ -166,6 +175,14 @@ class Defaults:
     @cache_budget.setter
     def cache_budget(self, value) -> None:
         _set("cache_budget", check_cache_budget(value))
+
+    @property
+    def block_cache_budget(self) -> int:
+        return _get()["block_cache_budget"]
+
+    @block_cache_budget.setter
+    def block_cache_budget(self, value) -> None:
+        _set("block_cache_budget", check_cache_budget(value))
 
     def __repr__(self):
         state = _get()

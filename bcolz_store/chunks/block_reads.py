@@ -18,6 +18,7 @@ it must decode.  Decoded streams are kept in a :class:`~.blocks.BlockCache`.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 
@@ -26,7 +27,7 @@ import numpy as np
 from ..errors import CodecError, FormatError
 from ..format.blosc1 import block_table, block_table_prefix
 from ..format.bloscpack import BLOSCPACK_HEADER_LENGTH, parse_bloscpack_header
-from .blocks import BlockCache, BytesSource, ChunkBlocks, decodable
+from .blocks import BlockCache, BytesSource, ChunkBlocks, decodable, shared_cache
 
 __all__ = ["BlockReads", "TABLE_READ_BYTES"]
 
@@ -114,20 +115,30 @@ class BlockReads:
     atom : numpy.dtype
     chunk_nbytes : int
         Uncompressed bytes of a full chunk.
-    budget : int
-        Bytes of decoded streams kept.
     remote : bool
         Chunk files are on a remote store.
+    private : bool, default False
+        Keep no decoded streams (else they go to the process's
+        :func:`~.blocks.shared_cache`).
     """
 
-    def __init__(self, chunks, atom: np.dtype, chunk_nbytes: int, budget: int, remote: bool):
+    _tokens = itertools.count()
+
+    def __init__(self, chunks, atom: np.dtype, chunk_nbytes: int, remote: bool,
+                 private: bool = False):
         self.chunks = chunks
         self.atom = atom
         self.chunk_nbytes = chunk_nbytes
         self.remote = remote
-        self.cache = BlockCache(budget)
+        self.token = next(self._tokens)     # this carray's part of the shared cache's keys
+        self.cache = BlockCache(0) if private else shared_cache()
         self._tables: OrderedDict = OrderedDict()   # nchunk -> ChunkBlocks, or False
         self._lock = threading.Lock()
+
+    def use_shared_cache(self, shared: bool) -> None:
+        """Keep decoded streams in the shared cache, or none at all."""
+        self.drop()
+        self.cache = shared_cache() if shared else BlockCache(0)
 
     def drop(self, nchunk=None) -> None:
         """Forget what is known of chunk ``nchunk`` (of every chunk when None)."""
@@ -136,7 +147,10 @@ class BlockReads:
                 self._tables.clear()
             else:
                 self._tables.pop(nchunk, None)
-        self.cache.drop(None if nchunk is None else (lambda key: key[0] == nchunk))
+        token = self.token
+        self.cache.drop((lambda key: isinstance(key[0], tuple) and key[0][0] == token)
+                        if nchunk is None else
+                        (lambda key: key[0] == (token, nchunk)))
 
     def _stored(self) -> bool:
         return hasattr(self.chunks, "read_file_range")
@@ -168,7 +182,7 @@ class BlockReads:
                               f"the carray's metadata implies {self.chunk_nbytes}")
         if not decodable(table):
             return False
-        return ChunkBlocks(table, source, self.cache, key=nchunk)
+        return ChunkBlocks(table, source, self.cache, key=(self.token, nchunk))
 
     def _blocks(self, nchunk: int):
         found = self._tables.get(nchunk)

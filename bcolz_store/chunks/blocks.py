@@ -33,7 +33,7 @@ from ..errors import CodecError, FormatError
 from ..format.blosc1 import BlockTable, stream_sizes
 from ..format.bloscpack import BLOSC_MAX_OVERHEAD
 
-__all__ = ["BlockCache", "BytesSource", "ChunkBlocks", "decodable", "decoder_for"]
+__all__ = ["BlockCache", "BytesSource", "ChunkBlocks", "decodable", "decoder_for", "shared_cache"]
 
 
 def _lz4(data, size: int) -> bytes:
@@ -110,24 +110,33 @@ class BlockCache:
 
     Parameters
     ----------
-    budget : int
-        Bytes kept at most (0: nothing is kept).
+    budget : int or callable
+        Bytes kept at most (0: nothing is kept), or a function giving them
+        (asked at each :meth:`put`: :func:`shared_cache` follows
+        ``bcolz_store.defaults.block_cache_budget``).
     """
 
-    def __init__(self, budget: int):
-        self.budget = budget
+    def __init__(self, budget):
+        self._budget = budget
         self.nbytes = 0
         self._items: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
-    def resize(self, budget: int) -> None:
-        """Keep at most ``budget`` bytes from now on (evicting at once)."""
+    @property
+    def budget(self) -> int:
+        budget = self._budget
+        return budget() if callable(budget) else budget
+
+    def resize(self, budget) -> None:
+        """Keep at most ``budget`` bytes (or a function's answer) from now on,
+        evicting at once."""
         with self._lock:
-            self.budget = budget
+            self._budget = budget
             self._evict()
 
     def _evict(self) -> None:
-        while self.nbytes > self.budget:
+        budget = self.budget
+        while self.nbytes > budget:
             _key, dropped = self._items.popitem(last=False)
             self.nbytes -= len(dropped)
 
@@ -141,6 +150,7 @@ class BlockCache:
     def put(self, key, value) -> None:
         size = len(value)
         if size > self.budget:
+            self._evict()                  # the budget may have shrunk meanwhile
             return
         with self._lock:
             old = self._items.pop(key, None)
@@ -159,6 +169,23 @@ class BlockCache:
                 return
             for key in [k for k in self._items if match(k)]:
                 self.nbytes -= len(self._items.pop(key))
+
+
+_SHARED: list = []
+
+
+def shared_cache() -> BlockCache:
+    """The process's one cache of decoded streams, bounded by
+    ``bcolz_store.defaults.block_cache_budget`` (64 MiB unless set)."""
+    if not _SHARED:
+        from ..defaults import defaults
+        with _SHARED_LOCK:
+            if not _SHARED:
+                _SHARED.append(BlockCache(lambda: defaults.block_cache_budget))
+    return _SHARED[0]
+
+
+_SHARED_LOCK = threading.Lock()
 
 
 class ChunkBlocks:
@@ -317,26 +344,25 @@ class ChunkBlocks:
             fetched = dict(zip(wanted, read_many(wanted)))
         else:
             fetched = {span: source.read(*span) for span in wanted}
+        typesize = hdr.typesize
         for off, n, block, neblock, planes in plan:
             streams = self._streams_of(block)
-            dest = out[off:off + n]
-            if shuffled:
-                dest = dest.reshape(-1, hdr.typesize)
-            for k, pieces in enumerate(planes):
-                parts = []
+            joined = []
+            for pieces in planes:
                 for stream, lo, hi in pieces:
                     pos, size = streams[stream]
                     if size == neblock:
-                        parts.append(fetched[(pos + lo, pos + hi)])
+                        joined.append(fetched[(pos + lo, pos + hi)])
                         continue
                     key = (self.key, block, stream)
                     decoded = got[key]
                     if decoded is None:
                         decoded = got[key] = self._decode(block, stream,
                                                           fetched[(pos, pos + size)], neblock)
-                    parts.append(memoryview(decoded)[lo:hi])
-                data = parts[0] if len(parts) == 1 else b"".join(parts)
-                if shuffled:
-                    dest[:, k] = np.frombuffer(data, np.uint8)
-                else:
-                    dest[:] = np.frombuffer(data, np.uint8)
+                    joined.append(memoryview(decoded)[lo:hi])
+            data = np.frombuffer(joined[0] if len(joined) == 1 else b"".join(joined), np.uint8)
+            if shuffled:                   # planes of byte k of each element: transpose
+                m = n // typesize
+                out[off:off + n].reshape(m, typesize)[:] = data.reshape(typesize, m).T
+            else:
+                out[off:off + n] = data

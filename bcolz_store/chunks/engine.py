@@ -88,7 +88,7 @@ class ChunkEngine(EngineBase):
         self._leftover = None if nleft else np.zeros(chunklen, dtype=atom)
         self._init_cache(cache_budget)
         self.blocks = None if atom.hasobject else BlockReads(
-            self.chunks, atom, self.chunksize, cache_budget,
+            self.chunks, atom, self.chunksize, private=not cache_budget,
             remote=store is not None and store.store.remote)
         self._last_point = -1
 
@@ -220,11 +220,11 @@ class ChunkEngine(EngineBase):
             self.blocks.drop(nchunk)
 
     def set_cache_budget(self, budget: int) -> None:
-        """Keep at most ``budget`` bytes of decoded chunks, and as many of
-        decoded Blosc streams."""
+        """Keep at most ``budget`` bytes of decoded chunks (0 also keeps no
+        decoded Blosc streams of this carray)."""
         super().set_cache_budget(budget)
         if self.blocks is not None:
-            self.blocks.cache.resize(budget)
+            self.blocks.use_shared_cache(bool(budget))
 
     def _groups(self, items: list) -> list:
         """``items`` (one per chunk) split into the lists one pool task handles:

@@ -35,6 +35,8 @@ def check_range(start, stop) -> tuple:
     ValueError
         When either is not an integer, is negative, or ``stop < start``.
     """
+    if type(start) is int and type(stop) is int and 0 <= start <= stop:
+        return start, stop                   # the common case, checked cheaply
     for name, value in (("start", start), ("stop", stop)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ValueError(f"a byte range's {name} must be an integer, not {value!r:.50}")
@@ -70,6 +72,10 @@ def check_ranges(ranges) -> list:
         raise ValueError(f"expected (start, stop) pairs, not {ranges!r:.50}") from err
     out = []
     for pair in pairs:
+        if type(pair) is tuple and len(pair) == 2 and type(pair[0]) is int \
+                and type(pair[1]) is int and 0 <= pair[0] <= pair[1]:
+            out.append(pair)
+            continue
         try:
             start, stop = pair
         except (TypeError, ValueError) as err:
