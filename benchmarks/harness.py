@@ -138,7 +138,7 @@ def run_workload(wl: W.Workload, cfg: W.Config, log=print) -> dict:
 def _ratios(row: dict) -> None:
     libs = row["libs"]
     ours = libs.get("bcolz_store", {}).get("median")
-    for other in ("bcolz", "blosc2"):
+    for other in ("bcolz", "blosc2", "floor"):
         theirs = libs.get(other, {}).get("median")
         row[f"ratio_{other}"] = (ours / theirs) if ours is not None and theirs else None
     status = "-"
@@ -204,7 +204,8 @@ def format_table(rows: list, libs: list) -> str:
 
 def markdown_table(result: dict) -> str:
     """The results table of a ``latest.json`` as Markdown (for docs/performance.md)."""
-    names = [n for n in LIBRARY_NAMES if any(n in row["libs"] for row in result["rows"])]
+    names = [n for n in LIBRARY_NAMES + ("floor",)
+             if any(n in row["libs"] for row in result["rows"])]
     head = ["workload"] + names + ["÷ bcolz", "÷ blosc2", "target", "status"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for row in result["rows"]:
@@ -260,7 +261,7 @@ def _bcolz_store_source(libs: dict) -> dict:
 
 def report(rows: list, libs: dict, cfg: W.Config, outdir: str, elapsed: float,
            plot: bool = True, label: str | None = None, log=print) -> dict:
-    names = [n for n in LIBRARY_NAMES if n in libs]
+    names = [n for n in LIBRARY_NAMES if n in libs] + ["floor"]
     log("")
     log(format_table(rows, names))
     log("")

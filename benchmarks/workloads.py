@@ -148,6 +148,7 @@ class Context:
         self.slice_starts = [int(s) for s in rng.integers(0, cfg.n - cfg.slice_len, cfg.nslices)]
         self.single_idx = [int(i) for i in rng.integers(0, cfg.n, cfg.nsingle)]
         self.gather_idx = rng.integers(0, nr, cfg.ngather).astype(np.int64)
+        self.gather_f8_idx = rng.integers(0, cfg.n, cfg.ngather).astype(np.int64)
         self._prepared = {}
 
     # ---------------------------------------------------------------- helpers
@@ -244,8 +245,39 @@ def write_workload(ctx: Context, dt: str) -> Workload:
                     note="bcolz_store's files are compared byte for byte with bcolz's")
 
 
+_FLOOR_POOLS: dict = {}
+
+
+def _floor_pool(nthreads: int):
+    """One thread pool per thread count for the bare loop (made once, untimed)."""
+    from concurrent.futures import ThreadPoolExecutor
+    if nthreads not in _FLOOR_POOLS:
+        _FLOOR_POOLS[nthreads] = ThreadPoolExecutor(nthreads)
+    return _FLOOR_POOLS[nthreads]
+
+
+def _bare_read(setup) -> np.ndarray:
+    """The floor of a full read: read each chunk file and decode it with
+    python-blosc straight into its slice of a new output, on a thread pool."""
+    import blosc
+    files, n, dtype, chunklen, pool = setup
+    out = np.empty(n, dtype=dtype)
+    address = out.__array_interface__["data"][0]
+    step = chunklen * out.itemsize
+
+    def one(item):
+        i, path = item
+        with open(path, "rb") as fh:
+            data = fh.read()
+        blosc.decompress_ptr(memoryview(data)[16:], address + i * step)
+    for _ in pool.map(one, enumerate(files)):
+        pass
+    return out
+
+
 def read_workload(ctx: Context, dt: str) -> Workload:
     data = getattr(ctx, dt)
+    cfg = ctx.cfg
     cases = {}
     for lib in ctx.libs:
         def check(out, lib=lib):
@@ -253,7 +285,24 @@ def read_workload(ctx: Context, dt: str) -> Workload:
         cases[lib] = Case(run=lambda a: a[:], setup=_opener(ctx, lib, lambda lib=lib:
                                                              ctx.data_source(lib, dt)),
                           check=check)
-    return Workload(f"read_{dt}", f"read {ctx.cfg.n:,} {dt} (a[:])", cases, target=0.5)
+
+    def floor_setup():
+        import blosc
+        blosc.set_nthreads(1)
+        root = ctx.data_source("bcolz_store", dt)
+        nfiles = -(-len(data) // cfg.chunklen)
+        files = [os.path.join(root, "data", f"__{i}.blp") for i in range(nfiles)]
+        return files, len(data), data.dtype, cfg.chunklen, _floor_pool(
+            cfg.nthreads or os.cpu_count() or 1)
+
+    cases["floor"] = Case(run=_bare_read, setup=floor_setup,
+                          check=lambda out: _expect(np.array_equal(out, data),
+                                                    "floor: full read differs"),
+                          note="bare loop: read + python-blosc on a pool")
+    return Workload(f"read_{dt}", f"read {cfg.n:,} {dt} (a[:])", cases, target=1.05,
+                    target_vs="floor",
+                    note="floor: each chunk file read and decoded by python-blosc on a "
+                         "thread pool of as many threads, no bcolz_store")
 
 
 def _slices_cases(ctx: Context, libs, ra: bool) -> dict:
@@ -300,14 +349,38 @@ def _single_cases(ctx: Context, libs, ra: bool) -> dict:
 def slices_workload(ctx: Context) -> Workload:
     cfg = ctx.cfg
     return Workload("slices", f"{cfg.nslices:,} random {cfg.slice_len:,}-element slices "
-                    f"(chunklen {cfg.chunklen:,})", _slices_cases(ctx, ctx.libs, False))
+                    f"(chunklen {cfg.chunklen:,})", _slices_cases(ctx, ctx.libs, False),
+                    target=1.0, target_vs="blosc2")
 
 
 def single_workload(ctx: Context) -> Workload:
     cfg = ctx.cfg
     return Workload("single_reads", f"{cfg.nsingle:,} random a[i] on bcolz's data "
                     f"(chunklen {cfg.chunklen:,})", _single_cases(ctx, ctx.libs, False),
-                    target=0.6, repeats=cfg.slow_repeats)
+                    target=1.0, target_vs="blosc2", repeats=cfg.slow_repeats)
+
+
+def gather_f8_workload(ctx: Context) -> Workload:
+    cfg = ctx.cfg
+    cases = {}
+    for lib in ("bcolz_store", "bcolz", "blosc2"):
+        if lib not in ctx.libs:
+            continue
+        idx = ctx.gather_f8_idx
+        scale, note = 1.0, ""
+        if lib == "bcolz" and cfg.ngather_bcolz < len(idx):
+            idx = idx[:cfg.ngather_bcolz]
+            scale = len(ctx.gather_f8_idx) / len(idx)
+            note = f"{len(idx):,} rows timed, x{scale:g}"
+        expected = ctx.f8[idx]
+
+        def check(out, lib=lib, expected=expected):
+            _expect(np.array_equal(out, expected), f"{lib}: gathered values differ")
+        cases[lib] = Case(run=lambda a, idx=idx: a[idx], check=check, scale=scale, note=note,
+                          setup=_opener(ctx, lib, lambda lib=lib: ctx.data_source(lib, "f8")))
+    return Workload("gather_f8", f"a[idx], {cfg.ngather:,} random positions of {cfg.n:,} f8 "
+                    f"(chunklen {cfg.chunklen:,})", cases, target=1.0, target_vs="blosc2",
+                    repeats=cfg.slow_repeats)
 
 
 def _ra_libs(ctx):
@@ -402,7 +475,7 @@ def ctable_write_workload(ctx: Context) -> Workload:
         return {"byte_identical": same, "byte_check": detail}
 
     return Workload("ctable_write", f"ctable write, {cfg.nrows:,} rows x 5 columns", cases,
-                    target=0.6, repeats=cfg.slow_repeats, post=post)
+                    target=0.8, repeats=cfg.slow_repeats, post=post)
 
 
 QUERY = "(x > 0.5) & (k < 100)"
@@ -521,13 +594,14 @@ BUILDERS = [
     query_workload,
     todataframe_workload,
     gather_workload,
+    gather_f8_workload,
     open_workload,
     memory_workload,
 ]
 
 KEYS = ["write_f8", "write_i8", "read_f8", "read_i8", "slices", "single_reads", "ra_single_reads",
         "ra_slices", "appends", "sum_f8", "sum_i8", "ctable_write", "query", "todataframe",
-        "gather", "open_ctable12", "read_peak_memory"]
+        "gather", "gather_f8", "open_ctable12", "read_peak_memory"]
 
 
 def build_workloads(ctx: Context, only=None) -> list:
