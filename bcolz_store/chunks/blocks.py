@@ -221,10 +221,16 @@ class ChunkBlocks:
         self._streams: dict = {}
         self._shape: dict = {}
 
+    def _read_many(self, ranges) -> list:
+        read_many = getattr(self.source, "read_many", None)
+        if read_many is not None:
+            return read_many(ranges)
+        return [self.source.read(start, stop) for start, stop in ranges]
+
     def _streams_of(self, block: int) -> list:
         found = self._streams.get(block)
         if found is None:
-            found = self._streams[block] = stream_sizes(self.table, block, self.source.read)
+            found = self._streams[block] = stream_sizes(self.table, block, self._read_many)
         return found
 
     def _geometry(self, block: int) -> tuple:
