@@ -172,14 +172,20 @@ class ChunkEngine(EngineBase):
 
     def point(self, nchunk: int, pos: int):
         """Item ``pos`` of chunk ``nchunk``: decoded from its Blosc block when
-        the chunk is not cached, unless the last point read was in the same
-        chunk (a loop over items: then the chunk is decoded whole and cached)."""
-        last, self._last_point = self._last_point, nchunk
-        if last != nchunk:
+        the chunk is not cached, unless the last read of part of a chunk was
+        in the same chunk (a loop over items: then the chunk is decoded whole
+        and cached)."""
+        if not self._again(nchunk):
             got = self.read_blocks(nchunk, pos, pos + 1)
             if got is not None:
                 return got[0]
         return self.chunk_array(nchunk)[pos]
+
+    def _again(self, nchunk: int) -> bool:
+        """Whether the last read of part of a chunk was in chunk ``nchunk`` too
+        (reads walking through a chunk then decode it whole, once)."""
+        last, self._last_point = self._last_point, nchunk
+        return last == nchunk
 
     def read_range(self, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """Atoms ``start:stop`` (0 <= start <= stop <= length) as a contiguous array.
@@ -205,7 +211,7 @@ class ChunkEngine(EngineBase):
             dest = out[pos - start: pos - start + hi - lo]
             if nchunk < nfull and lo == 0 and hi == cl and nchunk not in self._cache:
                 whole.append((nchunk, dest))
-            elif (hi - lo > cl * BLOCK_READ_SHARE
+            elif (hi - lo > cl * BLOCK_READ_SHARE or self._again(nchunk)
                   or self.read_blocks(nchunk, lo, hi, dest) is None):
                 dest[...] = self.chunk_array(nchunk)[lo:hi]
             pos += hi - lo
