@@ -195,6 +195,25 @@ def test_reads_after_the_first_of_a_chunk_cost_one_request(s3_bucket):
     assert reader.dataset.reads.conditional_reads
 
 
+@pytest.mark.parametrize("cname", sorted(CODECS))
+def test_a_block_read_again_costs_nothing_until_evicted(s3_bucket, cname):
+    """Every stream of a block read is kept, those stored raw too (the low
+    bytes of a random walk's floats): reading it again costs no request;
+    once evicted, one."""
+    url, options = s3_bucket
+    path = f"{url}/again-{cname}.bcolz"
+    data = write(path, options, cname)
+    reader, seen = reopen(path, options)
+    assert reader[100] == data[100] and seen.chunk_gets == 2
+    for i, requests in ((101, 0), (5000, 0), (102, 1)):
+        if requests:
+            shared_cache().drop()
+        reader[N - 1]                                   # the leftover: another chunk
+        seen.clear()
+        assert reader[i] == data[i]
+        assert seen.gets == requests, (i, seen.keys)
+
+
 # ------------------------------------------------------------ another writer
 
 @pytest.mark.parametrize("cname", sorted(CODECS))
