@@ -8,13 +8,18 @@ chunks and Blosc codec, and times, best of ``--repeats``:
 * ``read``: the whole array;
 * ``slices``: ``--nslices`` random slices of ``--slice-len`` elements from a
   freshly opened array (no chunk cached beforehand);
+* ``points``: ``--npoints`` random single-item reads (``a[i]``), all on one
+  freshly opened array (as ``slices``);
 * ``open12``: opening a 12-column table (a ctable; a zarr group of 12 arrays,
   opened array by array, with and without zarr's consolidated metadata);
 * ``append``: appending ``--append-len`` elements and making them durable
   (``append`` + ``flush``; zarr's ``Array.append``).
 
 Requests are counted by the server itself (moto's request recorder), in a
-separate untimed run of each operation, so counting costs no time.  Results
+separate untimed run of each operation, so counting costs no time; so are
+the bytes fetched: the bodies of the GET answers, from each recorded
+request's ``Range`` and the size of the object it asked for (none for an
+object missing after the operation: a 404, or one it deleted).  Results
 go to ``benchmarks/results/remote.json`` and are printed as a Markdown table.
 moto serves from one Python process, so absolute times measure moto as much
 as the clients; the request counts and the ratios are what carry over.
@@ -31,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 import numpy as np
@@ -77,8 +83,10 @@ class MotoServer:
         request = urllib.request.Request(self.endpoint + path, data=b"", method="POST")
         return urllib.request.urlopen(request, timeout=30).read()
 
-    def count(self, fn) -> int:
-        """The number of requests the server receives while ``fn()`` runs."""
+    def count(self, fn) -> dict:
+        """``{"requests": n, "bytes": b}``: the requests the server receives
+        while ``fn()`` runs, and the bytes its answers to GETs of objects carry
+        (each request's ``Range``, cut at the object's size)."""
         self._post("/moto-api/recorder/reset-recording")
         self._post("/moto-api/recorder/start-recording")
         try:
@@ -87,7 +95,34 @@ class MotoServer:
             self._post("/moto-api/recorder/stop-recording")
         log = urllib.request.urlopen(self.endpoint + "/moto-api/recorder/download-recording",
                                      timeout=30).read()
-        return sum(1 for line in log.splitlines() if line.strip())
+        entries = [json.loads(line) for line in log.splitlines() if line.strip()]
+        return {"requests": len(entries), "bytes": self._bytes_fetched(entries)}
+
+    def _bytes_fetched(self, entries: list) -> int:
+        import s3fs
+        fs = s3fs.S3FileSystem(**self.options)
+        fs.invalidate_cache()
+        sizes = {path: info["size"] for path, info in
+                 fs.find(BUCKET, detail=True, withdirs=False).items()}
+        total = 0
+        for entry in entries:
+            if entry.get("method") != "GET":
+                continue
+            path = urllib.parse.unquote(urllib.parse.urlsplit(entry["url"]).path).lstrip("/")
+            if "/" not in path:
+                continue                                # a listing: its size is not counted
+            size = sizes.get(path)
+            if size is None:
+                continue                                # missing (404), or deleted meanwhile
+            headers = {name.lower(): value for name, value in entry.get("headers", {}).items()}
+            ranged = headers.get("range", "")
+            if ranged.startswith("bytes=") and "-" in ranged:
+                first, _, last = ranged[len("bytes="):].partition("-")
+                stop = min(int(last) + 1 if last else size, size)
+                total += max(0, stop - int(first or 0))
+            else:
+                total += size
+        return total
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -135,6 +170,10 @@ class BcolzStoreSide:
     def slices(self, starts, length):
         a = self.open_array()
         return [a[s:s + length] for s in starts]
+
+    def points(self, idx):
+        a = self.open_array()
+        return [a[i] for i in idx]
 
     def open12(self):
         t = self.mod.open(f"{self.url}/t.bcolz", mode="r", storage_options=self.opts)
@@ -184,6 +223,10 @@ class ZarrSide:
         a = self.zarr.open_array(self.store("a.zarr", True), mode="r")
         return [a[s:s + length] for s in starts]
 
+    def points(self, idx):
+        a = self.zarr.open_array(self.store("a.zarr", True), mode="r")
+        return [a[i] for i in idx]
+
     def _open12(self, name, consolidated):
         group = self.zarr.open_group(self.store(name, True), mode="r",
                                      use_consolidated=consolidated)
@@ -212,6 +255,7 @@ def run(args) -> dict:
     data = np.cumsum(rng.standard_normal(args.n)).astype("f8")
     table = _table(args.table_rows, 12, rng)
     starts = rng.integers(0, args.n - args.slice_len, args.nslices)
+    points = [int(i) for i in rng.integers(0, args.n, args.npoints)]
     values = rng.standard_normal(args.append_len)
     server = MotoServer()
     try:
@@ -223,9 +267,11 @@ def run(args) -> dict:
             np.testing.assert_array_equal(side.read(), data)
             for got, s in zip(side.slices(starts[:5], args.slice_len), starts[:5]):
                 np.testing.assert_array_equal(got, data[s:s + args.slice_len])
+            np.testing.assert_array_equal(side.points(points[:20]), data[points[:20]])
         ops = {
             "read": lambda side: (lambda: side.read()),
             "slices": lambda side: (lambda: side.slices(starts, args.slice_len)),
+            "points": lambda side: (lambda: side.points(points)),
             "open12": lambda side: (lambda: side.open12()),
             "append": lambda side: (lambda: side.append(values)),
         }
@@ -239,12 +285,12 @@ def run(args) -> dict:
             for name, fn in variants:
                 repeats = 1 if op == "read" and args.quick else args.repeats
                 seconds = best(fn, repeats)
-                requests = server.count(fn)
-                row["libs"][name] = {"seconds": seconds, "requests": requests}
+                row["libs"][name] = dict(server.count(fn), seconds=seconds)
             base = row["libs"]["zarr"]["seconds"]
             row["ratio_to_zarr"] = row["libs"]["bcolz_store"]["seconds"] / base
             rows.append(row)
             print(f"{op}: " + ", ".join(f"{n} {v['seconds'] * 1e3:.1f} ms / {v['requests']} req"
+                                        f" / {_size(v['bytes'])}"
                                         for n, v in row["libs"].items()), flush=True)
     finally:
         server.stop()
@@ -256,10 +302,20 @@ def run(args) -> dict:
             "date": time.strftime("%Y-%m-%d %H:%M")}
 
 
+def _size(nbytes) -> str:
+    if nbytes is None:
+        return "? bytes"
+    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:,.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
 def markdown(result: dict) -> str:
     cfg = result["config"]
+    points = f"{cfg['npoints']:,} single items; " if "npoints" in cfg else ""
     lines = [f"{cfg['n']:,} float64 in chunks of {cfg['chunklen']:,} (lz4, clevel 5, shuffle); "
-             f"{cfg['nslices']} slices of {cfg['slice_len']}; a 12-column table of "
+             f"{cfg['nslices']} slices of {cfg['slice_len']}; {points}a 12-column table of "
              f"{cfg['table_rows']:,} rows; appends of {cfg['append_len']:,}. "
              f"{result['machine']}, {result['date']}.", "",
              "| operation | bcolz_store | zarr v3 | zarr v3, consolidated | bcolz_store / zarr |",
@@ -268,7 +324,9 @@ def markdown(result: dict) -> str:
         cells = []
         for name in ("bcolz_store", "zarr", "zarr (consolidated)"):
             v = row["libs"].get(name)
-            cells.append(f"{v['seconds'] * 1e3:.1f} ms, {v['requests']} requests" if v else "")
+            fetched = f", {_size(v['bytes'])}" if v and "bytes" in v else ""
+            cells.append(f"{v['seconds'] * 1e3:.1f} ms, {v['requests']} requests{fetched}"
+                         if v else "")
         lines.append(f"| {row['op']} | " + " | ".join(cells) + f" | {row['ratio_to_zarr']:.2f} |")
     return "\n".join(lines)
 
@@ -280,6 +338,7 @@ def main(argv=None) -> int:
     p.add_argument("--chunklen", type=int, default=131_072, help="elements per chunk (1 MiB)")
     p.add_argument("--nslices", type=int, default=1_000)
     p.add_argument("--slice-len", type=int, default=100)
+    p.add_argument("--npoints", type=int, default=1_000, help="single-item reads")
     p.add_argument("--table-rows", type=int, default=100_000)
     p.add_argument("--append-len", type=int, default=10_000)
     p.add_argument("--repeats", type=int, default=3)
@@ -293,6 +352,7 @@ def main(argv=None) -> int:
         return 0
     if args.quick:
         args.n, args.chunklen, args.nslices, args.table_rows = 200_000, 16_384, 20, 5_000
+        args.npoints = 20
         args.append_len, args.repeats = 1_000, 1
     result = run(args)
     if not args.quick:

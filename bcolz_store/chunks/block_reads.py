@@ -11,9 +11,13 @@ table once (one ranged read of the file's first bytes, kept for the next
 reads of that chunk), then the byte ranges the items need.  On a remote
 store a read fetches the whole extents of the blocks it touches in one
 request (neighbouring blocks coalesced), so a point read costs at most two
-requests (the table, the first time; the block) and one block's bytes; on
-a local disk it reads just the raw stream bytes and the compressed streams
-it must decode.  Decoded streams are kept in a :class:`~.blocks.BlockCache`.
+requests (the table, the first time; the block) and one block's bytes, and
+keeps every stream of the block in the cache (those stored raw too), so
+that reading the block again costs nothing while it stays there; once
+evicted, the streams it needs are fetched in one request again.  On a local
+disk it reads just the raw stream bytes and the compressed streams it must
+decode.  (A remote store whose reader checks contents reads ranges only on
+condition that the file has its recorded md5, and answers None otherwise.)  Decoded streams are kept in a :class:`~.blocks.BlockCache`.
 """
 
 from __future__ import annotations
@@ -78,6 +82,14 @@ class _FileSource:
     def read_many(self, ranges) -> list:
         out = [self._held_bytes(start, stop) for start, stop in ranges]
         missing = [span for span, found in zip(ranges, out) if found is None]
+        if missing and self.remote and len(missing) > 1:
+            # One request for what lies between too: a chunk whose streams are
+            # known already needs a few bytes of each raw stream, further
+            # apart than a store coalesces, and a request costs more.
+            self.prefetch([(min(start for start, _ in missing),
+                            max(stop for _, stop in missing))])
+            return [found if found is not None else self._held_bytes(*span)
+                    for span, found in zip(ranges, out)]
         if missing:
             skip = BLOSCPACK_HEADER_LENGTH
             got = self.chunks.read_file_ranges(

@@ -198,7 +198,10 @@ class ChunkBlocks:
     source : object
         ``source.read(start, stop)`` returns chunk bytes ``start:stop``
         (exactly that many, or raises); ``source.prefetch(ranges)``, when
-        present, is told the block extents a read is about to use.
+        present, is told the block extents a read is about to use; a true
+        ``source.remote`` has the streams stored raw read whole and kept in
+        the cache like decoded ones (each read of the source costs a
+        request), not just the bytes a read needs.
     cache : BlockCache
         Where decoded streams are kept.
     key : hashable
@@ -329,14 +332,16 @@ class ChunkBlocks:
             prefetch([(table.starts[b], table.ends[b]) for b in blocks
                       if b not in self._streams])
         plan = self._plan(start, stop)
-        # What to fetch: raw pieces, and whole compressed streams not cached.
+        # What to fetch: raw pieces (whole raw streams from a remote source),
+        # and whole compressed streams not cached.
+        keep_raw = getattr(source, "remote", False)
         wanted, got = [], {}
         for _off, _n, block, neblock, planes in plan:
             streams = self._streams_of(block)
             for pieces in planes:
                 for stream, lo, hi in pieces:
                     pos, size = streams[stream]
-                    if size == neblock:
+                    if size == neblock and not keep_raw:
                         wanted.append((pos + lo, pos + hi))
                     else:
                         key = (self.key, block, stream)
@@ -357,12 +362,15 @@ class ChunkBlocks:
             for pieces in planes:
                 for stream, lo, hi in pieces:
                     pos, size = streams[stream]
-                    if size == neblock:
+                    if size == neblock and not keep_raw:
                         joined.append(fetched[(pos + lo, pos + hi)])
                         continue
                     key = (self.key, block, stream)
                     decoded = got[key]
-                    if decoded is None:
+                    if decoded is None and size == neblock:     # a raw stream, kept
+                        decoded = got[key] = bytes(fetched[(pos, pos + size)])
+                        self.cache.put(key, decoded)
+                    elif decoded is None:
                         decoded = got[key] = self._decode(block, stream,
                                                           fetched[(pos, pos + size)], neblock)
                     joined.append(memoryview(decoded)[lo:hi])

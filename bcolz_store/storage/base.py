@@ -181,6 +181,47 @@ class Store(abc.ABC):
             self.path(key)                  # a hostile key is refused all the same
         return [self.get_range(key, start, stop) for start, stop in ranges]
 
+    def get_ranges_if_md5(self, key: str, ranges, md5: str):
+        """The bytes of several ranges of the object at ``key``, read only if
+        the object's whole content has the md5 checksum ``md5``; None when it
+        has another, or when the store cannot promise that cheaply.
+
+        A reader that knows the md5 of the content it expects (from a
+        dataset's checksum file) reads a few ranges of a file this way instead
+        of fetching the whole file to compare its md5.  None tells the caller
+        to do that.  The generic version checks its arguments and returns
+        None; an S3 store sends ranged requests conditional on the object's
+        ETag.
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs, as :meth:`get_ranges` takes them.
+        md5 : str
+            The hex md5 of the content the object must hold.
+
+        Returns
+        -------
+        list of bytes, or None
+            The bytes of each range, in the order of ``ranges``, as
+            :meth:`get_ranges` returns them, all of one content whose md5 is
+            ``md5``; or None.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`get_ranges`.
+        DatasetNotFoundError
+            When nothing is at ``key`` (a store may answer None instead).
+        FormatError
+            When ``key`` could leave the root (a store may also refuse what
+            :meth:`get_range` refuses, or answer None).
+        """
+        check_ranges(ranges)
+        self.path(key)                      # a hostile key is refused all the same
+        return None
+
     @abc.abstractmethod
     def exists(self, key: str) -> bool:
         """True when something is at ``key`` (even something :meth:`get` refuses)."""
@@ -468,6 +509,9 @@ class PrefixStore(Store):
 
     def get_ranges(self, key, ranges):
         return self.base.get_ranges(self._key(key), ranges)
+
+    def get_ranges_if_md5(self, key, ranges, md5):
+        return self.base.get_ranges_if_md5(self._key(key), ranges, md5)
 
     def exists(self, key):
         return self.base.exists(self._key(key))

@@ -24,7 +24,11 @@ from .checksums import md5_hex, read_limit
 from .journal import Journal
 from .ranges import check_ranges
 
-__all__ = ["DatasetReads"]
+__all__ = ["DatasetReads", "USELESS_REFUSALS"]
+
+#: Conditional ranged reads refused in a row, each of a file whose whole
+#: content then had the md5 asked for, after which a view stops trying them.
+USELESS_REFUSALS = 2
 
 
 class DatasetReads:
@@ -54,6 +58,14 @@ class DatasetReads:
     check_contents : bool
         Check the chunks read against the checksums instead of asking the
         store whether a commit happened before each read (on remote stores).
+    conditional_reads : bool
+        With ``check_contents``, read ranges of a chunk file only on condition
+        that the file has the md5 recorded for it (see
+        :meth:`~.base.Store.get_ranges_if_md5`).  Turned off once the store
+        has refused :data:`USELESS_REFUSALS` such reads in a row of files whose
+        whole content then had that md5 (S3 objects whose ETag is no md5:
+        multipart uploads, SSE-KMS), so that reads stop paying a request for
+        nothing.
     """
 
     def __init__(self, store: Store, journal: Journal, prefix: str, readonly: bool,
@@ -67,6 +79,11 @@ class DatasetReads:
         # A remote reader checks chunk contents instead of asking the store
         # whether a commit happened before each read.
         self.check_contents = store.remote
+        # It reads ranges of a chunk file on condition that the file has the
+        # md5 it expects, until the store's refusals prove useless.
+        self.conditional_reads = True
+        self._refused = set()       # keys whose conditional read answered None
+        self._useless = 0           # refusals in a row of files that had their md5
 
     def path(self, key: str) -> str:
         """Where ``key`` of this dataset is, for messages.
@@ -148,13 +165,20 @@ class DatasetReads:
         from the store (see :meth:`~.base.Store.get_range`), or None.
 
         None whenever :meth:`get_chunk` would not read the whole file straight
-        from the store either: with ``verify`` on, when contents are checked
-        (a remote store's reader notices commits by the md5 of whole files),
-        when anything is staged or a committed record waits to be applied
-        (the key's content may live elsewhere), and for a metadata key.  The
-        caller then reads the whole file with :meth:`get_chunk`.  As after
-        :meth:`get_chunk`, the caller calls :meth:`check_reading` once the
-        bytes are read (``failed=True`` after an error).
+        from the store either: with ``verify`` on, when anything is staged or
+        a committed record waits to be applied (the key's content may live
+        elsewhere), and for a metadata key.  Where contents are checked (a
+        remote store's reader notices commits by the md5 of the chunk files
+        it reads), the range is read only on condition that the file has the
+        md5 the checksums record for it (:meth:`~.base.Store.get_ranges_if_md5`),
+        and None when the store does not promise that (the file changed, or
+        the store cannot tell cheaply): the whole file's read then raises what
+        a changed file means (:class:`DatasetChangedError` for a reader).  A
+        file with no checksum recorded is read as a whole file would be, with
+        nothing to check.  After None the caller reads the whole file with
+        :meth:`get_chunk`.  As after :meth:`get_chunk`, the caller calls
+        :meth:`check_reading` once the bytes are read (``failed=True`` after
+        an error).
 
         Parameters
         ----------
@@ -176,7 +200,10 @@ class DatasetReads:
             When the file does not exist.
         FormatError
             When ``key`` is unsafe, or names a folder, a FIFO or another
-            non-file, or a symlink leading outside the rootdir.
+            non-file, or a symlink leading outside the rootdir; where
+            contents are checked, also when the checksum file is unreadable.
+        OSError
+            When the store's request fails otherwise.
         """
         got = self.get_chunk_ranges(key, [(start, stop)])
         return None if got is None else got[0]
@@ -200,20 +227,47 @@ class DatasetReads:
 
         Raises
         ------
-        ValueError, DatasetNotFoundError, FormatError
+        ValueError, DatasetNotFoundError, FormatError, OSError
             As :meth:`get_chunk_range`.
         """
         ranges = check_ranges(ranges)
-        if not self._reads_direct(key):
+        full = self.prefix + key
+        if self.verify or is_metadata_key(full) or not self.journal.reads_through():
             return None
-        return self.store.get_ranges(self.prefix + key, ranges)
+        if not self.check_contents:
+            return self.store.get_ranges(full, ranges)
+        if not self.conditional_reads:
+            return None
+        expected = self._expected_md5(key)
+        if expected is None:                # nothing to check, whole or in part
+            return self.store.get_ranges(full, ranges)
+        got = self.store.get_ranges_if_md5(full, ranges, expected)
+        if got is None:
+            self._refused.add(key)          # judged when the whole file is read
+        else:
+            self._useless = 0
+        return got
 
-    def _reads_direct(self, key: str) -> bool:
-        """True when the file ``key`` is read straight from the store, whole or
-        in ranges: no ``verify``, no content check, nothing staged, no record
-        waiting to be applied, and ``key`` is not a metadata file."""
-        return not (self.verify or self.check_contents or is_metadata_key(self.prefix + key)) \
-            and self.journal.reads_through()
+    def _expected_md5(self, key: str):
+        """The md5 that :meth:`_check_unchanged` expects of ``key``, or None."""
+        state = self.journal.state
+        recorded = state.recorded() if self.readonly else state.checksums()
+        return None if recorded is None else recorded.get(self.prefix + key)
+
+    def _judge_refusal(self, key: str, had_md5: bool) -> None:
+        """After the whole-file read of ``key`` that a refused conditional read
+        asked for: a file that had its md5 all the same was refused for
+        nothing; :data:`USELESS_REFUSALS` such in a row turn conditional reads
+        off for this view."""
+        if key not in self._refused:
+            return
+        self._refused.discard(key)
+        if not had_md5:
+            self._useless = 0
+            return
+        self._useless += 1
+        if self._useless >= USELESS_REFUSALS:
+            self.conditional_reads = False
 
     def get_committed(self, key: str, limit: int | None = None) -> bytes:
         """Read ``key`` from its bcolz file (see :meth:`get`)."""
@@ -303,7 +357,11 @@ class DatasetReads:
         recorded = state.recorded() if self.readonly else state.checksums()
         expected = None if recorded is None else recorded.get(self.prefix + key)
         if expected is None or md5_hex(data) == expected:
+            if self._refused:
+                self._judge_refusal(key, expected is not None)
             return
+        if self._refused:
+            self._judge_refusal(key, False)
         if state.appended_since_loaded():
             return      # only a leftover changes so: its reader takes the items it had
         if not state.is_stable(state.reader_marker):     # (UNSET: never stable)

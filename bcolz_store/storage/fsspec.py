@@ -22,6 +22,8 @@ from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, OWN_NAMES, ROOTDI
                              TEMP_PREFIX)
 from .base import Store
 from .ranges import check_ranges, coalesce, split_groups
+from .s3_ranges import (get_ranges_if_etag, is_md5_hex, precondition_failed,
+                        range_not_satisfiable)
 
 __all__ = ["FsspecStore"]
 
@@ -218,6 +220,55 @@ class FsspecStore(Store):
                 fetched[i] = self._range_error(key, data)
         return split_groups(ranges, groups, fetched)
 
+    def get_ranges_if_md5(self, key: str, ranges, md5: str):
+        """The bytes of several ranges of the object ``key``, read only while its
+        content's md5 is ``md5`` (see :meth:`Store.get_ranges_if_md5`).
+
+        On S3: ranged ``GetObject`` requests with ``If-Match: "<md5>"`` (the
+        ETag of an object put in one request is its md5), ranges less than
+        :data:`~.ranges.MAX_GAP` bytes apart in one request, the groups
+        concurrently.  Other filesystems: None.
+
+        Parameters
+        ----------
+        key : str
+        ranges : iterable of (int, int)
+            ``(start, stop)`` pairs.
+        md5 : str
+            The hex md5 the object's whole content must have.
+
+        Returns
+        -------
+        list of bytes, or None
+            One per range, in their order, as :meth:`get_ranges` returns
+            them; None when the object's ETag is not ``md5`` (another content,
+            or an ETag that is no md5: a multipart upload, SSE-KMS), when a
+            range starts at or past the object's end, when ``md5`` is not a
+            lowercase hex md5, and on filesystems other than S3.
+
+        Raises
+        ------
+        ValueError
+            For ranges that are not ``(start, stop)`` pairs of a range.
+        DatasetNotFoundError
+            When nothing is at ``key`` (S3).
+        FormatError
+            When ``key`` could leave the root.
+        OSError
+            When a request fails otherwise (as s3fs raises it).
+        """
+        ranges = check_ranges(ranges)
+        self._path(key)                     # refuses unsafe keys
+        if not self._s3 or not is_md5_hex(md5):
+            return None
+        if not ranges:
+            return []
+        bucket, name = self._s3_key(key)
+        try:
+            return get_ranges_if_etag(self.fs, bucket, name, ranges, f'"{md5}"')
+        except FileNotFoundError as err:
+            raise DatasetNotFoundError(f"{self.path(key)}: no such file") from err
+
     def _range_error(self, key: str, err: BaseException) -> bytes:
         """What a failed ranged request means: no bytes (the range starts at
         or past the object's end: S3 answers 416), or the error to raise."""
@@ -225,7 +276,7 @@ class FsspecStore(Store):
             raise DatasetNotFoundError(f"{self.path(key)}: no such file") from err
         if isinstance(err, IsADirectoryError):
             raise FormatError(f"{self.path(key)}: expected a file, found a folder") from err
-        if _range_not_satisfiable(err):
+        if range_not_satisfiable(err):
             return b""
         raise err
 
@@ -402,7 +453,7 @@ class FsspecStore(Store):
             except FileNotFoundError:
                 return False
             except OSError as err:
-                if not _precondition_failed(err):
+                if not precondition_failed(err):
                     raise
             except Exception as err:
                 # botocore releases before S3's conditional writes refuse the
@@ -506,25 +557,3 @@ class FsspecStore(Store):
 
 class _NoConditionalRequests(Exception):
     """The installed botocore has no ``IfMatch`` on the call."""
-
-
-def _precondition_failed(err: OSError) -> bool:
-    """True for S3's answer 412 (a condition of the request did not hold)."""
-    cause = getattr(err, "__cause__", None)
-    response = getattr(cause, "response", None) or {}
-    code = str(response.get("Error", {}).get("Code", ""))
-    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return code in ("PreconditionFailed", "412") or status == 412 or \
-        "PreconditionFailed" in str(err) or "Precondition" in str(err)
-
-
-def _range_not_satisfiable(err: BaseException) -> bool:
-    """True for an answer 416 (a range starting at or past the object's end;
-    S3 answers so for any range of an empty object too)."""
-    if not isinstance(err, OSError):
-        return False
-    cause = getattr(err, "__cause__", None)
-    response = getattr(cause, "response", None) or {}
-    code = str(response.get("Error", {}).get("Code", ""))
-    status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-    return code == "InvalidRange" or status == 416 or "not satisfiable" in str(err)

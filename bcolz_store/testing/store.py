@@ -15,8 +15,10 @@ for a read-only backend, anything :meth:`StoreTests.fill` needs to build one)::
 The inherited tests then check it: what is put is got back, missing keys and
 oversized objects are told apart, byte ranges (``get_range``, ``get_ranges``)
 read what they should, across the end of an object too, and refuse what
-``get`` refuses, listings are sorted, recursive and skip the store's own
-files, conditional writes (``put_if_absent``, ``replace_if``, ``delete_if``)
+``get`` refuses, conditional ranged reads (``get_ranges_if_md5``) answer
+the ranges of the content they name or None, never bytes of another,
+listings are sorted, recursive and skip the store's own files, conditional
+writes (``put_if_absent``, ``replace_if``, ``delete_if``)
 act only when they should, the commit lock excludes a second holder, and
 hostile keys (``..``, absolute paths, empty components, NUL) are refused by
 every method.
@@ -222,6 +224,60 @@ class StoreTests:
                      lambda: s.get_ranges(key, [])):
             with pytest.raises(FormatError):
                 call()
+
+    def test_get_ranges_if_md5_reads_only_the_content_it_names(self, store):
+        import hashlib
+        data = bytes(range(256)) * 1024               # 256 KiB: ranges far apart too
+        s = self.fill(store, {"data/__0.blp": data, "k": b"0123456789"})
+        md5 = hashlib.md5(data).hexdigest()
+        ranges = [(200_000, 200_100), (0, 32), (40, 48), (30, 44), (262_000, 300_000),
+                  (48, 48)]
+        got = s.get_ranges_if_md5("data/__0.blp", ranges, md5)
+        assert got is None or got == [data[a:b] for a, b in ranges]
+        got = s.get_ranges_if_md5("data/__0.blp", iter([(5, 6)]), md5)
+        assert got is None or got == [data[5:6]]
+        assert s.get_ranges_if_md5("data/__0.blp", [], md5) in (None, [])
+        got = s.get_ranges_if_md5("k", [(2, 4), (8, 20)], hashlib.md5(b"0123456789").hexdigest())
+        assert got is None or got == [b"23", b"89"]
+        for other in (hashlib.md5(data + b"x").hexdigest(), "0" * 32, "not an md5", "",
+                      md5.upper()):
+            assert s.get_ranges_if_md5("data/__0.blp", [(0, 32), (200_000, 200_100)],
+                                       other) is None
+        child = s.child("data")
+        got = child.get_ranges_if_md5("__0.blp", [(7, 9)], md5)
+        assert got is None or got == [data[7:9]]
+        assert child.get_ranges_if_md5("__0.blp", [(7, 9)], "0" * 32) is None
+
+    def test_get_ranges_if_md5_after_a_replacement(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        import hashlib
+        s = self.fill(store, {"data/__0.blp": b"old content"})
+        old = hashlib.md5(b"old content").hexdigest()
+        s.put("data/__0.blp", b"new content")
+        assert s.get_ranges_if_md5("data/__0.blp", [(0, 3)], old) is None
+        got = s.get_ranges_if_md5("data/__0.blp", [(0, 3)],
+                                  hashlib.md5(b"new content").hexdigest())
+        assert got is None or got == [b"new"]
+
+    def test_get_ranges_if_md5_missing_key_and_bad_arguments(self, store):
+        import hashlib
+        s = self.fill(store, {"k": b"0123456789"})
+        md5 = hashlib.md5(b"0123456789").hexdigest()
+        try:
+            assert s.get_ranges_if_md5("data/__0.blp", [(0, 4)], md5) is None
+        except DatasetNotFoundError:
+            pass
+        for ranges in (None, 5, "ab", [(0, 1, 2)], [(-1, 4)], [(5, 4)], [(0, 2), (1.0, 4)]):
+            with pytest.raises(ValueError):
+                s.get_ranges_if_md5("k", ranges, md5)
+
+    @pytest.mark.parametrize("key", HOSTILE_KEYS)
+    def test_hostile_keys_are_refused_for_conditional_ranged_reads(self, store, key):
+        s = self.fill(store, {"a": b"1"})
+        for ranges in ([(0, 1)], []):
+            with pytest.raises(FormatError):
+                s.get_ranges_if_md5(key, ranges, "0" * 32)
 
     # --- writing
 

@@ -38,11 +38,27 @@ def _data(rng, nitems: int, typesize: int, kind: int) -> np.ndarray:
     return rng.integers(0, 256, n).astype(np.uint8)
 
 
-def _check_ranges(chunk: bytes, raw: np.ndarray, typesize: int, rng, count: int = 12) -> int:
+class _RemoteSource(BytesSource):
+    """A source whose reads cost a request each: its raw streams are read whole
+    and kept."""
+
+    remote = True
+
+    def __init__(self, data):
+        super().__init__(data)
+        self.reads = []
+
+    def read_many(self, ranges) -> list:
+        self.reads.append(list(ranges))
+        return super().read_many(ranges)
+
+
+def _check_ranges(chunk: bytes, raw: np.ndarray, typesize: int, rng, count: int = 12,
+                  source=BytesSource) -> int:
     table = block_table(chunk)
     if not decodable(table):
         return 0
-    blocks = ChunkBlocks(table, BytesSource(chunk), BlockCache(1 << 20), key=0)
+    blocks = ChunkBlocks(table, source(chunk), BlockCache(1 << 20), key=0)
     nitems = raw.size // typesize
     spans = [(0, nitems), (nitems - 1, nitems), (0, 1)]
     for _ in range(count):
@@ -70,6 +86,30 @@ def test_block_reads_equal_whole_chunk_decoding(cname, shuffle):
         assert checked <= 9 * 6 * 4 * 7   # only raw (memcpyed) chunks are decoded here
     else:
         assert checked > 1000
+
+
+@pytest.mark.parametrize("cname", ["lz4", "zstd", "zlib"])
+def test_a_remote_source_keeps_its_raw_streams(cname):
+    rng = np.random.default_rng(len(cname))
+    checked = 0
+    for typesize in (1, 4, 8, 12):
+        for nitems in (1000, 262144 // typesize):
+            raw = _data(rng, nitems, typesize, nitems % 3)
+            chunk = blosc.compress(raw.tobytes(), typesize, 5, 1, cname)
+            checked += _check_ranges(chunk, raw, typesize, rng, count=6, source=_RemoteSource)
+    assert checked
+    raw = rng.standard_normal(32768).cumsum()          # noise in the low bytes: raw streams
+    chunk = blosc.compress(raw.tobytes(), 8, 5, 1, cname)
+    table = block_table(chunk)
+    source = _RemoteSource(chunk)
+    blocks = ChunkBlocks(table, source, BlockCache(1 << 22), key=0)
+    for n, lo in enumerate((17, 18, 4000)):
+        out = np.empty(8, np.uint8)
+        blocks.read_into(lo * 8, out)
+        assert out.tobytes() == raw[lo:lo + 1].tobytes()
+        if not n:
+            first = len(source.reads)
+    assert not any(source.reads[first:]), source.reads[first:]    # all in the cache
 
 
 def test_which_chunks_are_decoded_by_blocks():

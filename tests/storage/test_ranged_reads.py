@@ -3,8 +3,8 @@
 The stores' own ranged reads are part of the Store contract
 (:class:`bcolz_store.testing.store.StoreTests`); here: a dataset view reads
 ranges straight from its store only where a whole-file chunk read would
-(no ``verify``, no content checks, nothing staged, no record waiting to be
-applied), the chunk files of a carray map a missing file to
+(no ``verify``, nothing staged, no record waiting to be applied; where
+contents are checked, only on condition that the file has its recorded md5), the chunk files of a carray map a missing file to
 :class:`ChunkNotFoundError`, a reader still notices a writer's commit, and on
 S3 a range costs one request.
 """
@@ -217,8 +217,8 @@ def test_a_reader_still_notices_a_writers_commit(dataset):
 @pytest.mark.parametrize("cls", [Store, PrefixStore, LocalStore, MemoryStore, ZipStore,
                                  FsspecStore, DatasetReads, DatasetStore, StoredChunkFiles])
 def test_the_ranged_reads_are_documented(cls):
-    names = ["get_range", "get_ranges", "get_chunk_range", "get_chunk_ranges",
-             "read_file_range", "read_file_ranges"]
+    names = ["get_range", "get_ranges", "get_ranges_if_md5", "get_chunk_range",
+             "get_chunk_ranges", "read_file_range", "read_file_ranges"]
     found = []
     for name in names:
         member = vars(cls).get(name)
@@ -280,12 +280,20 @@ def test_reading_one_item_of_a_chunk_on_s3_takes_two_requests(s3_bucket):
     assert seen == {"GetObject": 2}, seen
 
 
-def test_an_s3_reader_falls_back_to_whole_files(s3_bucket):
-    """A remote reader notices commits by the md5 of the whole chunk files it
-    reads: its view never reads a part of one."""
+def test_an_s3_reader_reads_ranges_of_the_chunk_it_loaded(s3_bucket):
+    """A remote reader notices commits by the md5 of the chunk files it
+    reads: its view reads a part of one only on condition that the file
+    still has the md5 recorded for it (see test_conditional_reads.py)."""
     url, options = s3_bucket
     path = f"{url}/checked.bcolz"
     bcolz_store.carray(np.arange(1000), rootdir=path, mode="w", storage_options=options).flush()
     reader = bcolz_store.open(path, mode="r", storage_options=options)
     assert reader.dataset.reads.check_contents
+    whole = reader.dataset.get_chunk(CHUNK, 1 << 30)
+    assert reader.dataset.get_chunk_range(CHUNK, 0, 16) == whole[:16]
+    writer = bcolz_store.open(path, mode="a", storage_options=options)
+    writer[0] = 5
+    writer.flush()
     assert reader.dataset.get_chunk_range(CHUNK, 0, 16) is None
+    with pytest.raises(DatasetChangedError):
+        reader.dataset.get_chunk(CHUNK, 1 << 30)

@@ -293,3 +293,19 @@ def test_the_contract_fails_a_store_whose_ranges_run_past_their_stop():
     StoreTests.test_get_range_inside_and_across_the_end(contract, MemoryStore())
     with pytest.raises(AssertionError):
         StoreTests.test_get_range_inside_and_across_the_end(contract, _RangeToTheEndStore())
+
+
+class _UnconditionalStore(MemoryStore):
+    """get_ranges_if_md5 reads the ranges whatever the md5."""
+
+    def get_ranges_if_md5(self, key, ranges, md5):
+        return self.get_ranges(key, ranges)
+
+
+def test_the_contract_fails_a_store_whose_conditional_reads_ignore_the_md5():
+    contract = TestMemoryStore()
+    for test in (StoreTests.test_get_ranges_if_md5_reads_only_the_content_it_names,
+                 StoreTests.test_get_ranges_if_md5_after_a_replacement):
+        test(contract, MemoryStore())
+        with pytest.raises(AssertionError):
+            test(contract, _UnconditionalStore())
