@@ -103,6 +103,7 @@ class _FileSource:
 
     def prefetch(self, extents) -> None:
         """On a remote store, fetch the block extents a read will use at once."""
+        extents = [span for span in extents if self._held_bytes(*span) is None]
         if not self.remote or not extents:
             return
         skip = BLOSCPACK_HEADER_LENGTH
@@ -110,8 +111,12 @@ class _FileSource:
             self.nchunk, [(skip + start, skip + stop) for start, stop in extents])
         if got is None:
             raise _WholeFile()
-        self._held = [(start, self._check(data, start, stop))
-                      for (start, stop), data in zip(extents, got)]
+        self._held = self._held + [(start, self._check(data, start, stop))
+                                   for (start, stop), data in zip(extents, got)]
+
+    def hold(self, data) -> None:
+        """Keep the whole Blosc chunk, read already, for the read under way."""
+        self._held = [(0, data)]
 
     def release(self) -> None:
         self._held = []
@@ -145,6 +150,7 @@ class BlockReads:
         self.token = next(self._tokens)     # this carray's part of the shared cache's keys
         self.cache = BlockCache(0) if private else shared_cache()
         self._tables: OrderedDict = OrderedDict()   # nchunk -> ChunkBlocks, or False
+        self._one_block = False     # the last table read (remote) had one block
         self._lock = threading.Lock()
 
     def use_shared_cache(self, shared: bool) -> None:
@@ -172,8 +178,13 @@ class BlockReads:
         where = self.chunks.path(nchunk) if self._stored() else f"chunk {nchunk}"
         if self._stored():
             source = _FileSource(self.chunks, nchunk, self.remote)
-            head = self.chunks.read_file_range(nchunk, 0, BLOSCPACK_HEADER_LENGTH
-                                               + TABLE_READ_BYTES)
+            # On a remote store whose chunks are one block each (bcolz's float64
+            # chunks with lz4), the whole file is what a first read needs: one
+            # request instead of the table's and then the block's.
+            whole = self.remote and self._one_block
+            head = self.chunks.read_file_range(
+                nchunk, 0, self.chunks.limit() if whole else
+                BLOSCPACK_HEADER_LENGTH + TABLE_READ_BYTES)
             if head is None:
                 raise _WholeFile()
             parse_bloscpack_header(head[:BLOSCPACK_HEADER_LENGTH], where)
@@ -182,6 +193,10 @@ class BlockReads:
             if need > len(prefix):
                 prefix = source.read(0, need)
             table = block_table(prefix, where, partial=True)
+            if self.remote:
+                self._one_block = table.nblocks == 1
+                if whole:
+                    source.hold(prefix)
         else:
             chunk_ = self.chunks[nchunk]
             if chunk_.isconstant:

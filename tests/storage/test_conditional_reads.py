@@ -195,6 +195,24 @@ def test_reads_after_the_first_of_a_chunk_cost_one_request(s3_bucket):
     assert reader.dataset.reads.conditional_reads
 
 
+def test_chunks_of_one_block_are_read_whole_in_one_request(s3_bucket):
+    """Once a chunk turned out to be one Blosc block (float64 with lz4), the
+    first read of another chunk fetches its whole file in one request instead
+    of its table and then its block."""
+    url, options = s3_bucket
+    path = f"{url}/walk-one-block.bcolz"
+    data = write(path, options, "lz4")
+    reader, seen = reopen(path, options)
+    assert reader[5] == data[5] and seen.chunk_gets == 2
+    seen.clear()
+    i = CHUNKLEN + 77                                  # the second chunk, never read
+    assert reader[i] == data[i]
+    assert seen.chunk_gets == 1, seen.keys
+    j = CHUNKLEN + 5000
+    seen.clear()
+    assert reader[j] == data[j] and seen.gets == 0     # its streams were all kept
+
+
 @pytest.mark.parametrize("cname", sorted(CODECS))
 def test_a_block_read_again_costs_nothing_until_evicted(s3_bucket, cname):
     """Every stream of a block read is kept, those stored raw too (the low
