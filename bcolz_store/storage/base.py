@@ -30,6 +30,7 @@ import concurrent.futures
 
 from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
 from ..format.layout import CHECKSUM_FILE, check_key
+from .io import pool
 
 __all__ = ["FETCH_THREADS", "PrefixStore", "Store"]
 
@@ -193,6 +194,22 @@ class Store(abc.ABC):
         OSError
             When the medium refuses, naming the key.
         """
+
+    def put_and_sync(self, key: str, data):
+        """:meth:`put`, and make the write durable on an io thread (see :meth:`sync`).
+
+        Returns
+        -------
+        concurrent.futures.Future
+            Done once the write is durable; its result raises what the sync raised.
+
+        Raises
+        ------
+        ReadOnlyError, OSError
+            As :meth:`put`.
+        """
+        self.put(key, data)
+        return pool("io").submit(self.sync, [key])
 
     def put_if_absent(self, key: str, data: bytes) -> None:
         """Create the object ``key`` with ``data`` unless something is there.

@@ -24,6 +24,7 @@ import warnings
 from ..errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError, IntegrityWarning,
                       ReadOnlyError)
 from ..format.layout import check_key
+from .ahead import stage_ahead, write_ahead
 from .base import Store
 from .checksums import md5_parts
 from .dataset_reads import DatasetReads
@@ -266,6 +267,29 @@ class DatasetStore:
         """
         self._check_writable()
         self.journal.stage(self.prefix + key, data, digest)
+
+    def write_ahead(self, key: str, data, digest: str | None = None):
+        """Write ``data`` for ``key`` on the calling thread, any thread (see
+        :mod:`~.ahead`); returns the ``Written`` that :meth:`stage_ahead` stages.
+
+        Raises
+        ------
+        ReadOnlyError, OSError
+            As :meth:`set`.
+        """
+        self._check_writable()
+        return write_ahead(self.journal, self.prefix + key, data, digest)
+
+    def stage_ahead(self, key: str, written) -> None:
+        """Stage ``written`` (see :meth:`write_ahead`) as the new content of ``key``.
+
+        Raises
+        ------
+        ValueError, ReadOnlyError, OSError
+            See :func:`~.ahead.stage_ahead`.
+        """
+        self._check_writable()
+        stage_ahead(self.journal, self.prefix + key, written)
 
     def stage_written(self, key: str, blob: str, digest: str) -> None:
         """Stage ``blob``, a file others wrote into a name the journal reserved
