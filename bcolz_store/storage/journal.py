@@ -352,6 +352,9 @@ class Journal:
         parts = data if isinstance(data, list) else [data]
         parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
         size = sum(len(part) for part in parts)
+        if is_metadata_key(key) and self.staging.holds(key, b"".join(parts), None if (
+                self.state.generation is None) else self.state.checksums()):
+            return                          # unchanged (a flush with nothing new)
         if self.store.remote and size <= INLINE_MAX_BYTES:
             content = b"".join(parts)        # carried by the commit record
             self.unstage(key)
