@@ -98,6 +98,8 @@ class CarrayDataset:
                     store.recover()          # finish a commit left by a killed writer
                 store.remove_all()
         store.makedirs("data", "meta")
+        if self.existed == "missing" and self.given is None:
+            store.recover()     # the (empty) committed state, loaded before any blob is staged
         return store
 
     def abandon_creation(self) -> None:

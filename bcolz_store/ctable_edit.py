@@ -172,6 +172,8 @@ def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
             else:
                 dataset.store.remove_root()  # a file, or a broken link: not a dataset
         dataset.makedirs()
+        if root_state != "folder":
+            dataset.recover()   # the (empty) committed state, loaded before any blob is staged
     ckwargs = dict(kwargs, options=cols.options)
     ckwargs["mode"] = "w" if rootdir is not None else ckwargs.get("mode", "w")
     for name, src in zip(names, prepared):

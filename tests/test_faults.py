@@ -71,7 +71,7 @@ class Injector:
         self.count = 0
         self.hit = False
         real = {name: getattr(os, name) for name in
-                ("open", "replace", "rename", "makedirs", "mkdir", "unlink", "fsync")}
+                ("open", "replace", "rename", "makedirs", "mkdir", "unlink", "fsync", "writev")}
         real_open = builtins.open
         fds = {}
 
@@ -109,9 +109,14 @@ class Injector:
             event_fd(fd)
             return real["fsync"](fd)
 
+        def fake_writev(fd, buffers):
+            event_fd(fd)
+            return real["writev"](fd, buffers)
+
         monkeypatch.setattr(builtins, "open", fake_open)
         monkeypatch.setattr(os, "open", fake_os_open)
         monkeypatch.setattr(os, "fsync", fake_fsync)
+        monkeypatch.setattr(os, "writev", fake_writev)
         for name in ("replace", "rename", "makedirs", "mkdir", "unlink"):
             monkeypatch.setattr(os, name, wrap(name))
 

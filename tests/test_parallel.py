@@ -369,6 +369,51 @@ def test_a_write_holds_a_bounded_number_of_compressed_chunks(tmp_path, monkeypat
     assert_array_equal(bcolz.open(str(tmp_path / "c"))[:], data)
 
 
+def _blobs(root) -> list:
+    journal = root / ".bcolz_store-journal"
+    return sorted(p.name for p in journal.rglob("*.blob")) if journal.exists() else []
+
+
+def test_a_failed_chunk_write_on_the_pool_leaves_the_committed_state(
+        tmp_path, monkeypatch, nthreads_restored):
+    from bcolz_store.chunks.chunk import DiskChunks
+    bcolz.set_nthreads(2)
+    root = tmp_path / "c"
+    c = bcolz.carray(_walk(100_000, 1), chunklen=65_536, rootdir=str(root))
+    before = bcolz_files(root)
+    real, calls = DiskChunks.write_ahead, []
+
+    def failing(self, nchunk, chunk_):
+        calls.append(nchunk)
+        if len(calls) == 5:
+            raise OSError(28, "No space left on device")
+        return real(self, nchunk, chunk_)
+    monkeypatch.setattr(DiskChunks, "write_ahead", failing)
+    with pytest.raises(OSError, match="No space"):
+        c.append(_walk(1_000_000, 2))                  # 15 chunks, 2 a task
+    assert len(calls) >= 5
+    monkeypatch.undo()
+    assert len(c) == 100_000 and not _blobs(root)      # files written ahead are gone
+    assert_array_equal(c[:], _walk(100_000, 1))
+    assert bcolz_files(root) == before
+    c.append(_walk(1_000_000, 2))
+    c.flush()
+    assert_array_equal(bcolz.open(str(root))[:], np.concatenate([_walk(100_000, 1),
+                                                                 _walk(1_000_000, 2)]))
+    assert bcolz.verify(str(root)).ok and not _blobs(root)
+
+
+def test_a_file_written_ahead_is_staged_only_under_its_own_key(tmp_path, nthreads_restored):
+    root = tmp_path / "c"
+    c = bcolz.carray(np.arange(100.0), chunklen=10, rootdir=str(root), mode="w")
+    written = c.dataset.write_ahead("data/__10.blp", [b"x" * 70_000])
+    with pytest.raises(ValueError, match="cannot be staged"):
+        c.dataset.stage_ahead("data/__11.blp", written)
+    c.dataset.discard()
+    assert not _blobs(root)
+    assert_array_equal(bcolz.open(str(root))[:], np.arange(100.0))
+
+
 def test_importing_starts_no_thread():
     import subprocess
     import sys

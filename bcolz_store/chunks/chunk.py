@@ -477,6 +477,25 @@ class DiskChunks(StoredChunkFiles):
         self.write(self.nchunks, chunk_, digest)
         self.nchunks += 1
 
+    def write_ahead(self, nchunk: int, chunk_: chunk):
+        """Write ``chunk_`` as file ``nchunk`` from any thread (the one that
+        compressed it: the md5 is taken while the bytes are in its cache);
+        :meth:`append_ahead` then stages it, in order."""
+        return self.store.write_ahead(chunk_key(nchunk), chunk_file_parts(chunk_))
+
+    def append_ahead(self, chunk_: chunk, written) -> None:
+        """Append ``chunk_``, whose file :meth:`write_ahead` wrote as the next one.
+
+        Raises
+        ------
+        ValueError
+            When it was written as another chunk file.
+        """
+        self.store.stage_ahead(chunk_key(self.nchunks), written)
+        if self._cached[0] == self.nchunks:
+            self._cached = (-1, None)
+        self.nchunks += 1
+
     def pop(self) -> chunk:
         """Remove the last full chunk file (and any leftover file after it)."""
         nchunk = self.nchunks - 1

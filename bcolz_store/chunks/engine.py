@@ -397,22 +397,25 @@ class ChunkEngine(EngineBase):
         """
         cl = self.chunklen
         per = max(WRITE_TASK_BYTES // max(self.chunksize, 1), 1)
-        starts = list(starts)
-        groups = [starts[i:i + per] for i in range(0, len(starts), per)]
-        # On the pool, the thread that compresses a chunk also takes the md5 of
-        # its file while it is in the CPU's cache, so the background threads
-        # only write (with one thread, they take the md5 beside the caller).
-        checksum = self.store is not None and threads.get_nthreads() > 1 and len(groups) > 1
+        indexed = list(enumerate(starts))
+        groups = [indexed[i:i + per] for i in range(0, len(indexed), per)]
+        # On the pool, the thread that compresses a chunk also writes its file
+        # and takes its md5 while it is in the CPU's cache (its fsync waits on
+        # an io thread); the calling thread stages the files in order.  With
+        # one thread, background threads take the md5 and write beside it.
+        ahead = self.store is not None and threads.get_nthreads() > 1 and len(groups) > 1
+        first = len(self.chunks)
 
         def encode(group):
-            made = [self.new_chunk(arr[s:s + cl]) for s in group]
-            return [(new, self.chunks.digest(new) if checksum else None) for new in made]
+            made = [(i, self.new_chunk(arr[s:s + cl])) for i, s in group]
+            return [(new, self.chunks.write_ahead(first + i, new) if ahead else None)
+                    for i, new in made]
         for made in threads.map_ordered(encode, groups):
-            for new, digest in made:
-                if digest is None:
+            for new, written in made:
+                if written is None:
                     self.chunks.append(new)
                 else:
-                    self.chunks.append(new, digest)
+                    self.chunks.append_ahead(new, written)
                 self.cbytes += new.cbytes
 
     def adopt_chunks(self, nchunks: int, cbytes: int) -> None:

@@ -30,6 +30,7 @@ import concurrent.futures
 
 from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError, ReadOnlyError
 from ..format.layout import CHECKSUM_FILE, check_key
+from .io import pool
 from .ranges import check_range, check_ranges
 
 __all__ = ["FETCH_THREADS", "PrefixStore", "Store"]
@@ -188,10 +189,9 @@ class Store(abc.ABC):
 
         A reader that knows the md5 of the content it expects (from a
         dataset's checksum file) reads a few ranges of a file this way instead
-        of fetching the whole file to compare its md5.  None tells the caller
-        to do that.  The generic version checks its arguments and returns
-        None; an S3 store sends ranged requests conditional on the object's
-        ETag.
+        of fetching the whole file to compare its md5 (None: do that).  The
+        generic version checks its arguments and returns None; an S3 store
+        sends ranged requests conditional on the object's ETag.
 
         Parameters
         ----------
@@ -301,6 +301,22 @@ class Store(abc.ABC):
         OSError
             When the medium refuses, naming the key.
         """
+
+    def put_and_sync(self, key: str, data):
+        """:meth:`put`, and make the write durable on an io thread (see :meth:`sync`).
+
+        Returns
+        -------
+        concurrent.futures.Future
+            Done once the write is durable; its result raises what the sync raised.
+
+        Raises
+        ------
+        ReadOnlyError, OSError
+            As :meth:`put`.
+        """
+        self.put(key, data)
+        return pool("io").submit(self.sync, [key])
 
     def put_if_absent(self, key: str, data: bytes) -> None:
         """Create the object ``key`` with ``data`` unless something is there.

@@ -25,7 +25,6 @@ from __future__ import annotations
 import errno
 import functools
 import itertools
-import os
 import random
 import time
 
@@ -36,6 +35,7 @@ from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE
 from .checksums import dump_checksums, md5_hex
 from .commit_lock import LockLostError
 from .committed import RETAIN_RECORDS
+from .io import pool
 from .records import (JOURNAL_PREFIX, OPS, commit_order, record_bytes, record_key, staged_md5,
                       write_error)
 
@@ -87,6 +87,7 @@ class Committer:
         self.store = journal.store
         self.state = journal.state
         self.rebases = 0
+        self._syncing = {}          # small blobs whose fsync the commit started
 
     def commit(self) -> None:
         """Commit what is staged, all at once (see
@@ -118,6 +119,14 @@ class Committer:
         """
         journal, staging = self.journal, self.staging
         started = time.monotonic()
+        self._syncing = self._start_syncs()
+        try:
+            self._commit_until_done(started)
+        finally:
+            self._syncing = {}
+
+    def _commit_until_done(self, started: float) -> None:
+        journal, staging = self.journal, self.staging
         for attempt in itertools.count():
             staging.wait_for_blobs()    # written before the lock is taken: not in it
             waited = time.monotonic() - started
@@ -142,6 +151,18 @@ class Committer:
         staging.ops.clear()
         if journal.owner is not None:
             journal.owner.committed()
+
+    def _start_syncs(self) -> dict:
+        """``{blob: Future}``: the fsyncs of the small blobs staged so far that
+        change a file, started on io threads while the large ones are
+        finishing (the commit waits for those its record names)."""
+        staging = self.staging
+        if not self.journal.sync_blobs or not staging.unsynced:
+            return {}
+        sums = self.state.checksums()
+        return {blob: pool("io").submit(self.store.sync, [blob])
+                for key, blob in staging.files.items()
+                if blob in staging.unsynced and sums.get(key) != staging.sums[key]}
 
     def _rebase(self, replay, started: float) -> None:
         """Load the newest state and stage the captured appends (``replay``)
@@ -352,7 +373,11 @@ class Committer:
             for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
                 staged_md5(staging.sums[key])
             if journal.sync_blobs:
-                self.store.sync(staging.unsynced.intersection(staging.files.values()))
+                unsynced = staging.unsynced.intersection(staging.files.values())
+                syncing = [self._syncing[blob] for blob in unsynced if blob in self._syncing]
+                self.store.sync(unsynced.difference(self._syncing))
+                for future in syncing:
+                    future.result()
             staging.unsynced.clear()
             entries = sorted(([key, blob[len(JOURNAL_PREFIX):] if isinstance(blob, str)
                                else blob] for key, blob in staging.files.items()),
@@ -447,10 +472,13 @@ class Committer:
         blobs = [JOURNAL_PREFIX + blob for _key, blob in entries if isinstance(blob, str)]
         if not blobs:
             return
-        if self.store.on_disk:
-            missing = [blob for blob in blobs if not os.path.lexists(self.store.path(blob))]
-        else:                       # one listing of this writer's folder
-            present = set(self.store.list_times(self.staging.prefix))
+        prefix = self.staging.prefix
+        if self.store.on_disk:      # one listing of this writer's folder
+            names = set(self.store.listdir(prefix))
+            missing = [blob for blob in blobs
+                       if not (blob.startswith(prefix) and blob[len(prefix):] in names)]
+        else:
+            present = set(self.store.list_times(prefix))
             missing = [blob for blob in blobs if blob not in present]
         if missing:
             journal = self.journal

@@ -24,6 +24,7 @@ import warnings
 from ..errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError, IntegrityWarning,
                       ReadOnlyError)
 from ..format.layout import check_key
+from .ahead import stage_ahead, write_ahead
 from .base import Store
 from .checksums import md5_parts
 from .dataset_reads import DatasetReads
@@ -147,40 +148,12 @@ class DatasetStore:
 
     def get_chunk_range(self, key: str, start: int, stop: int):
         """The bytes ``[start, stop)`` of chunk file ``key``, or None when the
-        whole file must be read (see :meth:`DatasetReads.get_chunk_range`).
-
-        Parameters
-        ----------
-        key : str
-        start, stop : int
-
-        Returns
-        -------
-        bytes or None
-
-        Raises
-        ------
-        ValueError, DatasetNotFoundError, FormatError
-        """
+        whole file must be read (see :meth:`DatasetReads.get_chunk_range`)."""
         return self.reads.get_chunk_range(key, start, stop)
 
     def get_chunk_ranges(self, key: str, ranges):
         """Several ranges of chunk file ``key``, or None (see
-        :meth:`DatasetReads.get_chunk_ranges`).
-
-        Parameters
-        ----------
-        key : str
-        ranges : iterable of (int, int)
-
-        Returns
-        -------
-        list of bytes, or None
-
-        Raises
-        ------
-        ValueError, DatasetNotFoundError, FormatError
-        """
+        :meth:`DatasetReads.get_chunk_ranges`)."""
         return self.reads.get_chunk_ranges(key, ranges)
 
     def get_many(self, keys, limit: int) -> dict:
@@ -304,6 +277,29 @@ class DatasetStore:
         """
         self._check_writable()
         self.journal.stage(self.prefix + key, data, digest)
+
+    def write_ahead(self, key: str, data, digest: str | None = None):
+        """Write ``data`` for ``key`` on the calling thread, any thread (see
+        :mod:`~.ahead`); returns the ``Written`` that :meth:`stage_ahead` stages.
+
+        Raises
+        ------
+        ReadOnlyError, OSError
+            As :meth:`set`.
+        """
+        self._check_writable()
+        return write_ahead(self.journal, self.prefix + key, data, digest)
+
+    def stage_ahead(self, key: str, written) -> None:
+        """Stage ``written`` (see :meth:`write_ahead`) as the new content of ``key``.
+
+        Raises
+        ------
+        ValueError, ReadOnlyError, OSError
+            See :func:`~.ahead.stage_ahead`.
+        """
+        self._check_writable()
+        stage_ahead(self.journal, self.prefix + key, written)
 
     def stage_written(self, key: str, blob: str, digest: str) -> None:
         """Stage ``blob``, a file others wrote into a name the journal reserved

@@ -57,6 +57,7 @@ to 5; its committed state (:attr:`Journal.state`) is a
 from __future__ import annotations
 
 import contextlib
+import threading
 import uuid
 from concurrent.futures import Future, wait
 
@@ -144,6 +145,7 @@ class Journal:
             store.fsync_enabled = self.fsync
         self._sync = self.fsync and store.durable
         self.staging = Staging()   # the pending change and this writer's blob folder
+        self._blob_lock = threading.Lock()
         self._batch = 0
         self._commit_requested = False
         # Failed writes (see :meth:`operation`).
@@ -309,9 +311,15 @@ class Journal:
             self.staging.folder_made = True
 
     def _next_blob(self, key: str) -> str:
-        self._ensure_dir(key)
-        self.staging.counter += 1
-        return blob_key(self.staging.prefix, self.staging.counter)
+        with self._blob_lock:          # blobs are also written ahead (see new_blob)
+            self._ensure_dir(key)
+            self.staging.counter += 1
+            return blob_key(self.staging.prefix, self.staging.counter)
+
+    def new_blob(self, key: str) -> str:
+        """A fresh blob key in this writer's folder (made first) for new
+        content of ``key``; any thread may ask (:mod:`~.ahead`)."""
+        return self._next_blob(key)
 
     def scratch_prefix(self, name: str) -> str:
         """A folder key inside this writer's blob folder, for files that a later
@@ -344,6 +352,9 @@ class Journal:
         parts = data if isinstance(data, list) else [data]
         parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
         size = sum(len(part) for part in parts)
+        if is_metadata_key(key) and self.staging.holds(key, b"".join(parts), None if (
+                self.state.generation is None) else self.state.checksums()):
+            return                          # unchanged (a flush with nothing new)
         if self.store.remote and size <= INLINE_MAX_BYTES:
             content = b"".join(parts)        # carried by the commit record
             self.unstage(key)
@@ -405,9 +416,10 @@ class Journal:
             When the folder cannot be made, naming it.
         """
         self._check_writable()
-        self._ensure_dir()
-        first = self.staging.counter + 1
-        self.staging.counter += int(count)
+        with self._blob_lock:
+            self._ensure_dir()
+            first = self.staging.counter + 1
+            self.staging.counter += int(count)
         return self.staging.prefix, first
 
     def stage_written(self, key: str, blob: str, digest: str) -> None:
@@ -432,6 +444,13 @@ class Journal:
         self.unstage(key)
         self.staging.files[key] = blob
         self.staging.sums[key] = digest
+
+    def limit_inflight(self, future, size: int) -> None:
+        """Count ``future``, a background write or fsync of ``size`` bytes, in
+        flight, then wait until at most MAX_INFLIGHT_BYTES are."""
+        self.staging.inflight.append((future, size))
+        self.staging.inflight_bytes += size
+        self._limit_inflight(MAX_INFLIGHT_BYTES)
 
     def _limit_inflight(self, limit: int) -> None:
         """Wait for background writes until at most ``limit`` bytes are pending."""

@@ -22,7 +22,7 @@ from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError
 from ..format.layout import OWN_NAMES, TEMP_PREFIX, check_key
 from .base import Store
 from .files import describe_mode, open_regular, read_at, read_fd
-from .io import fsync_all, fsync_dir, fsync_file
+from .io import fsync_all, fsync_dir, fsync_file, write_file
 from .ranges import check_ranges
 
 __all__ = ["LocalStore"]
@@ -387,10 +387,13 @@ class LocalStore(Store):
         and moves them into place with :meth:`move`.
         """
         self._check_writable()
-        parts = data if isinstance(data, list) else [data]
-        with open(self.path(key), "wb") as fh:
-            for part in parts:
-                fh.write(part)
+        write_file(self.path(key), data if isinstance(data, list) else [data])
+
+    def put_and_sync(self, key: str, data):
+        """:meth:`put`, then an fsync of the open file on an io thread; return
+        its Future."""
+        self._check_writable()
+        return write_file(self.path(key), data if isinstance(data, list) else [data], sync=True)
 
     def put_if_absent(self, key: str, data: bytes) -> None:
         """Create ``key`` atomically with ``data``, refusing if it exists.

@@ -32,7 +32,6 @@ from ..errors import FormatError
 from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR, commit_key_limit
 from .base import Store
 from .checksums import md5_parts
-from .io import pool
 
 __all__ = ["BLOB_NAME", "INLINE_MAX_BYTES", "JOURNAL_PREFIX", "LEGACY_MANIFEST", "OPS",
            "RECORD_NAME", "RecordInfo", "UNSET", "blob_key", "check_manifest", "commit_order",
@@ -86,11 +85,11 @@ def write_blob(store: Store, blob: str, parts: list, sync: bool, key: str, diges
     if digest is None:
         digest = md5_parts(parts)
     try:
+        if sync:
+            return digest, store.put_and_sync(blob, parts)
         store.put(blob, parts)
     except OSError as err:
         raise write_error(err, key, store.path(blob), store.url) from err
-    if sync:
-        return digest, pool("io").submit(store.sync, [blob])
     return digest
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from concurrent.futures import wait
 
+from .checksums import md5_hex
 from .records import JOURNAL_PREFIX
 
 __all__ = ["Staging"]
@@ -76,6 +77,22 @@ class Staging:
         self.prefix = f"{JOURNAL_PREFIX}{token}/"
         self.folder_made = False
         self.scratch_used = False
+
+    def holds(self, key: str, content: bytes, committed=None) -> bool:
+        """True when ``key`` holds ``content`` already: staged so, or (not
+        staged) committed so, as ``committed`` (the committed checksums, or
+        None: not known) tells.
+
+        Parameters
+        ----------
+        key : str
+        content : bytes
+        committed : dict, optional
+            ``{key: md5 hex}`` of the committed files.
+        """
+        if key in self.files:
+            return self.meta.get(key) == content
+        return committed is not None and committed.get(key) == md5_hex(content)
 
     def wait_for_blobs(self) -> None:
         """Wait for the background blob writes (their errors are raised when

@@ -290,6 +290,14 @@ class StoreTests:
         assert s.get("k", 10) == b"two!"
         assert s.identity("k") != before
 
+    def test_put_and_sync_writes_every_part_and_tells_when_durable(self, store):
+        if not self.writable:
+            pytest.skip("read-only store")
+        s = self.fill(store, {"k": b"one"})
+        parts = [b"head", memoryview(bytes(range(256)) * 300), b"", b"tail"]
+        s.put_and_sync("k", parts).result(timeout=60)
+        assert s.get("k", 1 << 20) == b"".join(bytes(p) for p in parts)
+
     def test_put_if_absent_refuses_an_existing_key(self, store):
         if not self.writable:
             pytest.skip("read-only store")
@@ -383,7 +391,8 @@ class StoreTests:
         s = self.fill(store, {"a": b"1"})
         s.readonly = True
         for call in (lambda: s.put("b", b"x"), lambda: s.delete("a"),
-                     lambda: s.put_if_absent("c", b"x"), lambda: s.delete_prefix("")):
+                     lambda: s.put_if_absent("c", b"x"), lambda: s.delete_prefix(""),
+                     lambda: s.put_and_sync("b", b"x")):
             with pytest.raises(ReadOnlyError):
                 call()
         assert s.get("a", 10) == b"1"
