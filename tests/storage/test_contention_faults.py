@@ -319,8 +319,11 @@ def test_writers_killed_while_appending_on_s3(s3_bucket, kind):
     figures = contention.run(kind, f"{url}/{kind}.bcolz", options, writers=4, appends=20,
                              kill=2, lease=KILLS_LEASE, seed=6)
     _assert_whole(figures)
-    assert len(figures["killed"]) == 2
-    assert figures["commits"] == 40 + sum(k["acked"] for k in figures["killed"])
+    # As locally: a writer may finish its appends before the supervisor's
+    # moment to kill it comes (the more so the faster commits are).
+    assert 1 <= len(figures["killed"]) <= 2
+    assert figures["commits"] == 20 * (4 - len(figures["killed"])) + \
+        sum(k["acked"] for k in figures["killed"])
 
 
 def test_writers_killed_through_s3_faults(s3_bucket):
