@@ -19,6 +19,7 @@ hold, and an append another writer's commit overtook is rebased by them.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 from ..errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError, IntegrityWarning,
@@ -32,6 +33,15 @@ from .journal import Journal
 from .owner import DatasetOwner
 
 __all__ = ["DatasetOwner", "DatasetStore"]
+
+
+def _handed_to_reads(name: str):
+    """A method of the view that hands over to the same method of its
+    :class:`DatasetReads` (its signature and docstring too)."""
+    @functools.wraps(getattr(DatasetReads, name))
+    def method(self, *args, **kwargs):
+        return getattr(self.reads, name)(*args, **kwargs)
+    return method
 
 
 class DatasetStore:
@@ -146,15 +156,9 @@ class DatasetStore:
         """
         return self.reads.get_chunk(key, limit)
 
-    def get_chunk_range(self, key: str, start: int, stop: int):
-        """The bytes ``[start, stop)`` of chunk file ``key``, or None when the
-        whole file must be read (see :meth:`DatasetReads.get_chunk_range`)."""
-        return self.reads.get_chunk_range(key, start, stop)
-
-    def get_chunk_ranges(self, key: str, ranges):
-        """Several ranges of chunk file ``key``, or None (see
-        :meth:`DatasetReads.get_chunk_ranges`)."""
-        return self.reads.get_chunk_ranges(key, ranges)
+    # Ranged reads of a chunk file: those of DatasetReads, documented there.
+    get_chunk_range = _handed_to_reads("get_chunk_range")
+    get_chunk_ranges = _handed_to_reads("get_chunk_ranges")
 
     def get_many(self, keys, limit: int) -> dict:
         """``{key: bytes or exception}`` of several files, fetched together
