@@ -119,9 +119,8 @@ class Store(abc.ABC):
     def get_range(self, key: str, start: int, stop: int) -> bytes:
         """The bytes ``[start, stop)`` of the object at ``key``.
 
-        The generic version reads the whole object with :meth:`get` and cuts
-        the range out; the stores of this package read only the range (a
-        local file with ``pread``, an object with one ranged request).
+        One range of :meth:`get_ranges`, which each store implements (reading
+        only the range: a local file by ``pread``, an object by one request).
 
         Parameters
         ----------
@@ -146,15 +145,14 @@ class Store(abc.ABC):
             When what is there is not a plain object (a folder, a FIFO...), or
             leads outside the root, or ``key`` could leave the root.
         """
-        start, stop = check_range(start, stop)
-        return bytes(self.get(key, 1 << 62)[start:stop])
+        return self.get_ranges(key, [check_range(start, stop)])[0]
 
     def get_ranges(self, key: str, ranges) -> list:
         """The bytes of several ranges of the object at ``key``.
 
-        The generic version calls :meth:`get_range` for each range; an object
-        store fetches ranges that lie close together in one request, and
-        groups far apart concurrently.
+        The generic version reads the whole object with :meth:`get` once and
+        cuts the ranges out; an object store fetches ranges that lie close
+        together in one request, and groups far apart concurrently.
 
         Parameters
         ----------
@@ -180,7 +178,9 @@ class Store(abc.ABC):
         ranges = check_ranges(ranges)
         if not ranges:
             self.path(key)                  # a hostile key is refused all the same
-        return [self.get_range(key, start, stop) for start, stop in ranges]
+            return []
+        data = self.get(key, 1 << 62)
+        return [bytes(data[start:stop]) for start, stop in ranges]
 
     def get_ranges_if_md5(self, key: str, ranges, md5: str):
         """The bytes of several ranges of the object at ``key``, read only if

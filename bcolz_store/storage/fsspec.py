@@ -151,35 +151,6 @@ class FsspecStore(Store):
             out[key] = data
         return out
 
-    def get_range(self, key: str, start: int, stop: int) -> bytes:
-        """The bytes ``[start, stop)`` of the object ``key``, in one ranged
-        request (see :meth:`Store.get_range`).
-
-        Parameters
-        ----------
-        key : str
-        start, stop : int
-            The range, ``0 <= start <= stop``.
-
-        Returns
-        -------
-        bytes
-            Fewer bytes where the object ends before ``stop``, none where
-            ``start`` is at or past its end.
-
-        Raises
-        ------
-        ValueError
-            For a range that is not one.
-        DatasetNotFoundError
-            When nothing is at ``key``.
-        FormatError
-            When a folder is there, or ``key`` could leave the root.
-        OSError
-            When the request fails otherwise (as fsspec raises it).
-        """
-        return self.get_ranges(key, [(start, stop)])[0]
-
     def get_ranges(self, key: str, ranges) -> list:
         """The bytes of several ranges of the object ``key`` (see
         :meth:`Store.get_ranges`): ranges less than

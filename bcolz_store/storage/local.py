@@ -149,36 +149,6 @@ class LocalStore(Store):
         finally:
             os.close(fd)
 
-    def get_range(self, key: str, start: int, stop: int) -> bytes:
-        """The bytes ``[start, stop)`` of the regular file ``key``, read with
-        one ``pread`` (see :meth:`Store.get_range`).
-
-        The file is opened as :meth:`get` opens it: never through a symlink
-        leading outside the root, never anything but a regular file.
-
-        Parameters
-        ----------
-        key : str
-        start, stop : int
-            The range, ``0 <= start <= stop``.
-
-        Returns
-        -------
-        bytes
-            Fewer bytes where the file ends before ``stop``.
-
-        Raises
-        ------
-        ValueError
-            For a range that is not one.
-        DatasetNotFoundError
-            When there is no file at ``key``.
-        FormatError
-            When a folder, a FIFO, a device... is there, a symlink leads
-            outside the root, or reading fails (an I/O error).
-        """
-        return self.get_ranges(key, [(start, stop)])[0]
-
     def get_ranges(self, key: str, ranges) -> list:
         """The bytes of several ranges of the regular file ``key``: one open,
         one ``pread`` per range (see :meth:`Store.get_ranges`).

@@ -47,32 +47,6 @@ class MemoryStore(Store):
                               f"{limit} such a file may hold")
         return found[0]
 
-    def get_range(self, key, start, stop):
-        """The bytes ``[start, stop)`` of the object ``key``, sliced (see
-        :meth:`Store.get_range`).
-
-        Parameters
-        ----------
-        key : str
-        start, stop : int
-            The range, ``0 <= start <= stop``.
-
-        Returns
-        -------
-        bytes
-            Fewer bytes where the object ends before ``stop``.
-
-        Raises
-        ------
-        ValueError
-            For a range that is not one.
-        DatasetNotFoundError
-            When nothing is at ``key``.
-        FormatError
-            When ``key`` could leave the root.
-        """
-        return self.get_ranges(key, [(start, stop)])[0]
-
     def get_ranges(self, key, ranges):
         """The bytes of several ranges of the object ``key``, sliced from one
         snapshot of it (see :meth:`Store.get_ranges`).

@@ -229,37 +229,6 @@ class ZipStore(Store):
                               f"{info.file_size} its entry declares")
         return data
 
-    def get_range(self, key, start, stop):
-        """The bytes ``[start, stop)`` of the entry ``key`` (see
-        :meth:`Store.get_range`).
-
-        The whole entry is read, with every check of :meth:`get` (its CRC
-        among them), and the range cut out of it: a pack is a local file,
-        and an entry is one chunk file at most.
-
-        Parameters
-        ----------
-        key : str
-        start, stop : int
-            The range, ``0 <= start <= stop``.
-
-        Returns
-        -------
-        bytes
-            Fewer bytes where the entry ends before ``stop``.
-
-        Raises
-        ------
-        ValueError
-            For a range that is not one.
-        DatasetNotFoundError
-            When the pack has no entry ``key``.
-        FormatError
-            As :meth:`get` (an encrypted, compressed or symlink entry, sizes
-            that disagree, a CRC mismatch, a key that could leave the root).
-        """
-        return self.get_ranges(key, [(start, stop)])[0]
-
     def get_ranges(self, key, ranges):
         """The bytes of several ranges of the entry ``key``, read once (see
         :meth:`get_range`).
