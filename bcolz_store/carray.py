@@ -35,7 +35,7 @@ from .carray_meta import new_meta
 from .category_type import CodesView, category_of
 from .chunks.category_engine import CategoryEngine
 from .chunks.chunk import chunk
-from .datasets.carray_files import new_engine, stage_sizes, stage_storage
+from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
 from .defaults import check_cache_budget, defaults
 from .errors import ReadOnlyError, UnsafeDataError
 from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
@@ -435,6 +435,7 @@ class carray:
             store.note("append")
         self._engine.stage_leftover()
         stage_sizes(store, self.shape, self.nbytes, self._engine.cbytes)
+        stage_stats(store, self._engine)
         self._unstaged = False
         if commit:
             store.commit()

@@ -11,8 +11,26 @@ import numpy as np
 
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
-__all__ = ["check_where", "copy_rows", "engine_sum", "iter_items", "new_shape", "reshaped_rows",
-           "sum_dtype", "true_positions", "values_where"]
+__all__ = ["check_where", "chunk_stats", "copy_rows", "engine_sum", "iter_items", "new_shape",
+           "reshaped_rows", "sum_dtype", "true_positions", "values_where"]
+
+
+def chunk_stats(c):
+    """The chunk statistics of the carray ``c`` for planning a query
+    (a :class:`~bcolz_store.chunks.stats.ColumnStats`: per chunk, the leftover
+    last, its rows, min, max, missing items and whether they are known), or
+    None for a carray in memory or of a kind without statistics.
+
+    The leftover's statistics are known only to a reader (mode ``'r'``),
+    whose leftover cannot change in memory; a writer's leftover and any chunk
+    whose statistics are not known yet are marked unknown (to be read).
+    """
+    engine = c._engine
+    engine = getattr(engine, "codes", engine)       # a categorical's: of its codes
+    stats = getattr(engine, "stats", None)
+    if stats is None:
+        return None
+    return stats.column_stats(engine, use_leftover=c._files.store.readonly)
 
 
 def iter_items(read, atom, chunklen, start, stop, step, limit, skip):

@@ -326,6 +326,7 @@ class DiskChunks(StoredChunkFiles):
         self.cparams = cparams
         self.nchunks = nchunks
         self.chunk_nbytes = chunk_nbytes
+        self.stats = None       # the engine's ChunkStats, told of every chunk file written
         self._cached = (-1, None)
         self._shown = None      # (store.root, path prefix of chunk files in messages)
 
@@ -467,6 +468,8 @@ class DiskChunks(StoredChunkFiles):
         """Write ``chunk_`` as file ``nchunk`` (bloscpack header + Blosc bytes);
         ``digest`` is its :meth:`digest` when already computed."""
         self.store.set(chunk_key(nchunk), chunk_file_parts(chunk_), digest)
+        if self.stats is not None:      # the writer records them again when it knows them
+            self.stats.forget(nchunk)
         if self._cached[0] == nchunk:
             self._cached = (-1, None)
 
@@ -492,6 +495,8 @@ class DiskChunks(StoredChunkFiles):
             When it was written as another chunk file.
         """
         self.store.stage_ahead(chunk_key(self.nchunks), written)
+        if self.stats is not None:
+            self.stats.forget(self.nchunks)
         if self._cached[0] == self.nchunks:
             self._cached = (-1, None)
         self.nchunks += 1
@@ -503,6 +508,8 @@ class DiskChunks(StoredChunkFiles):
         self.store.delete(chunk_key(nchunk))
         self.store.delete(chunk_key(nchunk + 1))
         self.nchunks -= 1
+        if self.stats is not None:
+            self.stats.truncate(self.nchunks)
         self._cached = (-1, None)
         return chunk_
 

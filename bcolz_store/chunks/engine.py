@@ -380,10 +380,20 @@ class ChunkEngine(EngineBase):
         """A compressed chunk of ``data`` (in memory, all-zero chunks keep a constant)."""
         return chunk(data, self.atom, self.cparams, _memory=self.store is None)
 
+    def _stats_of(self, data: np.ndarray):
+        """The chunk statistics of ``data`` (None when the carray keeps none)."""
+        return None if self.stats is None else self.stats.of(data)
+
+    def _record(self, nchunk: int, entry) -> None:
+        if self.stats is not None:
+            self.stats.record(nchunk, entry)
+
     def push_chunk(self, data: np.ndarray) -> None:
         """Compress ``data`` (``chunklen`` atoms) as the next full chunk."""
         new = self.new_chunk(data)
+        nchunk = len(self.chunks)
         self.chunks.append(new)
+        self._record(nchunk, self._stats_of(data))
         self.cbytes += new.cbytes
 
     def push_chunks(self, arr: np.ndarray, starts) -> None:
@@ -407,15 +417,18 @@ class ChunkEngine(EngineBase):
         first = len(self.chunks)
 
         def encode(group):
-            made = [(i, self.new_chunk(arr[s:s + cl])) for i, s in group]
-            return [(new, self.chunks.write_ahead(first + i, new) if ahead else None)
-                    for i, new in made]
+            made = [(i, self.new_chunk(arr[s:s + cl]), self._stats_of(arr[s:s + cl]))
+                    for i, s in group]
+            return [(new, self.chunks.write_ahead(first + i, new) if ahead else None, entry)
+                    for i, new, entry in made]
         for made in threads.map_ordered(encode, groups):
-            for new, written in made:
+            for new, written, entry in made:
+                nchunk = len(self.chunks)
                 if written is None:
                     self.chunks.append(new)
                 else:
                     self.chunks.append_ahead(new, written)
+                self._record(nchunk, entry)
                 self.cbytes += new.cbytes
 
     def adopt_chunks(self, nchunks: int, cbytes: int) -> None:
@@ -434,6 +447,7 @@ class ChunkEngine(EngineBase):
         old = self.chunks[nchunk]
         new = self.new_chunk(data)
         self.chunks[nchunk] = new
+        self._record(nchunk, self._stats_of(data))
         self.cbytes += new.cbytes - old.cbytes
         self.drop_cache(nchunk)
 

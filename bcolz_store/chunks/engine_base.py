@@ -44,6 +44,8 @@ class EngineBase:
     """The cache, the leftover's bookkeeping and the positional writes of a
     chunk engine (see the module's description)."""
 
+    stats = None    # a stored carray's ChunkStats (chunks/stats.py), when its kind has them
+
     # ------------------------------------------------------------ shape
 
     @property

@@ -120,6 +120,7 @@ class VlenDiskChunks(StoredChunkFiles):
     """
 
     key = staticmethod(vlen_chunk_key)
+    stats = None        # the engine's ChunkStats, told of every chunk file written
 
     def __init__(self, store, nchunks: int = 0):
         self.store = store
@@ -164,6 +165,8 @@ class VlenDiskChunks(StoredChunkFiles):
     def write(self, nchunk: int, data: bytes) -> None:
         """Stage ``data`` as chunk file ``nchunk`` for the next commit."""
         self.store.set(vlen_chunk_key(nchunk), data)
+        if self.stats is not None:      # the engine records them again when it knows them
+            self.stats.forget(nchunk)
 
     def push(self, data: bytes) -> None:
         """Stage ``data`` as the next full chunk file."""
@@ -179,6 +182,8 @@ class VlenDiskChunks(StoredChunkFiles):
         self.store.delete(vlen_chunk_key(nchunk))
         self.store.delete(vlen_chunk_key(nchunk + 1))
         self.nchunks -= 1
+        if self.stats is not None:
+            self.stats.truncate(self.nchunks)
         return data
 
     def delete(self, nchunk: int) -> None:

@@ -332,7 +332,10 @@ class VlenEngine(EngineBase):
         """Encode ``items`` (``chunklen`` of them) as the next full chunk."""
         data = self.encode(items)
         self._add_sizes(data)
+        nchunk = len(self.chunks)
         self.chunks.push(data)
+        if self.stats is not None:
+            self.stats.record(nchunk, self.stats.of(items))
 
     def push_chunks(self, arr: np.ndarray, starts) -> None:
         """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks."""
@@ -352,6 +355,8 @@ class VlenEngine(EngineBase):
         self._add_sizes(old, -1)
         self._add_sizes(data)
         self.chunks.write(nchunk, data)
+        if self.stats is not None:
+            self.stats.record(nchunk, self.stats.of(items))
         self.drop_cache(nchunk)
 
     def _writable_chunk(self, nchunk: int) -> np.ndarray:

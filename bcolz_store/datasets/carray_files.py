@@ -23,6 +23,7 @@ import numpy as np
 from ..chunks.chunk import chunk_key
 from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
+from ..chunks.stats import attach_stats, stats_kind
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine
 from ..chunks.vlen import dictionary_id
@@ -35,7 +36,7 @@ from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "load_carray", "new_engine",
-           "stage_sizes", "stage_storage"]
+           "stage_sizes", "stage_stats", "stage_storage"]
 
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
@@ -228,11 +229,26 @@ def _category_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
 
 
 def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
-    """The engine of a carray described by ``meta`` (a stored one unless ``new``).
+    """The engine of a carray described by ``meta`` (a stored one unless ``new``),
+    with its chunk statistics (``meta/stats``, chunks/stats.py) when its kind
+    has them.
 
     The leftover of a stored carray is read from its chunk file when first
     needed, so opening a table reads no chunk at all.
     """
+    engine = _new_engine(meta, store, cache_budget, new)
+    if meta.categorical is not None:
+        attach_stats(engine.codes, stats_kind(meta.categorical.codes, categorical=True),
+                     meta.chunklen, store, meta.length, new)
+    elif meta.vlen is not None:
+        attach_stats(engine, stats_kind(meta.atom, meta.vlen.kind), meta.chunklen, store,
+                     meta.length, new)
+    elif storage_kind(meta.atom) != "pickle":
+        attach_stats(engine, stats_kind(meta.atom), meta.chunklen, store, meta.length, new)
+    return engine
+
+
+def _new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
     if meta.categorical is not None:
         return _category_engine(meta, store, cache_budget, new)
     if meta.vlen is not None:
@@ -250,6 +266,15 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     nfull, nleft = divmod(meta.length, meta.chunklen)
     return ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store, nfull, nleft,
                        meta.cbytes, cache_budget=cache_budget)
+
+
+def stage_stats(store, engine) -> None:
+    """Stage ``meta/stats`` for the engine's chunks as they are now (chunks/stats.py);
+    nothing for a kind without statistics."""
+    engine = engine.codes if isinstance(engine, CategoryEngine) else engine
+    stats = getattr(engine, "stats", None)
+    if stats is not None:
+        stats.stage(store, engine)
 
 
 def stage_storage(store, meta: CarrayMeta) -> None:

@@ -90,7 +90,7 @@ MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 # The categories of a categorical carray: a vlen carray in this folder.
 CATEGORIES_PREFIX = "categories/"
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
-_CARRAY_FILES = ("meta/sizes", "meta/storage", ATTRS_FILE)
+_CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", ATTRS_FILE)
 
 
 def is_metadata_key(key: str) -> bool:

@@ -1,0 +1,194 @@
+"""A carray's chunk statistics, ``meta/stats``: for every chunk (the leftover
+last) its least and greatest item and how many of its items are missing.
+
+::
+
+    {"md5": "<hex>", "stats": 1, "kind": "<f8", "chunklen": 131072,
+     "length": 20000000, "chunks": [[min, max, nulls], ...]}
+
+- ``kind`` says how the values are written: the atom's dtype string for a
+  fixed-size atom (``|b1``, ``<i8``, ``<u4``, ``<f8``, ``<M8[ns]``, ``<m8[s]``,
+  ``|S12``, ``<U8``); ``vlen:str`` / ``vlen:bytes`` for variable-length
+  items; ``category:<i4`` for the codes of a categorical carray (its
+  statistics are those of the codes; ``-1``, a missing item, counts as
+  missing and is neither min nor max).
+- One ``[min, max, nulls]`` per chunk, ``ceil(length / chunklen)`` of them.
+  Booleans are written 0/1, integers, datetimes and timedeltas as integers
+  (their int64 value), floats as JSON numbers (``"inf"``/``"-inf"`` as
+  strings), ``str`` as JSON strings, ``bytes`` as JSON strings of their
+  latin-1 decoding.  ``nulls`` counts NaN (floats), NaT (datetimes,
+  timedeltas), None (nullable vlen items) and ``-1`` (categorical codes);
+  min and max ignore them and are ``null`` when every item is missing.
+- ``md5`` is the md5 of the file's text written with ``"md5": ""``: a damaged
+  file is told without the checksum file, and is then not used (queries
+  read every chunk instead).
+
+bcolz never reads this file (it opens ``meta/sizes`` and ``meta/storage`` by
+name), so datasets carrying it stay bcolz datasets.  Statistics are kept for
+carrays of at most :data:`MAX_STATS_CHUNKS` chunks.
+
+Pure functions: nothing here opens a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import numpy as np
+
+from ..errors import FormatError
+
+__all__ = ["MAX_STATS_CHUNKS", "STATS_KEY", "STATS_VERSION", "decode_value", "dump_stats",
+           "encode_value", "load_stats"]
+
+STATS_KEY = "meta/stats"
+STATS_VERSION = 1
+# Statistics are written for carrays of at most this many chunks (about 40 MB
+# of JSON at worst): beyond it a query reads every chunk.
+MAX_STATS_CHUNKS = 1 << 20
+_FIELDS = ("md5", "stats", "kind", "chunklen", "length", "chunks")
+
+
+def _kind_type(kind: str):
+    """The numpy dtype of the values of ``kind`` (object for text)."""
+    if kind in ("vlen:str", "vlen:bytes"):
+        return np.dtype(object)
+    if kind.startswith("category:"):
+        kind = kind[len("category:"):]
+    try:
+        dtype = np.dtype(kind)
+    except TypeError as err:
+        raise FormatError(f"unknown statistics kind {kind!r}") from err
+    if dtype.kind not in "biufMmSU" or dtype.shape:
+        raise FormatError(f"unknown statistics kind {kind!r}")
+    return dtype
+
+
+def encode_value(value, kind: str):
+    """A statistic (a numpy or Python scalar of ``kind``) as JSON."""
+    if value is None:
+        return None
+    dtype = _kind_type(kind)
+    if kind == "vlen:bytes" or dtype.kind == "S":
+        return bytes(value).decode("latin-1")
+    if kind == "vlen:str" or dtype.kind == "U":
+        return str(value)
+    if dtype.kind == "f":
+        value = float(value)
+        return value if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+    if dtype.kind in "Mm":
+        return int(np.asarray(value, dtype=dtype).view(np.int64))
+    return int(value)
+
+
+def decode_value(raw, kind: str, where: str):
+    """A JSON statistic of ``kind`` back as a Python value (datetimes as
+    ``numpy.datetime64``/``timedelta64``), checked.
+
+    Raises
+    ------
+    FormatError
+        A value of the wrong JSON type or out of the kind's range.
+    """
+    if raw is None:
+        return None
+    dtype = _kind_type(kind)
+    if kind in ("vlen:str", "vlen:bytes") or dtype.kind in "SU":
+        if not isinstance(raw, str):
+            raise FormatError(f"{where}: statistic {raw!r} is not a string")
+        if kind == "vlen:bytes" or dtype.kind == "S":
+            try:
+                return raw.encode("latin-1")
+            except UnicodeEncodeError as err:
+                raise FormatError(f"{where}: statistic {raw!r} is not latin-1 text") from err
+        return raw
+    if dtype.kind == "f":
+        if raw in ("inf", "-inf"):
+            return float(raw)
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or math.isnan(raw):
+            raise FormatError(f"{where}: statistic {raw!r} is not a number")
+        return float(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise FormatError(f"{where}: statistic {raw!r} is not an integer")
+    if dtype.kind in "Mm":
+        if not -2 ** 63 < raw < 2 ** 63:
+            raise FormatError(f"{where}: statistic {raw} is out of range")
+        return np.int64(raw).view(dtype)
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    if info is not None and not info.min <= raw <= info.max or \
+            dtype.kind == "b" and raw not in (0, 1):
+        raise FormatError(f"{where}: statistic {raw} is out of the range of {kind}")
+    return bool(raw) if dtype.kind == "b" else raw
+
+
+def _text(body: dict) -> bytes:
+    return (json.dumps(body, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def dump_stats(kind: str, chunklen: int, length: int, chunks: list) -> bytes:
+    """The bytes of ``meta/stats``: ``chunks`` is one ``(min, max, nulls)`` of
+    JSON values (see :func:`encode_value`) per chunk."""
+    body = {"md5": "", "stats": STATS_VERSION, "kind": kind, "chunklen": int(chunklen),
+            "length": int(length), "chunks": [list(c) for c in chunks]}
+    body["md5"] = hashlib.md5(_text(body)).hexdigest()
+    return _text(body)
+
+
+def load_stats(data: bytes, where: str) -> dict:
+    """Parse and check ``meta/stats``.
+
+    Returns
+    -------
+    dict
+        ``kind``, ``chunklen``, ``length`` and ``chunks``: one tuple
+        ``(min, max, nulls)`` per chunk, the values decoded
+        (:func:`decode_value`).
+
+    Raises
+    ------
+    FormatError
+        Not JSON, wrong fields or types, an md5 that does not match the text,
+        a count of chunks that does not match ``length`` and ``chunklen``, a
+        null count over the chunk's items, ``min > max``, or min/max missing
+        in a chunk whose items are not all missing.
+    """
+    try:
+        body = json.loads(bytes(data).decode("ascii"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise FormatError(f"{where}: not a statistics file ({err})") from err
+    if not isinstance(body, dict) or set(body) != set(_FIELDS):
+        raise FormatError(f"{where}: a statistics file has the fields {list(_FIELDS)}")
+    md5 = body["md5"]
+    body["md5"] = ""
+    if not isinstance(md5, str) or hashlib.md5(_text(body)).hexdigest() != md5:
+        raise FormatError(f"{where}: the statistics do not match their md5 (damaged)")
+    if body["stats"] != STATS_VERSION:
+        raise FormatError(f"{where}: statistics version {body['stats']!r} is not "
+                          f"{STATS_VERSION}")
+    kind, chunklen, length, chunks = body["kind"], body["chunklen"], body["length"], body["chunks"]
+    if not isinstance(kind, str):
+        raise FormatError(f"{where}: kind {kind!r} is not a string")
+    _kind_type(kind)
+    for name, value in (("chunklen", chunklen), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (name == "chunklen"):
+            raise FormatError(f"{where}: {name} {value!r} is not a count")
+    if not isinstance(chunks, list) or len(chunks) != -(-length // chunklen) or \
+            len(chunks) > MAX_STATS_CHUNKS + 1:
+        raise FormatError(f"{where}: {length} items in chunks of {chunklen} need "
+                          f"{-(-length // chunklen)} statistics")
+    out = []
+    for n, entry in enumerate(chunks):
+        count = min(chunklen, length - n * chunklen)
+        if not isinstance(entry, list) or len(entry) != 3:
+            raise FormatError(f"{where}: chunk {n}: not [min, max, nulls]")
+        lo, hi, nulls = (decode_value(entry[0], kind, where), decode_value(entry[1], kind, where),
+                         entry[2])
+        if isinstance(nulls, bool) or not isinstance(nulls, int) or not 0 <= nulls <= count:
+            raise FormatError(f"{where}: chunk {n}: {nulls!r} missing of {count} items")
+        if (lo is None or hi is None) != (nulls == count) or lo is not None and hi < lo:
+            raise FormatError(f"{where}: chunk {n}: min {entry[0]!r} and max {entry[1]!r} do "
+                              f"not fit its {count - nulls} items")
+        out.append((lo, hi, nulls))
+    return {"kind": kind, "chunklen": chunklen, "length": length, "chunks": out}
