@@ -22,7 +22,8 @@ from .ctable import ctable
 from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,
                      ConflictError, DatasetChangedError, DatasetExistsError, DatasetNotFoundError,
-                     DuplicateConverterError, FormatError, IntegrityError, IntegrityWarning,
+                     DuplicateConverterError, FormatError, IndexNotFoundError, IntegrityError,
+                     IntegrityWarning,
                      LimitError, LockLostError, LockTimeoutError, MissingDependencyError,
                      QueryError, ReadOnlyError, RemoteFormatError, TableNotFoundError,
                      UnknownFormatError, UnsafeDataError, WriteFailedError)
@@ -50,7 +51,8 @@ tables_here = _here("tables")
 __all__ = [
     "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "ConcurrentWriteError",
     "ConflictError", "DatasetChangedError", "DatasetExistsError", "DatasetNotFoundError",
-    "DuplicateConverterError", "FormatError", "IntegrityError", "IntegrityWarning", "LimitError",
+    "DuplicateConverterError", "FormatError", "IndexNotFoundError", "IntegrityError",
+    "IntegrityWarning", "LimitError",
     "LockLostError", "LockTimeoutError", "MissingDependencyError", "NOSHUFFLE", "QueryError",
     "ReadOnlyError", "RemoteFormatError", "SHUFFLE", "TableNotFoundError", "UnknownFormatError",
     "UnsafeDataError", "VerifyReport", "WriteFailedError", "arange", "array2string", "attrs",

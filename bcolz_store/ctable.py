@@ -29,6 +29,7 @@ from . import handles as _handles
 from .columns import cols, row_dtype
 from .apidoc import documented
 from .apidoc.ctable import CTABLE_DOCS
+from .apidoc.indexes import INDEX_DOCS
 from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
@@ -42,7 +43,7 @@ from .storage.urls import describe_rootdir
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-@documented(CTABLE_DOCS)
+@documented({**CTABLE_DOCS, **INDEX_DOCS})
 class ctable:
     # The reference docs (constructor and methods): bcolz_store/apidoc/ctable.py.
 
@@ -255,6 +256,18 @@ class ctable:
     def delcol(self, name=None, pos=None, keep=False):
         self._len = self.len
         _edit.delcol(self.cols, self._commits(), self._then_flush(), name, pos, keep)
+
+    # ------------------------------------------------------------ indexes
+
+    def create_index(self, col, kind="sorted"):
+        _edit.create_index(self.cols, self._commits(), col, kind)
+
+    def drop_index(self, col):
+        _edit.drop_index(self.cols, self._commits(), col)
+
+    @property
+    def indexes(self) -> dict:
+        return _edit.index_kinds(self.cols)
 
     def __setitem__(self, key, value):
         _edit.set_item(self.cols, self._commits(), self.len, sys._getframe(1), key, value)

@@ -24,6 +24,7 @@ import shutil
 import numpy as np
 
 from . import attrs as _attrs
+from . import carray_index as _index
 from .carray import carray
 from .category_type import category_request
 from .columns import column_sources, columns_of, row_dtype
@@ -392,3 +393,40 @@ def purge(commits) -> None:
         dataset.commit()
     dataset.forget_all()
     dataset.store.remove_root()
+
+
+# ------------------------------------------------------------------ indexes
+
+def _column(cols, name):
+    if not isinstance(name, str) or name not in cols:
+        raise KeyError(f"{name!r} is not a column of the ctable {cols.names}")
+    return cols[name]
+
+
+def create_index(cols, commits, name, kind="sorted") -> None:
+    """Build an index of ``kind`` over column ``name`` and commit it.  The work of
+    :meth:`bcolz_store.ctable.create_index` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    result and the errors."""
+    commits.check_writable("create an index")
+    column = _column(cols, name)
+    if commits.dataset is None:
+        raise ValueError("indexes are kept for ctables on disk (give a rootdir)")
+    with commits.operation("create_index"):
+        _index.create_index(column, kind)
+
+
+def drop_index(cols, commits, name) -> None:
+    """Remove the index of column ``name`` and commit.  The work of
+    :meth:`bcolz_store.ctable.drop_index` over the table's parts."""
+    commits.check_writable("drop an index")
+    column = _column(cols, name)
+    with commits.operation("drop_index"):
+        _index.drop_index(column)
+
+
+def index_kinds(cols) -> dict:
+    """``{column name: index kind}`` of the indexed columns (see
+    :attr:`bcolz_store.ctable.indexes`)."""
+    kinds = {name: _index.index_kind(cols[name]) for name in cols.names}
+    return {name: kind for name, kind in kinds.items() if kind is not None}

@@ -23,6 +23,7 @@ working::
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
+    ├── IndexNotFoundError(KeyError)      a column has no index (drop_index)
     ├── UnknownFormatError(ValueError)    a conversion format no converter has
     ├── RemoteFormatError(ValueError)     a URL for a format of local files only
     ├── DuplicateConverterError(ValueError)   a converter's name or suffix is taken
@@ -54,6 +55,7 @@ __all__ = [
     "DatasetNotFoundError",
     "DuplicateConverterError",
     "FormatError",
+    "IndexNotFoundError",
     "IntegrityError",
     "IntegrityWarning",
     "LimitError",
@@ -168,6 +170,17 @@ class QueryError(BcolzStoreError, ValueError):
     a failure while evaluating, or a bad ``vm``, ``out_flavor`` or ``blen``.
     (An unknown name raises ``NameError``, as Python's ``eval`` does.)
     """
+
+
+class IndexNotFoundError(BcolzStoreError, KeyError):
+    """A column (or carray) has no secondary index.
+
+    Raised by ``ctable.drop_index`` for a column without an index (a
+    ``KeyError``, as for a missing key).
+    """
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
 
 
 class UnsafeDataError(BcolzStoreError, ValueError):

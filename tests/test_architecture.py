@@ -109,7 +109,7 @@ LAYERS = [
       "bcolz_store.ctable_query", "bcolz_store.columns"]],
     [["bcolz_store.carray", "bcolz_store.carray_edit", "bcolz_store.carray_ops",
       "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.carray_dataset",
-      "bcolz_store.handles"]],
+      "bcolz_store.handles", "bcolz_store.carray_index"]],
     [["bcolz_store.interop"], ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
     [["bcolz_store.vlen_type"], ["bcolz_store.category_type"]],

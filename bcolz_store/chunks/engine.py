@@ -384,16 +384,16 @@ class ChunkEngine(EngineBase):
         """The chunk statistics of ``data`` (None when the carray keeps none)."""
         return None if self.stats is None else self.stats.of(data)
 
-    def _record(self, nchunk: int, entry) -> None:
+    def _record(self, nchunk: int, entry, pushed: bool = False) -> None:
         if self.stats is not None:
-            self.stats.record(nchunk, entry)
+            self.stats.record(nchunk, entry, pushed)
 
     def push_chunk(self, data: np.ndarray) -> None:
         """Compress ``data`` (``chunklen`` atoms) as the next full chunk."""
         new = self.new_chunk(data)
         nchunk = len(self.chunks)
         self.chunks.append(new)
-        self._record(nchunk, self._stats_of(data))
+        self._record(nchunk, self._stats_of(data), pushed=True)
         self.cbytes += new.cbytes
 
     def push_chunks(self, arr: np.ndarray, starts) -> None:
@@ -428,7 +428,7 @@ class ChunkEngine(EngineBase):
                     self.chunks.append(new)
                 else:
                     self.chunks.append_ahead(new, written)
-                self._record(nchunk, entry)
+                self._record(nchunk, entry, pushed=True)
                 self.cbytes += new.cbytes
 
     def adopt_chunks(self, nchunks: int, cbytes: int) -> None:
@@ -460,6 +460,8 @@ class ChunkEngine(EngineBase):
         a full chunk, or on a chunk boundary), so a leftover not yet read
         after a reopen is never read later with the wrong file or size.
         """
+        if self.stats is not None:
+            self.stats.edited = True
         nfull, nleft = divmod(newlen, self.chunklen)
         if nfull == len(self.chunks) and nleft:
             self.leftover  # noqa: B018 - read it while its file and nleft still agree

@@ -291,9 +291,17 @@ class EngineBase:
 
     def _prepare_edit(self) -> None:
         """Called before a write changes chunks or the leftover."""
+        if self.stats is not None:
+            self.stats.edited = True
 
     def _leftover_edited(self) -> None:
         """Called after a write changed the leftover in place."""
+
+    def _leftover_assigned(self) -> None:
+        """Items of the leftover were assigned (not appended) in place."""
+        if self.stats is not None:
+            self.stats.left_edited = True
+        self._leftover_edited()
 
     def _writable_chunk(self, nchunk: int) -> np.ndarray:
         """A writable copy of the decoded full chunk ``nchunk``."""
@@ -350,7 +358,7 @@ class EngineBase:
             done += count
             if nchunk == nfull:
                 self.leftover[lo - base:hi - base:step] = part
-                self._leftover_edited()
+                self._leftover_assigned()
                 continue
             if step == 1 and lo == base and hi == base + cl:
                 data = part
@@ -368,7 +376,7 @@ class EngineBase:
             local = idx[sel] - c * cl
             if c == nfull:
                 self.leftover[local] = vals[sel]
-                self._leftover_edited()
+                self._leftover_assigned()
             else:
                 data = self._writable_chunk(c)
                 data[local] = vals[sel]

@@ -144,26 +144,45 @@ class ChunkStats:
         self.left = None            # the committed leftover's, (nleft, entry)
         self.loaded = None          # bytes of the committed file
         self.damaged = None         # why the committed file was not used
+        self.replaced = set()       # chunks written since the last flush, but by appends
+        self.left_edited = False    # items of the leftover assigned since the last flush
+        self.edited = False         # any change since the last flush
 
     # --------------------------------------------------------- keeping them
 
     def forget(self, nchunk: int) -> None:
         """Chunk file ``nchunk`` was written without statistics."""
+        self.replaced.add(nchunk)
+        self.edited = True
         if nchunk < len(self.entries):
             self.entries[nchunk] = None
 
     def truncate(self, nchunks: int) -> None:
         """Only the first ``nchunks`` chunk files are left."""
+        if nchunks < len(self.entries):
+            self.edited = True
         del self.entries[nchunks:]
 
-    def record(self, nchunk: int, entry) -> None:
-        """Chunk ``nchunk`` holds items whose statistics are ``entry``."""
+    def record(self, nchunk: int, entry, pushed: bool = False) -> None:
+        """Chunk ``nchunk`` holds items whose statistics are ``entry``; ``pushed``:
+        it was written by an append (the leftover filled, or new items)."""
         if entry is None:
             self.forget(nchunk)
+        if pushed:
+            self.replaced.discard(nchunk)
+        else:
+            self.replaced.add(nchunk)
+        self.edited = True
+        if entry is None:
             return
         if nchunk >= len(self.entries):
             self.entries.extend([None] * (nchunk + 1 - len(self.entries)))
         self.entries[nchunk] = entry
+
+    def settled(self) -> None:
+        """Everything up to now is staged (a flush)."""
+        self.replaced.clear()
+        self.edited = self.left_edited = False
 
     def of(self, values: np.ndarray):
         """The statistics of the items ``values``."""

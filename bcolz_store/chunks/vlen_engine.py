@@ -335,7 +335,7 @@ class VlenEngine(EngineBase):
         nchunk = len(self.chunks)
         self.chunks.push(data)
         if self.stats is not None:
-            self.stats.record(nchunk, self.stats.of(items))
+            self.stats.record(nchunk, self.stats.of(items), pushed=True)
 
     def push_chunks(self, arr: np.ndarray, starts) -> None:
         """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks."""
@@ -343,6 +343,7 @@ class VlenEngine(EngineBase):
             self.push_chunk(arr[s:s + self.chunklen])
 
     def _prepare_edit(self) -> None:
+        super()._prepare_edit()
         self._known_sizes()
 
     def _leftover_edited(self) -> None:
@@ -364,6 +365,8 @@ class VlenEngine(EngineBase):
 
     def trim_to(self, newlen: int) -> None:
         """Keep the first ``newlen`` items (``newlen <= length``)."""
+        if self.stats is not None:
+            self.stats.edited = True
         nfull, nleft = divmod(newlen, self.chunklen)
         if newlen == 0:                 # nothing kept: no chunk needs reading
             while len(self.chunks):

@@ -23,6 +23,7 @@ import numpy as np
 from ..chunks.chunk import chunk_key
 from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
+from ..chunks.index import attach_index, stage_index
 from ..chunks.stats import attach_stats, stats_kind
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine
@@ -237,14 +238,16 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     needed, so opening a table reads no chunk at all.
     """
     engine = _new_engine(meta, store, cache_budget, new)
+    kind, inner = None, engine
     if meta.categorical is not None:
-        attach_stats(engine.codes, stats_kind(meta.categorical.codes, categorical=True),
-                     meta.chunklen, store, meta.length, new)
+        kind, inner = stats_kind(meta.categorical.codes, categorical=True), engine.codes
     elif meta.vlen is not None:
-        attach_stats(engine, stats_kind(meta.atom, meta.vlen.kind), meta.chunklen, store,
-                     meta.length, new)
+        kind = stats_kind(meta.atom, meta.vlen.kind)
     elif storage_kind(meta.atom) != "pickle":
-        attach_stats(engine, stats_kind(meta.atom), meta.chunklen, store, meta.length, new)
+        kind = stats_kind(meta.atom)
+    attach_stats(inner, kind, meta.chunklen, store, meta.length, new)
+    if not new and kind is not None and not kind.startswith("vlen:"):
+        attach_index(inner, store, kind, meta.length)
     return engine
 
 
@@ -269,12 +272,15 @@ def _new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
 
 
 def stage_stats(store, engine) -> None:
-    """Stage ``meta/stats`` for the engine's chunks as they are now (chunks/stats.py);
-    nothing for a kind without statistics."""
+    """Stage ``meta/stats`` for the engine's chunks as they are now (chunks/stats.py)
+    and bring its index up to date (chunks/index.py); nothing for a kind
+    without statistics."""
     engine = engine.codes if isinstance(engine, CategoryEngine) else engine
     stats = getattr(engine, "stats", None)
     if stats is not None:
+        stage_index(store, engine, stats)
         stats.stage(store, engine)
+        stats.settled()
 
 
 def stage_storage(store, meta: CarrayMeta) -> None:

@@ -84,13 +84,15 @@ RESERVED_NAMES = frozenset({ATTRS_FILE, ROOTDIRS_FILE, *OWN_NAMES})
 # its header).  A file claiming more is refused before it is read.
 MAX_META_BYTES = 64 << 20
 MAX_OWN_FILE_BYTES = 256 << 20          # checksum file, commit record
+MAX_INDEX_FILE_BYTES = 1 << 33          # an index segment: 2**26 rows of 64-byte values
 MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
 MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 
 # The categories of a categorical carray: a vlen carray in this folder.
 CATEGORIES_PREFIX = "categories/"
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
-_CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", ATTRS_FILE)
+_CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", "index/meta", ATTRS_FILE)
+_INDEX_SEGMENT = re.compile(r"index/__(0|[1-9][0-9]{0,18})\.idx")
 
 
 def is_metadata_key(key: str) -> bool:
@@ -230,7 +232,8 @@ def commit_key_limit(key: str, where: str) -> int:
         return MAX_META_BYTES
     name = key
     column, sep, rest = key.partition("/")
-    if sep and not (key in _CARRAY_FILES or _CHUNK.fullmatch(key)):
+    if sep and not (key in _CARRAY_FILES or _CHUNK.fullmatch(key) or
+                    _INDEX_SEGMENT.fullmatch(key)):
         check_column_name(column, where)   # a ctable column's file
         name = rest
         if name.startswith(CATEGORIES_PREFIX):
@@ -239,4 +242,6 @@ def commit_key_limit(key: str, where: str) -> int:
         return MAX_META_BYTES
     if _CHUNK.fullmatch(name):
         return MAX_VLEN_FILE_BYTES if name.endswith(".vlen") else MAX_CHUNK_FILE_BYTES
+    if _INDEX_SEGMENT.fullmatch(name):
+        return MAX_INDEX_FILE_BYTES
     raise FormatError(f"{where}: {key!r:.200} is not a file a commit writes")

@@ -1,0 +1,88 @@
+"""A stored carray's secondary index, as the ctable's ``create_index``,
+``drop_index`` and ``indexes`` use it (the index itself:
+:mod:`bcolz_store.chunks.index`).
+
+Source: the bcolz format has no indexes; these files are this library's
+(:mod:`bcolz_store.format.index_meta`), beside bcolz's, which bcolz ignores.
+"""
+
+from __future__ import annotations
+
+from .chunks.index import build_index, drop_index as _drop
+from .errors import IndexNotFoundError
+from .format.index_meta import INDEX_KINDS
+
+__all__ = ["create_index", "drop_index", "index_kind", "usable_index"]
+
+
+def _inner(c):
+    engine = c._engine
+    return getattr(engine, "codes", engine)     # a categorical's index is of its codes
+
+
+def create_index(c, kind: str = "sorted") -> None:
+    """Build an index of ``kind`` over the stored carray ``c`` and commit it
+    (replacing any index it had).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``kind``, or a carray in memory.
+    TypeError
+        A carray of a kind that cannot be indexed (vlen items, objects,
+        complex numbers, structured or multidimensional atoms).
+    ReadOnlyError
+        In mode 'r'.
+    """
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"kind must be one of {list(INDEX_KINDS)}, not {kind!r}")
+    store = c._files.store
+    if store is None:
+        raise ValueError("indexes are kept for carrays on disk (give a rootdir)")
+    c._check_writable()
+    engine = _inner(c)
+    stats = getattr(engine, "stats", None)
+    if stats is None or stats.kind.startswith("vlen:"):
+        raise TypeError(f"a carray of {c.dtype} cannot be indexed: indexes are kept for "
+                        f"numbers, booleans, datetimes, fixed-width text and categoricals")
+    with c._writing("create_index"):
+        c._flush(commit=False)
+        build_index(store, engine, kind, stats.kind)
+        store.commit()
+
+
+def drop_index(c) -> None:
+    """Remove the index of ``c`` and commit.
+
+    Raises
+    ------
+    IndexNotFoundError
+        When it has none.
+    ReadOnlyError
+        In mode 'r'.
+    """
+    store = c._files.store
+    if store is None or getattr(_inner(c), "index", None) is None:
+        raise IndexNotFoundError(f"{c.rootdir}: no index to drop")
+    c._check_writable()
+    with c._writing("drop_index"):
+        c._flush(commit=False)
+        _drop(store, _inner(c))
+        store.commit()
+
+
+def index_kind(c):
+    """The kind of the index of ``c`` (``'sorted'``, ``'bitmap'``), or None."""
+    index = getattr(_inner(c), "index", None) if c._files.store is not None else None
+    return None if index is None else index.kind
+
+
+def usable_index(c):
+    """The index of ``c`` when it describes exactly its items as they are now
+    (no change since its last flush, not damaged), else None."""
+    engine = _inner(c)
+    index = getattr(engine, "index", None)
+    if index is None or index.damaged is not None or getattr(engine, "stats", None) is None or \
+            engine.stats.edited or index.length != engine.length:
+        return None
+    return index
