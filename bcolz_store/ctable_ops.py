@@ -219,9 +219,54 @@ def copy_table(cols, table_rootdir, make_table, **kwargs):
     if target and table_rootdir and same_root(target, table_rootdir):
         raise DatasetExistsError(f"rootdir cannot be the same during copies: {target}")
     names = kwargs.pop("names", cols.names)
+    sortby = kwargs.pop("sortby", None)
+    if sortby is not None:
+        return make_table(sorted_columns(cols, sortby), names, **kwargs)
     if target:
         columns = [cols[n] for n in cols.names]
     else:
         ckwargs = {k: v for k, v in kwargs.items() if k not in ("rootdir", "mode")}
         columns = [cols[n].copy(**ckwargs) for n in cols.names]
     return make_table(columns, names, **kwargs)
+
+
+def _sort_order(values: np.ndarray) -> np.ndarray:
+    """The stable order that sorts ``values``, missing items (NaN, NaT, None)
+    last."""
+    if values.dtype.kind == "O" or getattr(values.dtype, "na_object", 0) is None:
+        items = values.tolist()
+        present = [i for i, v in enumerate(items) if v is not None]
+        try:
+            present.sort(key=items.__getitem__)
+        except TypeError as err:
+            raise TypeError(f"cannot sort by items of mixed types ({err})") from err
+        return np.array(present + [i for i, v in enumerate(items) if v is None], dtype=np.int64)
+    if values.ndim != 1 or values.dtype.kind in "cV":
+        raise TypeError(f"cannot sort by a column of {values.dtype} items")
+    return np.argsort(values, kind="stable")
+
+
+def sorted_columns(cols, sortby) -> list:
+    """The columns of ``cols`` as new carrays in memory, rows ordered by the
+    column ``sortby`` (stably; missing items last); each column is read whole
+    in its turn (see :meth:`bcolz_store.ctable.copy`).
+
+    Raises
+    ------
+    KeyError
+        ``sortby`` is not a column.
+    TypeError
+        A column of objects, complex numbers or structured items.
+    """
+    if not isinstance(sortby, str) or sortby not in cols:
+        raise KeyError(f"sortby {sortby!r} is not a column of the ctable {cols.names}")
+    key = cols[sortby]
+    order = _sort_order(key[:])
+    out = []
+    for name in cols.names:
+        col = cols[name]
+        kind = col.category or col.vlen
+        out.append(type(col)(col[:][order], dtype=kind if kind is not None else col.dtype,
+                             cparams=col.cparams, chunklen=col.chunklen, dflt=None
+                             if kind is not None else col.dflt))
+    return out

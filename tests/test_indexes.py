@@ -159,3 +159,24 @@ def test_a_damaged_index_is_not_used(tmp_path, damage):
         with pytest.raises(bcolz.FormatError, match="damaged"):
             index.lookup("==", 5)
     assert not bcolz.verify(root).damaged == []
+
+
+def test_copy_sortby_orders_rows_and_keeps_kinds(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 500
+    t = bcolz.ctable([rng.integers(0, 50, n), bcolz.carray([f"s{i}" for i in rng.integers(0, 9, n)],
+                                                             dtype="category"),
+                      bcolz.carray([None if i % 7 == 0 else f"v{i}" for i in range(n)],
+                                   dtype="vlen-str"), np.arange(n)],
+                     names=["a", "c", "v", "n"], rootdir=str(tmp_path / "t"), chunklen=32)
+    s = t.copy(rootdir=str(tmp_path / "s"), sortby="a")
+    order = np.argsort(t["a"][:], kind="stable")
+    np.testing.assert_array_equal(s["n"][:], order)
+    assert s.cols["c"].category is not None and s.cols["v"].vlen is not None
+    assert list(s["c"][:]) == list(t["c"][:][order])
+    by_v = t.copy(sortby="v")
+    assert list(by_v["v"][-(n // 7 + 1):]) == [None] * (n // 7 + 1)
+    stats = bcolz.carray_ops.chunk_stats(bcolz.open(str(tmp_path / "s"), mode="r").cols["a"])
+    assert (stats.mins[1:] >= stats.maxs[:-1]).all()      # zone maps now disjoint
+    with pytest.raises(KeyError):
+        t.copy(sortby="nope")

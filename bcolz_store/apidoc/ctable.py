@@ -396,6 +396,11 @@ CTABLE_DOCS = {
 
     Parameters
     ----------
+    sortby : str, optional
+        A column: the copy's rows are ordered by it (stably, missing items
+        last), so that the chunk statistics of that column let queries skip
+        chunks on data that arrived unordered.  Each column is read whole
+        into memory in its turn.
     **kwargs
         ctable constructor parameters of the copy (``rootdir``, ``mode``,
         ``cparams``, ``names``, ``expectedlen``, ``chunklen``...).
@@ -408,6 +413,10 @@ CTABLE_DOCS = {
     ------
     DatasetExistsError
         When ``rootdir`` is this table's own (an OSError).
+    KeyError
+        ``sortby`` is not a column.
+    TypeError
+        ``sortby`` names a column of objects, complex or structured items.
     ValueError
         As the constructor.
     """,
