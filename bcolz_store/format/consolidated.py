@@ -46,7 +46,7 @@ import json
 from typing import NamedTuple
 
 from ..errors import FormatError
-from .layout import check_key, is_metadata_key
+from .layout import OPTIONAL_FILES, check_key, is_metadata_key
 
 __all__ = ["CONSOLIDATED_VERSION", "Consolidated", "dump_consolidated", "load_consolidated"]
 
@@ -73,8 +73,15 @@ def dump_consolidated(generation: int, files: dict, checksums: str | None = None
     md5 (hex) of the checksum file of the same commit, and the generations of
     the newest commit that did anything but append and of the newest that
     reshaped the dataset (each at most ``generation``)."""
-    body = {"bcolz_store": CONSOLIDATED_VERSION, "generation": int(generation),
-            "files": {key: bytes(files[key]).decode("ascii") for key in sorted(files)}}
+    texts = {}
+    for key in sorted(files):
+        try:
+            texts[key] = bytes(files[key]).decode("ascii")
+        except UnicodeDecodeError:
+            if not key.endswith(OPTIONAL_FILES):
+                raise
+            # a damaged statistics or index file: left out, readers do without it
+    body = {"bcolz_store": CONSOLIDATED_VERSION, "generation": int(generation), "files": texts}
     if checksums is not None:
         body["checksums"] = checksums
     if rewritten_at is not None:

@@ -48,6 +48,7 @@ __all__ = [
     "MAX_META_BYTES",
     "MAX_OWN_FILE_BYTES",
     "MAX_VLEN_FILE_BYTES",
+    "OPTIONAL_FILES",
     "OWN_NAMES",
     "RESERVED_NAMES",
     "ROOTDIRS_FILE",
@@ -92,6 +93,9 @@ MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 CATEGORIES_PREFIX = "categories/"
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", "index/meta", ATTRS_FILE)
+# Metadata files a carray may lack (its statistics, its index): a damaged one is
+# not used, and the consolidated metadata leaves out one that is not text.
+OPTIONAL_FILES = ("meta/stats", "index/meta")
 _INDEX_SEGMENT = re.compile(r"index/__(0|[1-9][0-9]{0,18})\.idx")
 
 
