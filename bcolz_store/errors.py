@@ -23,6 +23,7 @@ working::
     ├── CodecError(ValueError)            Blosc refused to compress/decompress
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
+    ├── KindMismatchError(TypeError)      str items where bytes are kept, or bytes for str
     ├── UnknownFormatError(ValueError)    a conversion format no converter has
     ├── RemoteFormatError(ValueError)     a URL for a format of local files only
     ├── DuplicateConverterError(ValueError)   a converter's name or suffix is taken
@@ -56,6 +57,7 @@ __all__ = [
     "FormatError",
     "IntegrityError",
     "IntegrityWarning",
+    "KindMismatchError",
     "LimitError",
     "LockLostError",
     "LockTimeoutError",
@@ -167,6 +169,21 @@ class QueryError(BcolzStoreError, ValueError):
     array, something that is not an array, operands of different lengths),
     a failure while evaluating, or a bad ``vm``, ``out_flavor`` or ``blen``.
     (An unknown name raises ``NameError``, as Python's ``eval`` does.)
+    """
+
+
+class KindMismatchError(BcolzStoreError, TypeError):
+    """Items of one kind, str or bytes, given to a vlen or categorical carray
+    (or ctable column) of the other kind.
+
+    Raised by ``append``, assignment and creation for an array of the other
+    kind (a ``StringDType`` or ``U`` array where bytes are kept, an ``S``
+    array where str are), an item of the other kind (naming its position),
+    and by ``append`` of a carray of the other kind (a vlen or categorical
+    carray, or a fixed-width one) before anything is written.  Nothing is
+    converted silently: encode or decode the items first.  A categorical
+    carray with no categories holds only missing items and fits either kind.
+    It is a ``TypeError``, as data of the wrong type is in numpy and bcolz.
     """
 
 
