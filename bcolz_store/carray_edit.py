@@ -199,8 +199,9 @@ def prepare_carray(meta, engine, source, convert) -> AppendBlocks:
     one's categories (no item is decoded); the items of any other carray
     are turned into codes here (a categorical carray: the codes are held
     until the append) or checked here and converted again as they are
-    appended (a vlen carray: only when an item may be refused, an object
-    carray's or a missing item where none is allowed).
+    appended (a vlen carray: only when an item may be refused: an object
+    carray's, a ``U`` carray's (a lone surrogate), a missing item where none
+    is allowed).
 
     Parameters
     ----------
@@ -247,7 +248,7 @@ def prepare_carray(meta, engine, source, convert) -> AppendBlocks:
         for _, block in _item_blocks(source):
             yield convert(block.astype(object) if plain else block, atom)
 
-    if theirs is None or (missing and not meta.vlen.nullable):
+    if theirs is None or source.dtype.kind == "U" or (missing and not meta.vlen.nullable):
         for _ in blocks():
             pass
     return AppendBlocks(blocks)
