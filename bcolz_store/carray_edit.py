@@ -174,13 +174,13 @@ def _item_blocks(source):
 def _kind_of(source):
     """The kind of items of the carray ``source``: 'str' or 'bytes'; None
     when its items tell (an object carray, a categorical one with no
-    categories, which holds only missing items); else its dtype."""
+    categories, which holds only missing items); else its dtype's name."""
     cat = source.category
     if cat is not None:
         return cat.kind
     if source.vlen is not None:
         return source.vlen.kind
-    return {"U": "str", "S": "bytes", "O": None}.get(source.dtype.kind, source.dtype)
+    return {"U": "str", "S": "bytes", "O": None}.get(source.dtype.kind, str(source.dtype))
 
 
 def _described(source, kind) -> str:
