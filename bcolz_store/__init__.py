@@ -23,10 +23,10 @@ from .defaults import defaults, defaults_ctx
 from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,
                      ConflictError, DatasetChangedError, DatasetExistsError, DatasetNotFoundError,
                      DuplicateConverterError, FormatError, IndexNotFoundError, IntegrityError,
-                     IntegrityWarning,
-                     LimitError, LockLostError, LockTimeoutError, MissingDependencyError,
-                     QueryError, ReadOnlyError, RemoteFormatError, TableNotFoundError,
-                     UnknownFormatError, UnsafeDataError, WriteFailedError)
+                     IntegrityWarning, KindMismatchError, LimitError, LockLostError,
+                     LockTimeoutError, MissingDependencyError, QueryError, ReadOnlyError,
+                     RemoteFormatError, TableNotFoundError, UnknownFormatError, UnsafeDataError,
+                     WriteFailedError)
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
@@ -52,10 +52,10 @@ __all__ = [
     "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "ConcurrentWriteError",
     "ConflictError", "DatasetChangedError", "DatasetExistsError", "DatasetNotFoundError",
     "DuplicateConverterError", "FormatError", "IndexNotFoundError", "IntegrityError",
-    "IntegrityWarning", "LimitError",
-    "LockLostError", "LockTimeoutError", "MissingDependencyError", "NOSHUFFLE", "QueryError",
-    "ReadOnlyError", "RemoteFormatError", "SHUFFLE", "TableNotFoundError", "UnknownFormatError",
-    "UnsafeDataError", "VerifyReport", "WriteFailedError", "arange", "array2string", "attrs",
+    "IntegrityWarning", "KindMismatchError", "LimitError", "LockLostError", "LockTimeoutError",
+    "MissingDependencyError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "RemoteFormatError",
+    "SHUFFLE", "TableNotFoundError", "UnknownFormatError", "UnsafeDataError", "VerifyReport",
+    "WriteFailedError", "arange", "array2string", "attrs",
     "blosc_compressor_list", "blosc_set_nthreads", "blosc_version", "carray", "category", "chunk",
     "cparams", "ctable", "dask_here", "defaults", "defaults_ctx", "detect_number_of_cores", "eval",
     "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "numexpr_here",

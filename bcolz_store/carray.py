@@ -366,11 +366,8 @@ class carray:
 
     def _append_prepared(self, prepared):
         self._unstaged = True
-        if not isinstance(prepared, carray):
-            self._engine.append(prepared)
-            return
-        for block in prepared._blocks():
-            self._engine.append(self._to_ndarray(block, self._meta.atom.base))
+        for block in _edit.append_blocks(prepared, self._meta.atom.base, self._to_ndarray):
+            self._engine.append(block)
 
     def __setitem__(self, key, value):
         self._check_writable()

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import threads
 from .carray_read import is_carray
+from .chunks.category_engine import CategoryEngine, PreparedCodes
 from .chunks.vlen_items import as_items
+from .errors import FormatError, KindMismatchError
 from .indexing import is_int, position, positions
 
-__all__ = ["assign", "assignment_target", "filler_blocks", "prepare_append", "to_ndarray"]
+__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "filler_blocks",
+           "prepare_append", "to_ndarray"]
 
 
 def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="carray"):
@@ -88,7 +92,8 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
 
 def prepare_append(meta, engine, safe, array, convert):
     """``array`` made ready for the engine's ``append``, changing nothing: a
-    carray is kept as it is (appended block by block), anything else
+    carray is kept as it is (appended block by block; for a vlen or
+    categorical carray, checked first: :func:`prepare_carray`), anything else
     converted (``convert(value, dtype)``: the carray's :func:`to_ndarray`).
 
     Raises
@@ -96,11 +101,13 @@ def prepare_append(meta, engine, safe, array, convert):
     ValueError
         Data that cannot be converted, or whose trailing dimensions differ
         from the atom's.
+    KindMismatchError
+        str items for a carray of bytes, or bytes for one of str.
     """
     atom = meta.atom
-    if meta.vlen is not None:     # carrays stream block by block
+    if meta.vlen is not None:
         if is_carray(array):
-            return array
+            return prepare_carray(meta, engine, array, convert)
         return engine.prepare(convert(array, atom))
     if is_carray(array):
         if array.dtype.kind == "O" or atom.kind == "O":
@@ -119,6 +126,162 @@ def prepare_append(meta, engine, safe, array, convert):
     if arr.shape[1:] != atom.shape:
         raise ValueError("array trailing dimensions do not match with self")
     return arr
+
+
+class AppendBlocks:
+    """The blocks that appending a carray writes, checked before anything
+    changes: iterating gives them ready for the engine's ``append``.
+
+    Parameters
+    ----------
+    make : callable
+        ``make()``: an iterable of the blocks, made when the append runs.
+    """
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make):
+        self._make = make
+
+    def __iter__(self):
+        return iter(self._make())
+
+
+def append_blocks(prepared, dtype, convert):
+    """What the engine's ``append`` takes, in order, for ``prepared`` (what
+    :func:`prepare_append` gave): its blocks, the blocks of a carray (each
+    converted by ``convert(block, dtype)``), or ``prepared`` itself."""
+    if isinstance(prepared, AppendBlocks):
+        return prepared
+    if is_carray(prepared):
+        return (convert(block, dtype) for _, block in _item_blocks(prepared))
+    return (prepared,)
+
+
+def _block_len(source) -> int:
+    """Items a block of ``source`` holds (as many chunks as the thread pool
+    decodes at once)."""
+    return max(int(source.chunklen), 1) * threads.chunks_per_block()
+
+
+def _item_blocks(source):
+    """``(start, items)`` of each block of the carray ``source``."""
+    n, blen = len(source), _block_len(source)
+    for start in range(0, n, blen):
+        yield start, source[start:min(start + blen, n)]
+
+
+def _kind_of(source):
+    """The kind of items of the carray ``source``: 'str' or 'bytes'; None
+    when its items tell (an object carray, a categorical one with no
+    categories, which holds only missing items); else its dtype's name."""
+    cat = source.category
+    if cat is not None:
+        return cat.kind
+    if source.vlen is not None:
+        return source.vlen.kind
+    return {"U": "str", "S": "bytes", "O": None}.get(source.dtype.kind, str(source.dtype))
+
+
+def _described(source, kind) -> str:
+    if source.category is not None:
+        return f"a categorical carray of {kind}"
+    if source.vlen is not None:
+        return f"a vlen carray of {kind}"
+    return f"a carray of {source.dtype}"
+
+
+def prepare_carray(meta, engine, source, convert) -> AppendBlocks:
+    """The carray ``source`` made ready to append to a vlen or categorical
+    carray: every refusal is raised now, before anything changes.
+
+    A categorical carray's codes are translated into the codes of this
+    one's categories (no item is decoded); the items of any other carray
+    are turned into codes here (a categorical carray: the codes are held
+    until the append) or checked here and converted again as they are
+    appended (a vlen carray: only when an item may be refused: an object
+    carray's, a ``U`` carray's (a lone surrogate), a missing item where none
+    is allowed).
+
+    Parameters
+    ----------
+    meta, engine
+        The metadata and chunk engine of the carray appended to.
+    source : carray
+    convert : callable
+        ``convert(value, dtype)``: the carray's :func:`to_ndarray`.
+
+    Returns
+    -------
+    AppendBlocks
+
+    Raises
+    ------
+    KindMismatchError
+        ``source`` holds items of the other kind (str for bytes, bytes for
+        str), or of a dtype that is neither.
+    ValueError
+        An item that is not a category, or a missing item where none is
+        allowed.
+    FormatError
+        ``source``'s codes outside its categories (a damaged file).
+    """
+    categorical = isinstance(engine, CategoryEngine)
+    where = engine.store.root if engine.store is not None else "carray"
+    kind, theirs = meta.vlen.kind, _kind_of(source)
+    if theirs is not None and theirs != kind and not (categorical and not engine.index):
+        raise KindMismatchError(
+            f"{where}: {_described(source, theirs)} cannot be appended to this carray of {kind} "
+            f"items; {'encode' if kind == 'bytes' else 'decode'} its items first")
+    atom = meta.atom
+    if categorical and source.category is not None:
+        return _translated_codes(engine, source, where)
+    if categorical:
+        kept = [engine.prepare(convert(block, atom)) for _, block in _item_blocks(source)]
+        return AppendBlocks(lambda: kept)
+    missing = source.category is not None or (source.vlen is not None and
+                                              source.vlen.nullable)
+    # no categories: missing items only, read as str; as objects they fit either kind
+    plain = source.category is not None and theirs is None
+
+    def blocks():
+        for _, block in _item_blocks(source):
+            yield convert(block.astype(object) if plain else block, atom)
+
+    if theirs is None or source.dtype.kind == "U" or (missing and not meta.vlen.nullable):
+        for _ in blocks():
+            pass
+    return AppendBlocks(blocks)
+
+
+def _translated_codes(engine, source, where: str) -> AppendBlocks:
+    """The codes of the categorical carray ``source`` as codes of ``engine``'s
+    categories (:func:`prepare_carray`)."""
+    cats = source.category.categories
+    index = engine.index
+    table = np.array([index.get(c, -2) for c in cats] + [-1], dtype=np.int64)
+    atom = engine.codes.atom
+    n, blen = len(source), _block_len(source)
+
+    def blocks():
+        for start in range(0, n, blen):
+            codes = source.codes[start:min(start + blen, n)]
+            if codes.size and (int(codes.min()) < -1 or int(codes.max()) >= len(cats)):
+                raise FormatError(f"{source.rootdir or 'appended carray'}: a code outside "
+                                  f"-1..{len(cats) - 1} (there are {len(cats)} categories)")
+            yield start, codes, table[codes]
+
+    if (table >= -1).all():     # every category of source is one here: stream them
+        return AppendBlocks(lambda: (PreparedCodes(mapped.astype(atom))
+                                     for _, _, mapped in blocks()))
+    kept = []
+    for start, codes, mapped in blocks():
+        bad = np.flatnonzero(mapped == -2)
+        if bad.size:
+            raise engine.refusal(cats[int(codes[bad[0]])],
+                                 f"{where}: item {start + int(bad[0])} of the appended carray")
+        kept.append(PreparedCodes(mapped.astype(atom)))
+    return AppendBlocks(lambda: kept)
 
 
 def filler_blocks(meta, fill, grow: int):

@@ -24,6 +24,7 @@ working::
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
     ├── IndexNotFoundError(KeyError)      a column has no index (drop_index)
+    ├── KindMismatchError(TypeError)      str items where bytes are kept, or bytes for str
     ├── UnknownFormatError(ValueError)    a conversion format no converter has
     ├── RemoteFormatError(ValueError)     a URL for a format of local files only
     ├── DuplicateConverterError(ValueError)   a converter's name or suffix is taken
@@ -58,6 +59,7 @@ __all__ = [
     "IndexNotFoundError",
     "IntegrityError",
     "IntegrityWarning",
+    "KindMismatchError",
     "LimitError",
     "LockLostError",
     "LockTimeoutError",
@@ -181,6 +183,21 @@ class IndexNotFoundError(BcolzStoreError, KeyError):
 
     def __str__(self):
         return str(self.args[0]) if self.args else ""
+
+
+class KindMismatchError(BcolzStoreError, TypeError):
+    """Items of one kind, str or bytes, given to a vlen or categorical carray
+    (or ctable column) of the other kind.
+
+    Raised by ``append``, assignment and creation for an array of the other
+    kind (a ``StringDType`` or ``U`` array where bytes are kept, an ``S``
+    array where str are), an item of the other kind (naming its position),
+    and by ``append`` of a carray of the other kind (a vlen or categorical
+    carray, or a fixed-width one) before anything is written.  Nothing is
+    converted silently: encode or decode the items first.  A categorical
+    carray with no categories holds only missing items and fits either kind.
+    It is a ``TypeError``, as data of the wrong type is in numpy and bcolz.
+    """
 
 
 class UnsafeDataError(BcolzStoreError, ValueError):

@@ -311,7 +311,10 @@ CARRAY_DOCS = {
     Parameters
     ----------
     array : array_like, scalar or carray
-        Atoms, one atom, a scalar, or another carray (copied block by block).
+        Atoms, one atom, a scalar, or another carray (copied block by block;
+        into a vlen or categorical carray, checked whole before anything is
+        written, a categorical carray's codes translated into this one's
+        categories).
 
     Raises
     ------
@@ -319,7 +322,11 @@ CARRAY_DOCS = {
         In mode 'r'.
     ValueError
         Data that cannot be converted, or whose trailing dimensions differ
-        from the atom's.
+        from the atom's; for a categorical carray, an item that is not one of
+        its categories.
+    KindMismatchError
+        str items (an array, a list, a carray) appended to a vlen or
+        categorical carray of bytes, or bytes to one of str; a ``TypeError``.
 
     Examples
     --------

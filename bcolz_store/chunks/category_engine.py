@@ -15,7 +15,7 @@ import collections.abc
 
 import numpy as np
 
-from ..errors import BcolzStoreError, FormatError, LimitError
+from ..errors import BcolzStoreError, FormatError, KindMismatchError, LimitError
 from ..limits import check_alloc
 
 __all__ = ["CategoryEngine", "PreparedCodes"]
@@ -173,6 +173,9 @@ class CategoryEngine:
         ------
         ValueError
             An item that is not a category.
+        KindMismatchError
+            An item of the other kind (bytes for str categories, str for
+            bytes); a ``TypeError``.
         TypeError
             An item that cannot be one (unhashable: a list, a dict...).
         """
@@ -188,10 +191,25 @@ class CategoryEngine:
                 from None
         bad = np.flatnonzero(codes == -2)
         if bad.size:
-            item = items[int(bad[0])]
-            raise ValueError(f"{item!r} is not one of the {len(index)} categories of this "
-                             f"categorical carray (they are fixed when it is created)")
+            raise self.refusal(items[int(bad[0])])
         return codes.astype(self.codes.atom)
+
+    def refusal(self, item, where: str = "") -> Exception:
+        """The error for writing ``item``, which is not a category (``where``
+        begins its message): a KindMismatchError for an item of the other
+        kind (bytes where the categories are str, or str where they are
+        bytes), else ValueError."""
+        index = self.index
+        kind = self.categories.vlen.kind
+        other = (bytes, bytearray, memoryview) if kind == "str" else (str,)
+        where = f"{where}: " if where else ""
+        if index and isinstance(item, other):
+            return KindMismatchError(f"{where}{item!r} is {type(item).__name__}, and this "
+                                     f"categorical carray's categories are {kind}; "
+                                     f"{'encode' if kind == 'bytes' else 'decode'} the items "
+                                     f"first")
+        return ValueError(f"{where}{item!r} is not one of the {len(index)} categories of this "
+                          f"categorical carray (they are fixed when it is created)")
 
     # ------------------------------------------------------------ engine protocol
 

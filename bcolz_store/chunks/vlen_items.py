@@ -7,12 +7,16 @@ object array of str, a ``StringDType`` array or a fixed-width ``U`` array for
 'str'; bytes-like items or an ``S`` array for 'bytes'; ``None`` for a missing
 item where the carray allows them.  numpy itself turns ``None`` into
 ``'None'`` and ``3`` into ``'3'`` when casting to ``StringDType``; this never
-does: any other item is a TypeError naming its position.
+does: any other item is a TypeError naming its position (a
+:class:`~bcolz_store.errors.KindMismatchError` for bytes where str are kept,
+or str where bytes are).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..errors import KindMismatchError
 
 __all__ = ["NAN_STRING", "VLEN_CHUNK_TARGET_BYTES", "as_items", "average_nbytes",
            "missing_mask", "nbytes_estimate", "vlen_chunklen"]
@@ -80,11 +84,13 @@ def _describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _first_bad(items, ok, what: str, where: str):
+def _first_bad(items, ok, what: str, where: str, other: tuple):
+    """The error for the first item not ``ok``: a KindMismatchError when it is
+    of the ``other`` kind (an instance of one of those types)."""
     for i, v in enumerate(items):
         if not ok(v):
-            return TypeError(f"{where}: item {i} is {_describe(v)} ({type(v).__name__}); "
-                             f"{what}")
+            error = KindMismatchError if isinstance(v, other) else TypeError
+            return error(f"{where}: item {i} is {_describe(v)} ({type(v).__name__}); {what}")
     return None  # pragma: no cover - called only when some item is bad
 
 
@@ -110,8 +116,9 @@ def _str_items(value, dtype, nullable: bool, where: str) -> np.ndarray:
         if value.dtype.kind == "U":
             return value.astype(dtype)
         if value.dtype.kind == "S":
-            raise TypeError(f"{where}: a bytes ({value.dtype}) array cannot be stored as str "
-                            f"items; decode it first, or use a 'bytes' vlen carray")
+            raise KindMismatchError(f"{where}: a bytes ({value.dtype}) array cannot be stored "
+                                    f"as str items; decode it first, or use a 'bytes' vlen "
+                                    f"carray")
         if value.dtype.kind != "O":
             raise TypeError(f"{where}: a {value.dtype} array cannot be stored as str items")
         items = value.tolist()
@@ -121,7 +128,8 @@ def _str_items(value, dtype, nullable: bool, where: str) -> np.ndarray:
     if not types <= {str, type(None)}:
         if not all(isinstance(v, str) or v is None for v in items):
             raise _first_bad(items, lambda v: isinstance(v, str) or v is None,
-                             "str items (or None) expected", where)
+                             "str items (or None) expected", where,
+                             (bytes, bytearray, memoryview))
         items = [v if v is None or type(v) is str else str(v) for v in items]
     if type(None) in types and not nullable:
         raise _refuse_missing(where)
@@ -155,6 +163,9 @@ def _bytes_items(value, nullable: bool, where: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "SO":
             items = value.tolist()
+        elif value.dtype.kind in "TU":
+            raise KindMismatchError(f"{where}: a str ({value.dtype}) array cannot be stored as "
+                                    f"bytes items; encode it first, or use a 'str' vlen carray")
         else:
             raise TypeError(f"{where}: a {value.dtype} array cannot be stored as bytes items")
     else:
@@ -162,7 +173,8 @@ def _bytes_items(value, nullable: bool, where: str) -> np.ndarray:
     types = set(map(type, items))
     if not types <= {bytes, type(None)}:
         if not all(map(_bytes_ok, items)):
-            raise _first_bad(items, _bytes_ok, "bytes-like items (or None) expected", where)
+            raise _first_bad(items, _bytes_ok, "bytes-like items (or None) expected", where,
+                             (str,))
         items = [v if v is None or type(v) is bytes else bytes(v) for v in items]
     if not nullable and any(v is None for v in items):
         raise _refuse_missing(where)
@@ -199,6 +211,9 @@ def as_items(value, kind: str, dtype: np.dtype, nullable: bool, arrlen=None,
 
     Raises
     ------
+    KindMismatchError
+        An item, or an array, of the other kind (bytes for 'str', str for
+        'bytes'); a ``TypeError``.
     TypeError
         An item of another type (the message gives its position), or an
         array of another dtype kind.

@@ -60,6 +60,14 @@ class Kind:
         """Values an append or assignment of this kind must refuse (None: there are none)."""
         return None
 
+    def as_carray(self, values: np.ndarray, rng):
+        """``values`` as a carray to append (empty fixed-size ones stay an array)."""
+        return bcolz_store.carray(values) if len(values) else values
+
+    def other_kind_carray(self):
+        """A carray an append must refuse as of the other kind (None: there is none)."""
+        return None
+
     def check(self, got, expected: np.ndarray, what: str) -> None:
         raise NotImplementedError
 
@@ -199,6 +207,14 @@ class Vlen(Kind):
     def bad_values(self, n):
         return [3.5] * n if n else None
 
+    def as_carray(self, values, rng):
+        return bcolz_store.carray(values, dtype=bcolz_store.vlen(self.kind, nullable=True))
+
+    def other_kind_carray(self):
+        other = "bytes" if self.kind == "str" else "str"
+        return bcolz_store.carray([b"x" if other == "bytes" else "x"],
+                                  dtype=bcolz_store.vlen(other))
+
     def check(self, got, expected, what):
         got_items = list(np.asarray(got, dtype=object).ravel()) if not isinstance(got, list) \
             else got
@@ -260,6 +276,25 @@ class Categorical(Vlen):
         if not n:
             return None
         return ["not a category" if self.kind == "str" else b"not a category"] * n
+
+    def as_carray(self, values, rng):
+        """A categorical carray of the values' own categories (none when all
+        are missing: no kind either), of these categories in another order
+        and one more, unused; or a vlen carray."""
+        pick = int(rng.integers(0, 3))
+        if pick == 0:
+            dtype = bcolz_store.category()
+        elif pick == 1:
+            extra = "unused" if self.kind == "str" else b"unused"
+            order = rng.permutation(len(self.categories))
+            dtype = bcolz_store.category([self.categories[i] for i in order] + [extra])
+        else:
+            dtype = bcolz_store.vlen(self.kind, nullable=True)
+        return bcolz_store.carray(values, dtype=dtype)
+
+    def other_kind_carray(self):
+        item = b"x" if self.kind == "str" else "x"
+        return bcolz_store.carray([item, None], dtype=bcolz_store.category())
 
 
 def _is_missing(value) -> bool:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 import bcolz_store
-from bcolz_store.errors import BcolzStoreError
+from bcolz_store.errors import BcolzStoreError, KindMismatchError
 from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
 from tests.machine.kinds import Fixed, concat, draw_kind, initial_values
 
@@ -95,10 +95,7 @@ class CarrayMachine(StoreMachine):
         if form == "one":
             self.c.append(rows[0] if isinstance(self.kind, Fixed) else rows[0])
         elif form == "carray":
-            self.c.append(bcolz_store.carray(rows, **{k: v for k, v in
-                                                      self.kind.create_kwargs().items()
-                                                      if k == "dtype"})
-                          if not isinstance(self.kind, Fixed) or len(rows) else rows)
+            self.c.append(self.kind.as_carray(rows, self.rng))
         else:
             self.c.append(self.kind.as_input(rows, self.rng) if form == "list" else rows)
         self.model = concat(self.model, rows)
@@ -181,12 +178,18 @@ class CarrayMachine(StoreMachine):
         self.model[idx] = value
         self.commits()
 
-    @rule(between=BETWEEN, what=st.sampled_from(["append", "assign", "trim", "resize"]))
+    @rule(between=BETWEEN, what=st.sampled_from(["append", "assign", "trim", "resize",
+                                                 "other kind"]))
     def refused(self, between, what):
         """Input the carray must refuse, with a clear error and no change."""
         self.between(between)
         n = len(self.model)
-        if what == "append":
+        if what == "other kind":
+            other = self.kind.other_kind_carray()
+            if other is not None:
+                with pytest.raises(KindMismatchError):
+                    self.c.append(other)
+        elif what == "append":
             bad = self.kind.bad_values(2)
             if bad is None:
                 return

@@ -303,3 +303,17 @@ def test_replacing_a_column_beside_pending_appends(tmp_path, kind, given):
     assert len(back) == 153
     assert back["i"][:].tolist() == list(range(153))
     assert _items(back["x"][:]) == _items(new)
+
+
+def test_appending_a_categorical_carray_of_missing_items_to_one_of_bytes(tmp_path):
+    """create(seed=24314, chunklen=1, length=0) made a categorical carray of
+    bytes; appending ``carray([None], dtype=category())`` (no categories, its
+    items read as str) raised 'StringDType cannot be stored as bytes items'."""
+    c = bcolz.carray([b"a b"], dtype=bcolz.category(), chunklen=1, rootdir=tmp_path / "c")
+    c.append(b"a b")
+    c.append(np.array([b"a b", None] * 61, dtype=object))
+    c.append(bcolz.carray(np.array([None], dtype=object), dtype=bcolz.category()))
+    expected = [b"a b", b"a b"] + [b"a b", None] * 61 + [None]
+    assert c[:].tolist() == expected
+    c.flush()
+    assert bcolz.open(tmp_path / "c", mode="r")[:].tolist() == expected

@@ -9,7 +9,8 @@ import pytest
 
 import bcolz_store
 from bcolz_store.format.vlen_meta import vlen_result_dtype
-from bcolz_store.errors import ChunkNotFoundError, CodecError, FormatError, UnsafeDataError
+from bcolz_store.errors import (ChunkNotFoundError, CodecError, FormatError, KindMismatchError,
+                                UnsafeDataError)
 
 # What reads give: StringDType on numpy 2, object arrays of str on numpy 1.x.
 STR = vlen_result_dtype("str", False)
@@ -114,6 +115,10 @@ def test_a_list_of_str_without_dtype_stays_fixed_width_as_in_bcolz():
     ("str", np.zeros((2, 2), dtype=object), ValueError, "one-dimensional"),
     ("str", np.array([b"x"]), TypeError, "bytes"),
     ("bytes", np.arange(3), TypeError, "int64"),
+    ("str", ["a", b"b"], KindMismatchError, r"item 1 is b'b' \(bytes\)"),
+    ("bytes", [b"a", "b"], KindMismatchError, r"item 1 is 'b' \(str\)"),
+    ("str", np.array([b"x"]), KindMismatchError, "bytes .* array cannot be stored as str"),
+    ("bytes", np.array(["x"]), KindMismatchError, "str .* array cannot be stored as bytes"),
 ])
 def test_wrong_items_are_refused_with_their_position(kind, items, error, text):
     with pytest.raises(error, match=text):
@@ -132,6 +137,28 @@ def test_none_is_refused_where_missing_items_are_not_allowed(where):
     with pytest.raises(ValueError, match="nullable=False"):
         make(["a", None], dtype=bcolz_store.vlen(nullable=False))
     assert make([], dtype=bcolz_store.vlen(nullable=True)).dtype == NSTR
+
+
+def test_appending_a_carray_is_checked_before_anything_changes(where):
+    """A missing item deep in a vlen carray appended to one that allows none,
+    or an item of another type in an object carray: refused before the first
+    block is written, pending appends kept; a carray of the other kind too."""
+    make, reopen = where
+    c = make(["a", "b"], dtype=bcolz_store.vlen(nullable=False))
+    c.append(["c"])
+    late_none = bcolz_store.carray(["x"] * 100 + [None], dtype="vlen-str", chunklen=8)
+    with pytest.raises(ValueError, match="missing items"):
+        c.append(late_none)
+    objects = bcolz_store.carray(np.array(["x"] * 20 + [3], dtype=object), chunklen=4)
+    with pytest.raises(TypeError, match=r"is 3 \(int\)"):
+        c.append(objects)
+    with pytest.raises(KindMismatchError, match="a vlen carray of bytes cannot be appended"):
+        c.append(bcolz_store.carray([b"x"], dtype="vlen-bytes"))
+    assert c[:].tolist() == ["a", "b", "c"]
+    c.append(bcolz_store.carray(["x", "y"] * 20, dtype=bcolz_store.vlen(nullable=False)))
+    c.append(bcolz_store.carray(np.array(["z"], dtype=object)))
+    c.flush()
+    assert reopen(c, "r")[:].tolist() == ["a", "b", "c"] + ["x", "y"] * 20 + ["z"]
 
 
 @pytest.mark.parametrize("dtype", [bcolz_store.vlen(), bcolz_store.vlen("bytes"), "vlen-str",
