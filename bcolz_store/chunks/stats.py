@@ -220,6 +220,8 @@ class ChunkStats:
         """Stage ``meta/stats`` for the engine's chunks and leftover as they are
         now (computing those not known), when it changed; a carray of more
         than ``MAX_STATS_CHUNKS`` chunks has none."""
+        if not self.edited:         # a flush with nothing new writes nothing
+            return
         nfull, nleft = len(engine.chunks), engine.nleft
         if nfull > MAX_STATS_CHUNKS:
             if self.loaded is not None or store.exists(STATS_KEY):

@@ -553,6 +553,10 @@ class CommittedState:
         """Where a record read through has ``key`` (:meth:`.LoadedGeneration.lookup`)."""
         return self.loaded.lookup(key)
 
+    def lacks(self, key: str) -> bool:
+        """:meth:`.LoadedGeneration.lacks`."""
+        return self.loaded.lacks(key)
+
     def metadata(self, key: str):
         """``key``'s bytes from the consolidated metadata (:meth:`.LoadedGeneration.metadata`)."""
         return self.loaded.metadata(key)

@@ -18,7 +18,7 @@ It never writes: staging and committing are the view's own.
 from __future__ import annotations
 
 from ..errors import DatasetChangedError, DatasetNotFoundError, FormatError, IntegrityError
-from ..format.layout import is_metadata_key
+from ..format.layout import OPTIONAL_FILES, is_metadata_key
 from .base import Store
 from .checksums import md5_hex, read_limit
 from .journal import Journal
@@ -402,6 +402,8 @@ class DatasetReads:
             return blob is not None
         if is_metadata_key(full) and self.journal.state.metadata(full) is not None:
             return True
+        if full.endswith(OPTIONAL_FILES) and self.journal.state.lacks(full):
+            return False            # no statistics or index: no request to ask
         present = self.store.exists(full)
         if not present and self.verify:
             recorded = self.journal.state.recorded()

@@ -295,6 +295,12 @@ class LoadedGeneration:
             return None
         return self._meta.get(key)
 
+    def lacks(self, key: str) -> bool:
+        """True when the consolidated metadata in use is complete and has no
+        file ``key`` (a metadata key): the committed state has none."""
+        return self._meta is not None and self.use_consolidated and \
+            key not in self._overlay and key not in self._meta
+
     def _scan(self, prefix: str = "") -> dict:
         """md5 of every bcolz file under ``prefix`` as it is now.
 
