@@ -26,6 +26,10 @@ Three engines ("virtual machines") are available:
     The expression is built over ``dask.array`` operands (reachable as
     ``da`` in the expression) and computed chunk by chunk.
 
+Chained comparisons (``lo <= x < hi``) and ``between(x, lo, hi)`` (bounds
+included) are rewritten into ``&`` of single comparisons first
+(:mod:`.rewrite`), so every engine evaluates them.
+
 A reduction at the top of the expression (``sum(a)``, ``max(a)``,
 ``np.prod(a)``...) is computed per block and the partial results combined
 with the matching operation, so it is correct however many blocks there are.
@@ -49,6 +53,7 @@ import numpy as np
 from .. import threads
 from ..defaults import defaults
 from ..errors import QueryError
+from .rewrite import between, desugar, desugar_text
 from .strings import STRING_FUNCTIONS, as_operand, is_vlen_operand
 
 __all__ = ["evaluate", "resolve_variables"]
@@ -132,6 +137,7 @@ def _python_namespace() -> dict:
     for name in ("bool", "complex", "float", "int", "len", "pow"):
         namespace[name] = getattr(builtins, name)
     namespace.update(STRING_FUNCTIONS)   # startswith, contains, isnull... (query/strings.py)
+    namespace["between"] = between       # (calls of it are rewritten: query/rewrite.py)
     return namespace
 
 
@@ -216,10 +222,10 @@ def resolve_variables(expression: str, namespace: Mapping, vm: str | None = None
         provides.
     """
     vm = vm or defaults.vm
-    tree = _parse(expression)
+    tree, _ = desugar(_parse(expression))
     provided = (_numexpr_functions() if vm == "numexpr"
                 else _python_namespace() if vm == "python" else {"da": None})
-    provided = set(provided) | set(STRING_FUNCTIONS)   # string conditions run in 'python'
+    provided = set(provided) | set(STRING_FUNCTIONS) | {"between"}   # (these run in 'python')
     found = {}
     for name in _free_names(tree):
         if name in namespace and not (vm != "python" and name in provided):
@@ -562,7 +568,8 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
                              or blen < 1):
         raise QueryError(f"blen must be a positive integer, got {blen!r}")
 
-    tree = _parse(expression)
+    # lo < x < hi and between(x, lo, hi) as & of comparisons (query/rewrite.py)
+    expression, tree = desugar_text(expression, _parse(expression))
     operands = _Operands(expression, resolve_variables(expression, variables, vm))
     if vm == "numexpr" and operands.uses_uint64():
         vm = "python"  # numexpr silently casts uint64 to int64
