@@ -13,14 +13,22 @@ query is planned, so that both see the same expression):
     NaT, None) is between no bounds.
 
 Any other expression is left as it is (the same object, and the same text).
+
+:func:`parse_expression` parses an expression once (its rewritten text,
+tree and names are kept for the next query of the same text).
 """
 
 from __future__ import annotations
 
 import ast
 import copy
+import functools
 
-__all__ = ["between", "desugar", "desugar_text"]
+from ..errors import QueryError
+
+__all__ = ["between", "desugar", "desugar_text", "parse_expression"]
+
+_CONSTANTS = frozenset({"None", "False", "True"})
 
 
 def between(x, lo, hi):
@@ -80,3 +88,52 @@ def desugar_text(expression: str, tree: ast.AST) -> tuple:
     if not changed:
         return expression, tree
     return ast.unparse(out), out
+
+
+def _parse(expression) -> ast.Expression:
+    """The tree of ``expression`` (QueryError: not a str, or invalid)."""
+    if not isinstance(expression, str):
+        raise QueryError(f"the expression must be a string, got {type(expression).__name__}")
+    try:
+        return ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as err:
+        raise QueryError(f"invalid expression {expression!r}: {err.msg}") from err
+
+
+def parse_expression(expression) -> tuple:
+    """``(text, tree, names)`` of an expression: its text with chained
+    comparisons and ``between`` rewritten (:func:`desugar`; the text itself
+    when nothing is), the tree of that text, and the names it reads, in
+    order.  An expression is parsed once (the last few hundred are kept).
+
+    Raises
+    ------
+    QueryError
+        Not a string, or invalid syntax.
+    """
+    if not isinstance(expression, str):
+        _parse(expression)
+    return _parsed(expression)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(expression: str) -> tuple:
+    text, tree = desugar_text(expression, _parse(expression))
+    return text, tree, tuple(_free_names(tree))
+
+
+def _free_names(tree: ast.AST) -> list:
+    """Names the expression reads, in order (attribute names and bound names excluded)."""
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arguments):
+            bound.update(a.arg for a in node.posonlyargs + node.args + node.kwonlyargs)
+    names = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+                and node.id not in bound and node.id not in _CONSTANTS
+                and node.id not in names):
+            names.append(node.id)
+    return names
