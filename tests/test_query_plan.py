@@ -419,26 +419,50 @@ def test_between_and_chained_comparisons_evaluate_without_the_planner():
 # --------------------------------------------------------------- properties
 
 _OPS = ["<", "<=", ">", ">=", "==", "!="]
+_TEXTS = ["", "a", "ab", "b", "ba", "m", "q", "zz"]
 
 
 @st.composite
-def _conditions(draw, names, depth=2):
-    if depth == 0 or draw(st.integers(0, 2)) == 0:
-        name = draw(st.sampled_from(names))
-        op = draw(st.sampled_from(_OPS))
+def _leaves(draw):
+    kind = draw(st.sampled_from(["a", "x", "x", "s", "c"]))
+    op = draw(st.sampled_from(_OPS))
+    if kind in ("a", "x"):
         value = draw(st.one_of(st.integers(-30, 130), st.sampled_from(
             ["nan", "1e30", "-1e30", "2.5", "-0.5", "2**70"])))
         form = draw(st.integers(0, 3))
         if form == 0:
-            return f"({value} {op} {name})"
+            return f"({value} {op} {kind})"
         if form == 1:
-            return f"between({name}, {value}, {draw(st.integers(-30, 130))})"
-        return f"({name} {op} {value})"
-    left = draw(_conditions(names, depth - 1))
-    right = draw(_conditions(names, depth - 1))
+            return f"between({kind}, {value}, {draw(st.integers(-30, 130))})"
+        return f"({kind} {op} {value})"
+    text = repr(draw(st.sampled_from(_TEXTS)))
+    form = draw(st.integers(0, 4))
+    if form == 0:
+        return f"startswith({kind}, {text})"
+    if form == 1:
+        return f"{draw(st.sampled_from(['isnull', 'notnull']))}({kind})"
+    if form == 2:
+        return f"isin({kind}, [{text}, {repr(draw(st.sampled_from(_TEXTS)))}])"
+    return f"({kind} {op} {text})"
+
+
+@st.composite
+def _conditions(draw, depth=2):
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        return draw(_leaves())
+    left = draw(_conditions(depth - 1))
+    right = draw(_conditions(depth - 1))
     joined = draw(st.sampled_from(["&", "|", "^"]))
     out = f"({left} {joined} {right})"
     return f"~{out}" if draw(st.booleans()) else out
+
+
+def _words(rng, n, sort):
+    words = [None if rng.random() < 0.1 else "".join(rng.choice(list("abmqz"), rng.integers(0, 3)))
+             for _ in range(n)]
+    if sort:
+        words = sorted(w for w in words if w is not None) + [w for w in words if w is None]
+    return words
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -451,14 +475,19 @@ def test_random_conditions_on_random_tables(data, n, chunklen, sort, reader):
     x[rng.random(n) < 0.1] = np.nan
     if sort:
         a, x = np.sort(a), np.sort(x)
-    cond = data.draw(_conditions(["a", "x"]))
+    s, c = _words(rng, n, sort), _words(rng, n, sort)
+    cond = data.draw(_conditions())
+    variables = {"a": a, "x": x, "s": bcolz.carray(s, dtype="vlen-str"),
+                 "c": bcolz.carray(c, dtype="category"), "nan": np.nan}
     ctable_plan.MIN_SKIP_ROWS, ctable_plan.MIN_SKIP_FRACTION = 0, 0
     try:
         with tempfile.TemporaryDirectory() as root:
-            t = bcolz.ctable([a, x], names=["a", "x"], rootdir=root + "/t", chunklen=chunklen)
+            t = bcolz.ctable([a, x, bcolz.carray(s, dtype="vlen-str", chunklen=chunklen),
+                              bcolz.carray(c, dtype="category", chunklen=chunklen)],
+                             names=["a", "x", "s", "c"], rootdir=root + "/t", chunklen=chunklen)
             if reader:
                 t = bcolz.open(root + "/t", mode="r")
-            expected = _outcome(lambda: np.flatnonzero(_evaluated(cond, a, x)).tolist())
+            expected = _outcome(lambda: np.flatnonzero(_evaluated(cond, variables)).tolist())
             found = _same(lambda: [r.nrow__ for r in t.where(cond, outcols="nrow__",
                                                              user_dict={"nan": np.nan})])
             if expected[0] == "ok":
@@ -470,10 +499,10 @@ def test_random_conditions_on_random_tables(data, n, chunklen, sort, reader):
         ctable_plan.MIN_SKIP_ROWS, ctable_plan.MIN_SKIP_FRACTION = 1 << 15, 1 / 16
 
 
-def _evaluated(cond, a, x):
+def _evaluated(cond, variables):
     with bcolz.defaults_ctx(query_planning=False), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return bcolz.eval(cond, user_dict={"a": a, "x": x, "nan": np.nan}, out_flavor="numpy")
+        return bcolz.eval(cond, user_dict=variables, out_flavor="numpy")
 
 
 def test_guide_examples_run():
