@@ -30,6 +30,7 @@ from .columns import cols, row_dtype
 from .apidoc import documented
 from .apidoc.ctable import CTABLE_DOCS
 from .apidoc.indexes import INDEX_DOCS
+from .apidoc.ctable_query import QUERY_DOCS
 from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
@@ -43,7 +44,7 @@ from .storage.urls import describe_rootdir
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-@documented({**CTABLE_DOCS, **INDEX_DOCS})
+@documented({**CTABLE_DOCS, **INDEX_DOCS, **QUERY_DOCS})
 class ctable:
     # The reference docs (constructor and methods): bcolz_store/apidoc/ctable.py.
 
@@ -209,7 +210,8 @@ class ctable:
     # ----------------------------------------------------------------- reading
 
     def __getitem__(self, key):
-        return _ops.get_item(self.cols, self.len, sys._getframe(1), type(self), key)
+        return _ops.get_item(self.cols, self.len, sys._getframe(1), type(self), key,
+                             self._query_indexes())
 
     def __iter__(self):
         """Iterate over the rows, as namedtuples (see :meth:`iter`)."""
@@ -221,22 +223,35 @@ class ctable:
                                 out_flavor)
 
     def eval(self, expression, **kwargs):
-        return _query.table_eval(self.cols, sys._getframe(1), expression, **kwargs)
+        return _query.table_eval(self.cols, sys._getframe(1), expression,
+                                 indexes=self._query_indexes(), **kwargs)
 
     def where(self, expression, outcols=None, limit=None, skip=0, out_flavor=namedtuple,
               user_dict=None, vm=None):
         return _query.where(self.cols, self.len, sys._getframe(1), expression, outcols, limit,
-                            skip, out_flavor, user_dict, vm)
+                            skip, out_flavor, user_dict, vm, self._query_indexes())
 
     def whereblocks(self, expression, blen=None, outcols=None, limit=None, skip=0,
                     user_dict=None, vm=None):
         return _query.whereblocks(self.cols, self.len, sys._getframe(1), expression, blen,
-                                  outcols, limit, skip, user_dict, vm)
+                                  outcols, limit, skip, user_dict, vm, self._query_indexes())
 
     def fetchwhere(self, expression, outcols=None, limit=None, skip=0, out_flavor=None,
                    user_dict=None, vm=None, **kwargs):
         return _query.fetchwhere(self.cols, self.len, sys._getframe(1), type(self), expression,
-                                 outcols, limit, skip, out_flavor, user_dict, vm, **kwargs)
+                                 outcols, limit, skip, out_flavor, user_dict, vm,
+                                 self._query_indexes(), **kwargs)
+
+    # ---------------------------------------------------------- query planning
+
+    def explain(self, expression, user_dict=None, vm=None):
+        return _query.explain(self.cols, self.len, sys._getframe(1), expression, user_dict, vm,
+                              self._query_indexes())
+
+    def _query_indexes(self):
+        """The secondary indexes queries may use: ``{column name: index}``
+        (:class:`bcolz_store.ctable_plan.ColumnIndex`), or None."""
+        return _edit.query_indexes(self.cols)
 
     # ----------------------------------------------------------------- changes
 
@@ -309,15 +324,19 @@ class ctable:
     def fromdataframe(cls, df, **kwargs):
         return _pandas.fromdataframe(cls, df, **kwargs)
 
-    def todataframe(self, columns=None, orient="columns"):
-        return _pandas.todataframe(self, columns=columns, orient=orient)
+    def todataframe(self, columns=None, orient="columns", where=None):
+        rows = None if where is None else _query.matching_rows(
+            self.cols, self.len, sys._getframe(1), where, self._query_indexes())
+        return _pandas.todataframe(self, columns=columns, orient=orient, rows=rows)
 
     def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
         return _fixed_width.tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
-    def to_dask(self, blen=None, columns=None):
+    def to_dask(self, blen=None, columns=None, filters=None):
         from .interop.dask import ctable_to_dask
-        return ctable_to_dask(self, blen=blen, columns=columns)
+        select = None if filters is None else _query.table_filter(
+            self, sys._getframe(1), filters, self._query_indexes())
+        return ctable_to_dask(self, blen=blen, columns=columns, select=select)
 
     @classmethod
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):

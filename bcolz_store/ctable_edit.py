@@ -430,3 +430,12 @@ def index_kinds(cols) -> dict:
     :attr:`bcolz_store.ctable.indexes`)."""
     kinds = {name: _index.index_kind(cols[name]) for name in cols.names}
     return {name: kind for name, kind in kinds.items() if kind is not None}
+
+
+def query_indexes(cols):
+    """``{column name: index}`` of the indexes a query may use now (those that
+    describe their column's items exactly: see
+    :func:`bcolz_store.carray_index.usable_index`), or None."""
+    found = {name: _index.usable_index(cols[name]) for name in cols.names
+             if _index.index_kind(cols[name]) is not None}
+    return {name: index for name, index in found.items() if index is not None} or None

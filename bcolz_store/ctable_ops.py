@@ -20,7 +20,8 @@ import numpy as np
 
 from .carray import carray
 from .columns import row_dtype
-from .ctable_query import condition
+from .ctable_query import matching
+from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
 
@@ -106,16 +107,19 @@ def _rows(cols, values, n) -> np.ndarray:
     return out
 
 
-def get_item(cols, length, frame, make_table, key):
+def get_item(cols, length, frame, make_table, key, indexes=None):
     """t[key]: a column, rows, or the rows where an expression holds.  The work of
     :meth:`bcolz_store.ctable.__getitem__` over the table's parts; its docstring
     (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
-    result and the errors."""
+    result and the errors.  A condition is planned (``indexes``: see
+    :func:`bcolz_store.ctable_query.matching`)."""
     if isinstance(key, str) and key in cols:
         return cols[key]
     if isinstance(key, str):
-        key = condition(cols, length, key, {}, None, frame, error=IndexError)
+        key = matching(cols, length, frame, key, {}, None, IndexError, indexes)
     check_not_empty(cols.names, "retrieve data from")
+    if isinstance(key, Selection):
+        return _rows(cols, [key.read(cols[name]) for name in cols.names], len(key))
     if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
         row = np.empty(1, dtype=row_dtype(cols))
         row[0] = tuple(cols[name][key] for name in cols.names)
@@ -127,7 +131,7 @@ def get_item(cols, length, frame, make_table, key):
     if isinstance(key, tuple):
         if len(key) != 1:
             raise IndexError("multidimensional keys are not supported")
-        return get_item(cols, length, frame, make_table, key[0])
+        return get_item(cols, length, frame, make_table, key[0], indexes)
     if isinstance(key, list):
         if not key:
             return np.empty(0, dtype=row_dtype(cols))

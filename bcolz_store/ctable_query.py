@@ -8,10 +8,14 @@ then what the query asks.  A function that is the work of a ctable method
 says which; the method's docstring, in :mod:`bcolz_store.apidoc.ctable`,
 documents its arguments.
 
-The condition is evaluated once (:func:`condition`) into a boolean carray or
-ndarray of the table's length, then read block by block; for each block only
-the rows that match are read, column by column, so that no Python work is
-done per row until rows are handed out.
+A condition string is planned first (:mod:`bcolz_store.ctable_plan`): when
+the chunk statistics (or an index) rule out enough rows, only the rows they
+leave undecided are evaluated, and the matching rows come as a
+:class:`~bcolz_store.ctable_select.Selection` (:func:`matching`).  Otherwise
+the condition is evaluated once (:func:`condition`) into a boolean carray or
+ndarray of the table's length.  Either is then read block by block; for each
+block only the rows that match are read, column by column, so that no Python
+work is done per row until rows are handed out.
 
 ``skip`` and ``limit`` count matching rows: the first ``skip`` matches are
 dropped, then at most ``limit`` are returned.  The pseudo-column ``nrow__``
@@ -34,14 +38,17 @@ import numpy as np
 from . import threads
 from .carray import carray
 from .columns import column_field
+from .ctable_plan import QueryPlan, plan_query
+from .ctable_select import Selection, row_filter, select
 from .defaults import defaults
 from .errors import QueryError
 from .format.layout import split_names, validate_names
 from .indexing import matching_positions
 from .query.eval import evaluate as _evaluate
 
-__all__ = ["NROW", "check_outcols", "condition", "evaluate", "fetch_where", "iter_rows",
-           "outcols_dtype", "table_variables", "where_blocks", "where_rows"]
+__all__ = ["NROW", "check_outcols", "condition", "evaluate", "explain", "fetch_where",
+           "iter_rows", "matching", "matching_rows", "outcols_dtype", "table_filter",
+           "table_variables", "where_blocks", "where_rows"]
 
 NROW = "nrow__"
 MIN_SCAN_ROWS = 1 << 14  # rows of the condition read at a time, at least
@@ -125,6 +132,67 @@ def condition(cols, length, expression, user_dict, vm, frame, error=QueryError):
     return result
 
 
+def matching(cols, length, frame, expression, user_dict=None, vm=None, error=QueryError,
+             indexes=None):
+    """The rows where ``expression`` holds: a :class:`~bcolz_store.ctable_select.Selection`
+    when the query is planned (:func:`bcolz_store.ctable_plan.plan_query`),
+    else the boolean mask of :func:`condition` (same arguments; ``indexes``:
+    ``column name -> ColumnIndex``, or None).
+
+    Raises
+    ------
+    error, QueryError, NameError
+        As :func:`condition`.
+    """
+    if isinstance(expression, str) and defaults.query_planning:
+        plan = plan_query(cols, length, expression, table_variables(cols, user_dict, frame), vm,
+                          indexes)
+        if plan.strategy != "scan":
+            return select(cols, plan, error)
+    return condition(cols, length, expression, user_dict, vm, frame, error)
+
+
+def matching_rows(cols, length, frame, expression, indexes=None) -> np.ndarray:
+    """The positions (int64, sorted) of the rows where ``expression`` (a
+    condition or a boolean array) holds.
+
+    Raises
+    ------
+    QueryError, NameError
+        As :func:`condition`.
+    """
+    found = matching(cols, length, frame, expression, indexes=indexes)
+    if isinstance(found, Selection):
+        return found.all_positions()
+    _check_mask(length, found)
+    return np.flatnonzero(np.asarray(found[:])).astype(np.int64)
+
+
+def explain(cols, length, frame, expression, user_dict=None, vm=None,
+            indexes=None) -> QueryPlan:
+    """How ``expression`` would be evaluated.  The work of
+    :meth:`bcolz_store.ctable.explain` over the table's parts; its docstring
+    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    parts, the result and the errors."""
+    if not isinstance(expression, str):
+        raise TypeError(f"explain() needs a condition (a str), not {type(expression).__name__}")
+    return plan_query(cols, length, expression, table_variables(cols, user_dict, frame), vm,
+                      indexes)
+
+
+def table_filter(table, frame, expression, indexes=None):
+    """The :class:`~bcolz_store.ctable_select.RowFilter` of a condition over
+    ``table`` (for ``to_dask(filters=...)``).
+
+    Raises
+    ------
+    TypeError, ValueError, QueryError, NameError
+        As :func:`bcolz_store.ctable_select.row_filter`.
+    """
+    return row_filter(table, expression, table_variables(table.cols, None, frame), None,
+                      indexes)
+
+
 def check_outcols(cols, outcols) -> list:
     """The list of output column names for ``outcols``.
 
@@ -205,42 +273,59 @@ def _scan_blen(cols) -> int:
 
 # --------------------------------------------------------------------- iter
 
-def table_eval(cols, frame, expression, **kwargs):
+def table_eval(cols, frame, expression, indexes=None, **kwargs):
     """Evaluate ``expression`` over the columns (and the caller's variables).  The
     work of :meth:`bcolz_store.ctable.eval` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
-    result and the errors."""
+    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    parts, the result and the errors.
+
+    A condition is planned (``indexes`` as :func:`matching`) when no other
+    argument than ``user_dict``, ``vm`` and ``out_flavor`` is given."""
     user_dict = kwargs.pop("user_dict", None)
+    out_flavor = kwargs.get("out_flavor") or defaults.out_flavor
+    length = len(cols[cols.names[0]]) if cols.names else 0
+    if isinstance(expression, str) and defaults.query_planning and \
+            set(kwargs) <= {"vm", "out_flavor"} and out_flavor in ("bcolz", "carray", "numpy") \
+            and length <= MAX_NUMPY_MASK_ROWS:
+        plan = plan_query(cols, length, expression, table_variables(cols, user_dict, frame),
+                          kwargs.get("vm"), indexes)
+        if plan.strategy != "scan":
+            mask = select(cols, plan).mask()
+            if out_flavor == "numpy":
+                return mask
+            result = carray(mask, expectedlen=length)
+            result.flush()
+            return result
     return evaluate(cols, expression, user_dict, frame, **kwargs)
 
 
 def where(cols, length, frame, expression, outcols=None, limit=None, skip=0,
-          out_flavor=namedtuple, user_dict=None, vm=None):
+          out_flavor=namedtuple, user_dict=None, vm=None, indexes=None):
     """Iterate over the rows where ``expression`` is true.  The work of
     :meth:`bcolz_store.ctable.where` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
-    result and the errors."""
-    mask = condition(cols, length, expression, user_dict, vm, frame)
+    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    parts, the result and the errors."""
+    mask = matching(cols, length, frame, expression, user_dict, vm, indexes=indexes)
     return where_rows(cols, length, mask, outcols, limit, skip, out_flavor)
 
 
 def whereblocks(cols, length, frame, expression, blen=None, outcols=None, limit=None, skip=0,
-                user_dict=None, vm=None):
+                user_dict=None, vm=None, indexes=None):
     """Iterate over the rows where ``expression`` is true, in structured arrays.
     The work of :meth:`bcolz_store.ctable.whereblocks` over the table's parts; its
-    docstring (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the
-    parts, the result and the errors."""
-    mask = condition(cols, length, expression, user_dict, vm, frame)
+    docstring (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments
+    after the parts, the result and the errors."""
+    mask = matching(cols, length, frame, expression, user_dict, vm, indexes=indexes)
     return where_blocks(cols, length, mask, blen, outcols, limit, skip)
 
 
 def fetchwhere(cols, length, frame, make_table, expression, outcols=None, limit=None, skip=0,
-               out_flavor=None, user_dict=None, vm=None, **kwargs):
+               out_flavor=None, user_dict=None, vm=None, indexes=None, **kwargs):
     """Return the rows where ``expression`` is true, all at once.  The work of
     :meth:`bcolz_store.ctable.fetchwhere` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
-    result and the errors."""
-    mask = condition(cols, length, expression, user_dict, vm, frame)
+    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    parts, the result and the errors."""
+    mask = matching(cols, length, frame, expression, user_dict, vm, indexes=indexes)
     return fetch_where(cols, length, mask, make_table, outcols, limit, skip, out_flavor, kwargs)
 
 
@@ -279,6 +364,8 @@ def _read_rows(cols, name, positions):
         return positions
     col = cols[name]
     lo, hi = int(positions[0]), int(positions[-1]) + 1
+    if hi - lo == len(positions):       # (sorted and distinct: every row of lo..hi)
+        return col[lo:hi]
     if hi - lo <= 4 * len(positions):
         return col[lo:hi][positions - lo]
     return col[positions]
@@ -286,11 +373,16 @@ def _read_rows(cols, name, positions):
 
 def _matching_columns(cols, mask, names, limit, skip):
     """Yield, per block, the list of matching values of every column in ``names``."""
-    for positions in matching_positions(mask, limit, skip, _scan_blen(cols)):
+    blen = _scan_blen(cols)
+    found = mask.positions(limit, skip, blen) if isinstance(mask, Selection) else \
+        matching_positions(mask, limit, skip, blen)
+    for positions in found:
         yield [_read_rows(cols, name, positions) for name in names]
 
 
 def _check_mask(length, mask):
+    if isinstance(mask, Selection):     # (a planned query's rows)
+        return
     if not hasattr(mask, "dtype") or mask.dtype.type != np.bool_:
         raise ValueError("only boolean expressions or arrays are supported")
     if len(mask) != length:

@@ -15,6 +15,8 @@ import contextvars
 import importlib.util
 from contextlib import contextmanager
 
+import numpy as np
+
 from .params import CPARAMS_ENTRIES, check_cparams
 
 __all__ = ["DEFAULT_BLOCK_CACHE_BUDGET", "DEFAULT_CACHE_BUDGET", "check_cache_budget", "defaults",
@@ -66,6 +68,7 @@ def _initial() -> dict:
         "cparams": {"clevel": 5, "shuffle": 1, "cname": "lz4", "quantize": 0},
         "cache_budget": DEFAULT_CACHE_BUDGET,
         "block_cache_budget": DEFAULT_BLOCK_CACHE_BUDGET,
+        "query_planning": True,
     }
 
 
@@ -92,7 +95,8 @@ def _set(key: str, value) -> None:
 
 
 class Defaults:
-    """The defaults object: ``out_flavor``, ``vm`` and ``cparams``.
+    """The defaults object: ``out_flavor``, ``vm``, ``cparams``, the cache
+    budgets and ``query_planning``.
 
     Attributes
     ----------
@@ -120,7 +124,7 @@ class Defaults:
         installed is chosen, cparams lack an entry, or cache_budget is
         negative.
     TypeError
-        When cache_budget is not an integer.
+        When cache_budget is not an integer, or query_planning not a bool.
     """
 
     @staticmethod
@@ -184,6 +188,16 @@ class Defaults:
     def block_cache_budget(self, value) -> None:
         _set("block_cache_budget", check_cache_budget(value))
 
+    @property
+    def query_planning(self) -> bool:
+        return _get()["query_planning"]
+
+    @query_planning.setter
+    def query_planning(self, value) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"query_planning must be True or False, not {value!r}")
+        _set("query_planning", bool(value))
+
     def __repr__(self):
         state = _get()
         return f"defaults(out_flavor={state['out_flavor']!r}, vm={state['vm']!r}, cparams={state['cparams']!r})"
@@ -193,7 +207,7 @@ defaults = Defaults()
 
 
 @contextmanager
-def defaults_ctx(cparams=None, vm=None, out_flavor=None):
+def defaults_ctx(cparams=None, vm=None, out_flavor=None, query_planning=None):
     """Run a block with some defaults changed, restoring them afterwards.
 
     Parameters
@@ -201,6 +215,7 @@ def defaults_ctx(cparams=None, vm=None, out_flavor=None):
     cparams : cparams or dict, optional
     vm : {'numexpr', 'python', 'dask'}, optional
     out_flavor : {'bcolz', 'carray', 'numpy'}, optional
+    query_planning : bool, optional
 
     Raises
     ------
@@ -215,6 +230,8 @@ def defaults_ctx(cparams=None, vm=None, out_flavor=None):
             defaults.vm = vm
         if out_flavor:
             defaults.out_flavor = out_flavor
+        if query_planning is not None:
+            defaults.query_planning = query_planning
         yield
     finally:
         _OVERRIDE.reset(token)

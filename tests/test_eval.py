@@ -254,7 +254,7 @@ def test_plain_conditions_give_numexprs_answer(condition):
     data = {"x": x, "k": rng.integers(-5, 200, n), "f4": (x * 2).astype(np.float32),
             "i8": rng.integers(-128, 127, n).astype(np.int8),
             "u1": rng.integers(0, 256, n).astype(np.uint8), "flag": rng.random(n) > 0.3}
-    tree = query_eval._parse(condition)
+    tree = query_eval.parse_expression(condition)[1]
     assert query_eval._is_plain_condition(tree)
     columns = {name: bcolz.carray(v, chunklen=3_000) for name, v in data.items()}
     got = bcolz.eval(condition, vm="numexpr", out_flavor="numpy", user_dict=columns, blen=4_000)
@@ -264,6 +264,10 @@ def test_plain_conditions_give_numexprs_answer(condition):
 
 def test_what_is_not_a_plain_condition_stays_with_its_engine():
     from bcolz_store.query import eval as query_eval
-    for expression in ["x + 1 > 2", "0 < x < 1", "(x > 1) and (y > 2)", "sin(x) > 0",
+    plain = lambda text: query_eval._is_plain_condition(  # noqa: E731
+        query_eval.parse_expression(text)[1])
+    for expression in ["x + 1 > 2", "(x > 1) and (y > 2)", "sin(x) > 0",
                        "x > 'a'", "x", "(x > 1) & 2", "(x > 1) & flag"]:
-        assert not query_eval._is_plain_condition(query_eval._parse(expression)), expression
+        assert not plain(expression), expression
+    # chained comparisons and between() are rewritten into & of single comparisons
+    assert plain("0 < x < 1") and plain("between(x, 0, 1)")

@@ -51,6 +51,10 @@ PRIVATE_EXCEPTIONS = {
     # Raised when the dataset reads a chunk file only whole (verify=True, a
     # staged file); caught in the same module, whose read then answers None.
     ("bcolz_store.chunks.block_reads", "_WholeFile"),
+    # Raised while a query is planned, when the condition is not one the planner
+    # reads; caught by ctable_plan.plan_query (the query is then evaluated by a
+    # scan) and by ctable_select.row_filter (which raises a ValueError).
+    ("bcolz_store.query.predicates", "Unplannable"),
 }
 
 # Dotted names in the documentation that are names of files or keys, not

@@ -144,98 +144,6 @@ CTABLE_DOCS = {
     ValueError
         Bad ``outcols`` or ``out_flavor``.
     """,
-    "eval": """
-    Evaluate ``expression`` over the columns (and the caller's variables).
-
-    Parameters
-    ----------
-    expression : str
-        E.g. ``'2*a + b'``.
-    **kwargs
-        As :func:`bcolz_store.eval`: ``user_dict``, ``vm``,
-        ``out_flavor``, ``blen`` and carray parameters.
-
-    Returns
-    -------
-    carray, numpy.ndarray or scalar
-
-    Raises
-    ------
-    NameError
-        An unknown variable.
-    QueryError, ValueError
-        As :func:`bcolz_store.eval`.
-    """,
-    "where": """
-    Iterate over the rows where ``expression`` is true.
-
-    Parameters
-    ----------
-    expression : str, carray or ndarray
-        A boolean expression over the columns and the caller's variables
-        (evaluated now), or a boolean array of the table's length.
-    outcols, limit, skip, out_flavor
-        As :meth:`iter`.
-    user_dict : dict, optional
-        More variables for the expression (they win over the columns).
-    vm : {'numexpr', 'python', 'dask'}, optional
-        The engine (default ``bcolz_store.defaults.vm``).
-
-    Returns
-    -------
-    iterator
-
-    Raises
-    ------
-    QueryError
-        A non-boolean condition (a ValueError), or one of another length.
-    ValueError
-        Bad ``outcols`` or ``out_flavor``.
-    NameError
-        An unknown variable in the expression.
-    """,
-    "whereblocks": """
-    Iterate over the rows where ``expression`` is true, in structured arrays.
-
-    Parameters
-    ----------
-    expression, outcols, limit, skip, user_dict, vm
-        As :meth:`where`.
-    blen : int, optional
-        Rows per array (the last may be shorter); default the smallest
-        chunklen of the columns.
-
-    Returns
-    -------
-    iterator of numpy.ndarray
-
-    Raises
-    ------
-    QueryError, ValueError, NameError
-        As :meth:`where`; ValueError also for a ``blen`` below 1.
-    """,
-    "fetchwhere": """
-    Return the rows where ``expression`` is true, all at once.
-
-    Parameters
-    ----------
-    expression, outcols, limit, skip, user_dict, vm
-        As :meth:`where`.
-    out_flavor : {'bcolz', 'carray', 'numpy'}, optional
-        A new ctable ('bcolz'/'carray') or a structured ndarray
-        ('numpy'); default ``bcolz_store.defaults.out_flavor``.
-    **kwargs
-        ctable constructor parameters of the new ctable.
-
-    Returns
-    -------
-    ctable or numpy.ndarray
-
-    Raises
-    ------
-    QueryError, ValueError, NameError
-        As :meth:`where`; ValueError also for an unknown ``out_flavor``.
-    """,
     "append": """
     Append rows; on disk one commit (with ``auto_flush``).
 
@@ -449,6 +357,10 @@ CTABLE_DOCS = {
         The columns to take (default all).
     orient : str, default 'columns'
         As :func:`bcolz_store.interop.pandas.todataframe`.
+    where : str, carray or ndarray, optional
+        Only the rows where this condition holds (as :meth:`where` takes
+        it, planned the same way); the DataFrame is then indexed by their
+        row numbers.
 
     Returns
     -------
@@ -458,6 +370,10 @@ CTABLE_DOCS = {
     ------
     ImportError
         When pandas is not installed.
+    ValueError
+        ``where`` with ``orient='index'``.
+    QueryError, NameError
+        As :meth:`where`, for ``where``.
     """,
     "tofixed": """
     A copy bcolz reads: vlen columns become fixed-width ``U`` (str) or
@@ -493,6 +409,11 @@ CTABLE_DOCS = {
         about 64 MiB of rows).
     columns : sequence of str, optional
         The columns to take (default all).
+    filters : str, optional
+        A condition over the columns and the caller's scalars (as
+        :meth:`where` takes it): each partition holds only its matching
+        rows, and partitions the chunk statistics prove empty are left out
+        of the graph.
 
     Returns
     -------
@@ -505,7 +426,12 @@ CTABLE_DOCS = {
     KeyError
         An unknown column.
     ValueError
-        A column of multidimensional items, or a bad ``blen``.
+        A column of multidimensional items, a bad ``blen``, or ``filters``
+        naming a variable that is neither a column nor a scalar.
+    TypeError
+        ``filters`` that is not a string.
+    QueryError, NameError
+        As :meth:`where`, for ``filters`` (checked on the first row).
     """,
     "fromhdf5": """
     A ctable of a PyTables Table node.

@@ -123,19 +123,21 @@ def carray_to_dask(c, blen=None):
                          meta=np.empty((0,) * c.ndim, dtype=c.dtype))
 
 
-def _frame_part(bounds, table, names):
-    """Rows ``bounds = (start, stop)`` of ``table`` as a pandas DataFrame, its
-    columns of the dtypes ``todataframe`` gives (vlen and categorical columns
-    as pandas had them)."""
+def _frame_part(bounds, table, names, select=None):
+    """Rows ``bounds = (start, stop)`` of ``table`` (those ``select(start,
+    stop)`` gives, with ``select``) as a pandas DataFrame, its columns of the
+    dtypes ``todataframe`` gives (vlen and categorical columns as pandas had
+    them)."""
     import pandas as pd
     start, stop = bounds
-    data = frame_data(table, names, pd, slice(start, stop))
+    rows = slice(start, stop) if select is None else select(start, stop)
+    data = frame_data(table, names, pd, rows)
     frame = pd.DataFrame(data, columns=names)       # (restored Series count from 0)
-    frame.index = pd.RangeIndex(start, stop)
+    frame.index = pd.RangeIndex(start, stop) if select is None else pd.Index(rows)
     return frame
 
 
-def ctable_to_dask(table, blen=None, columns=None):
+def ctable_to_dask(table, blen=None, columns=None, select=None):
     """A dask DataFrame reading the ctable ``table``, partition by partition.
 
     Parameters
@@ -146,6 +148,11 @@ def ctable_to_dask(table, blen=None, columns=None):
         (default: whole chunks of that column making about 64 MiB of rows).
     columns : sequence of str, optional
         The columns to take (default all).
+    select : RowFilter, optional
+        Each partition holds only the rows ``select(start, stop)`` gives
+        (sorted positions); partitions for which ``select.may_match(start,
+        stop)`` is false are left out
+        (:class:`bcolz_store.ctable_select.RowFilter`).
 
     Returns
     -------
@@ -176,8 +183,12 @@ def ctable_to_dask(table, blen=None, columns=None):
     rowbytes = sum(table.cols[n].dtype.itemsize for n in names)
     blen = _rows_per_block(blen, chunklen, rowbytes, PARTITION_BYTES, "partition")
     length = len(table)
-    bounds = [(start, min(start + blen, length)) for start in range(0, length, blen)] or [(0, 0)]
+    bounds = [(start, min(start + blen, length)) for start in range(0, length, blen)]
+    if select is not None:
+        bounds = [b for b in bounds if select.may_match(*b)]
+    bounds = bounds or [(0, 0)]
     meta = _frame_part((0, 0), table, names)
-    divisions = tuple(b[0] for b in bounds) + (max(length - 1, 0),) if length else (None, None)
-    return dd.from_map(_frame_part, bounds, table=table, names=names, meta=meta,
+    last = bounds[-1][1] - 1
+    divisions = tuple(b[0] for b in bounds) + (last,) if last >= 0 else (None, None)
+    return dd.from_map(_frame_part, bounds, table=table, names=names, select=select, meta=meta,
                        divisions=divisions, label="bcolz-ctable", enforce_metadata=False)

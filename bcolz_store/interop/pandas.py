@@ -208,7 +208,7 @@ def fromdataframe(table_class, df, **kwargs):
     return table
 
 
-def todataframe(table, columns=None, orient="columns"):
+def todataframe(table, columns=None, orient="columns", rows=None):
     """A pandas DataFrame holding the columns of ``table``.
 
     Parameters
@@ -220,6 +220,9 @@ def todataframe(table, columns=None, orient="columns"):
         row of the table).
     orient : {'columns', 'index'}, default 'columns'
         'index' puts each table column in a row of the DataFrame.
+    rows : numpy.ndarray of int, optional
+        Only these rows (sorted positions), which index the DataFrame
+        (``orient='columns'`` only).
 
     Returns
     -------
@@ -231,8 +234,8 @@ def todataframe(table, columns=None, orient="columns"):
         When pandas is not installed.
     ValueError
         An unknown ``orient``, a column of items that are arrays (atoms of
-        more than one value), or a ``timezone`` column attr naming a zone
-        pandas does not know.
+        more than one value), a ``timezone`` column attr naming a zone
+        pandas does not know, or ``rows`` with ``orient='index'``.
     KeyError
         An unknown column name.
     """
@@ -244,13 +247,17 @@ def todataframe(table, columns=None, orient="columns"):
         columns = None
     else:
         raise ValueError(f"orient must be 'columns' or 'index', not {orient!r}")
+    if rows is not None and orient == "index":
+        raise ValueError("rows (a where condition) can only be taken with orient='columns'")
     for key in keys:
         shape = table.cols[key].shape[1:]
         if shape:
             raise ValueError(f"column {key!r} holds items of shape {shape}; a DataFrame "
                              f"column holds one value per row (leave it out with columns=)")
-    data = frame_data(table, keys, pd)          # vlen columns as pandas had them
-    df = pd.DataFrame.from_dict(data, columns=columns, orient=orient)
+    data = frame_data(table, keys, pd, slice(None) if rows is None else rows)
+    df = pd.DataFrame.from_dict(data, columns=columns, orient=orient)   # (vlen: as pandas had)
+    if rows is not None:
+        df.index = pd.Index(rows, dtype=np.int64)
     if orient == "columns":
         df.attrs[DTYPES_ATTR] = {key: table.cols[key].dtype.str for key in keys}
     return df

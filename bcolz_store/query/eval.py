@@ -26,6 +26,10 @@ Three engines ("virtual machines") are available:
     The expression is built over ``dask.array`` operands (reachable as
     ``da`` in the expression) and computed chunk by chunk.
 
+Chained comparisons (``lo <= x < hi``) and ``between(x, lo, hi)`` (bounds
+included) are rewritten into ``&`` of single comparisons first
+(:mod:`.rewrite`), so every engine evaluates them.
+
 A reduction at the top of the expression (``sum(a)``, ``max(a)``,
 ``np.prod(a)``...) is computed per block and the partial results combined
 with the matching operation, so it is correct however many blocks there are.
@@ -49,13 +53,13 @@ import numpy as np
 from .. import threads
 from ..defaults import defaults
 from ..errors import QueryError
+from .rewrite import between, parse_expression
 from .strings import STRING_FUNCTIONS, as_operand, is_vlen_operand
 
-__all__ = ["evaluate", "resolve_variables"]
+__all__ = ["evaluate", "parse_expression", "resolve_variables"]
 
 _VMS = ("numexpr", "python", "dask")
 _OUT_FLAVORS = ("bcolz", "carray", "numpy")
-_CONSTANTS = frozenset({"None", "False", "True"})
 
 # Bytes of operand rows evaluated in one go, per engine.  Blocks of about 2 MB
 # stay in the CPU's caches between decoding and evaluating, and are the unit
@@ -132,35 +136,18 @@ def _python_namespace() -> dict:
     for name in ("bool", "complex", "float", "int", "len", "pow"):
         namespace[name] = getattr(builtins, name)
     namespace.update(STRING_FUNCTIONS)   # startswith, contains, isnull... (query/strings.py)
+    namespace["between"] = between       # (calls of it are rewritten: query/rewrite.py)
     return namespace
 
 
 # ------------------------------------------------------------ the expression
 
-def _parse(expression) -> ast.Expression:
-    if not isinstance(expression, str):
-        raise QueryError(f"the expression must be a string, got {type(expression).__name__}")
-    try:
-        return ast.parse(expression.strip(), mode="eval")
-    except SyntaxError as err:
-        raise QueryError(f"invalid expression {expression!r}: {err.msg}") from err
-
-
-def _free_names(tree: ast.AST) -> list:
-    """Names the expression reads, in order (attribute names and bound names excluded)."""
-    bound = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.arguments):
-            bound.update(a.arg for a in node.posonlyargs + node.args + node.kwonlyargs)
-    names = []
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
-                and node.id not in bound and node.id not in _CONSTANTS
-                and node.id not in names):
-            names.append(node.id)
-    return names
+@functools.lru_cache(maxsize=None)
+def _provided(vm: str) -> frozenset:
+    """Names the engine ``vm`` provides (functions), which are not variables."""
+    provided = (_numexpr_functions() if vm == "numexpr"
+                else _python_namespace() if vm == "python" else {"da": None})
+    return frozenset(provided) | frozenset(STRING_FUNCTIONS) | {"between"}   # ('python')
 
 
 def _top_reduction(tree: ast.Expression):
@@ -216,12 +203,9 @@ def resolve_variables(expression: str, namespace: Mapping, vm: str | None = None
         provides.
     """
     vm = vm or defaults.vm
-    tree = _parse(expression)
-    provided = (_numexpr_functions() if vm == "numexpr"
-                else _python_namespace() if vm == "python" else {"da": None})
-    provided = set(provided) | set(STRING_FUNCTIONS)   # string conditions run in 'python'
+    provided = _provided(vm)
     found = {}
-    for name in _free_names(tree):
+    for name in parse_expression(expression)[2]:
         if name in namespace and not (vm != "python" and name in provided):
             found[name] = namespace[name]
         elif name not in provided:
@@ -562,7 +546,8 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
                              or blen < 1):
         raise QueryError(f"blen must be a positive integer, got {blen!r}")
 
-    tree = _parse(expression)
+    # lo < x < hi and between(x, lo, hi) as & of comparisons (query/rewrite.py)
+    expression, tree, _ = parse_expression(expression)
     operands = _Operands(expression, resolve_variables(expression, variables, vm))
     if vm == "numexpr" and operands.uses_uint64():
         vm = "python"  # numexpr silently casts uint64 to int64
