@@ -419,7 +419,7 @@ def _fmt(seconds) -> str:
 
 def _cell(info, missing) -> str:
     if info is None:
-        return missing or "–"
+        return missing if missing == L.NOT_BUILT else "–"
     if not info["ok"]:
         return f"**WRONG** ({info['error']})"
     text = _fmt(info["median"])
@@ -443,13 +443,18 @@ def markdown(result: dict) -> str:
     lines = [head, "",
              "| query | rows | " + " | ".join(names) + " |",
              "|---|---:|" + "---:|" * len(names)]
+    if not result["rows"]:
+        lines = []
     for row in result["rows"]:
         cells = [_cell(row["libs"].get(n), result["missing"].get(n)) for n in names]
         rows = "-" if row["rows"] is None else f"{row['rows']:,}"
         lines.append(f"| {row['title']} | {rows} | " + " | ".join(cells) + " |")
+    from .query_s3 import left_out
+    from .query_s3 import markdown as s3_markdown
+    if lines:
+        lines += left_out(result["missing"])
     if "s3" in result:
-        from .query_s3 import markdown as s3_markdown
-        lines += ["", s3_markdown(result["s3"])]
+        lines += ["", s3_markdown(result["s3"])] if lines else [s3_markdown(result["s3"])]
     return "\n".join(lines)
 
 
