@@ -30,7 +30,8 @@ Each query runs ``--repeats`` times per library (one library after the
 other, each on its own open table); the table gives the median in seconds and
 its ratio to bcolz_store's full scan.  Every library's answer is checked: the
 same number of rows and the same ids as numpy over the generated columns (a
-wrong answer is reported as WRONG and the run exits 1).  bcolz_store is timed
+wrong answer is reported as WRONG, and listed after the table; the run exits 1
+when bcolz_store's is wrong).  bcolz_store is timed
 twice: ``scan`` (``defaults.query_planning = False``) and ``planned`` (planning
 on, a sorted index on ``id`` and a bitmap index on ``sym``); where that API is
 not there the planned column reads "n/a (not built)" and ``t.explain``'s plan,
@@ -458,9 +459,11 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def failed(result: dict) -> bool:
-    rows = result["rows"] + result.get("s3", {}).get("rows", [])
-    return any(not info["ok"] for row in rows for info in row["libs"].values())
+def wrong(result: dict) -> list:
+    """``(where, query, library, error)`` of every wrong answer."""
+    parts = [("local", result["rows"]), ("S3", result.get("s3", {}).get("rows", []))]
+    return [(where, row["key"], name, info["error"]) for where, rows in parts for row in rows
+            for name, info in row["libs"].items() if not info["ok"]]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -520,7 +523,10 @@ def main(argv=None, log=print) -> int:
     with open(out, "w") as fh:
         json.dump(result, fh, indent=1, default=str)
     log(markdown(result))
-    return 1 if failed(result) else 0
+    errors = wrong(result)
+    for where, key, name, error in errors:
+        log(f"WRONG ({where}): {name}, {key}: {error}")
+    return 1 if any(name.startswith("bcolz_store") for _, _, name, _ in errors) else 0
 
 
 if __name__ == "__main__":
