@@ -263,10 +263,10 @@ def _best(variants: dict) -> dict:
     out = {}
     for key in next(iter(variants.values())):
         tried = {name: rows[key] for name, rows in variants.items() if key in rows}
-        right = [(info["median"], name) for name, info in tried.items() if info["ok"]]
+        right = [(info.get("median", 0), name) for name, info in tried.items() if info["ok"]]
         name = min(right)[1] if right else next(iter(tried))
         out[key] = dict(tried[name], variant=name, variants={
-            n: {"median": i["median"], "ok": i["ok"], "error": i["error"]}
+            n: {"median": i.get("median"), "ok": i["ok"], "error": i["error"]}
             for n, i in tried.items()})
     return out
 

@@ -244,6 +244,13 @@ class Blosc2:
         self.variant = "full"
         return out
 
+    def to_b2z(self, path: str) -> None:
+        """The table as one ``.b2z`` archive (what a remote CTable reads)."""
+        import blosc2
+        t = blosc2.CTable.open(self.path, mode="r")
+        t.to_b2z(path, overwrite=True)
+        t.close()
+
     def open(self):
         import blosc2
         self.t = blosc2.CTable.open(self.path, mode="r")
@@ -263,6 +270,26 @@ class Blosc2:
 
     def plan(self, conds):
         return None
+
+
+class Blosc2Remote(Blosc2):
+    """blosc2's read-only ``RemoteCTable`` of a ``.b2z`` archive at an fsspec
+    URL (its indexes inside)."""
+
+    def __init__(self, url: str, storage_options: dict, variant: str):
+        super().__init__(url, variant)
+        self.opts = storage_options
+
+    @staticmethod
+    def missing() -> str | None:
+        reason = Blosc2.missing()
+        if reason is None and not hasattr(importlib.import_module("blosc2"), "RemoteCTable"):
+            return "blosc2 without RemoteCTable"
+        return reason
+
+    def open(self):
+        import blosc2
+        self.t = blosc2.RemoteCTable(self.path, storage_options=self.opts)
 
 
 # ------------------------------------------------------------------ DuckDB
