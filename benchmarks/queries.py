@@ -129,6 +129,11 @@ class Query:
     conds: list
 
 
+def conditions(conds) -> list:
+    """A query's conditions as JSON can hold them."""
+    return [[col, op, str(value) if col == "ts" else value] for col, op, value in conds]
+
+
 def _pct(sel: float) -> str:
     return f"{sel * 100:g}%"
 
@@ -390,15 +395,17 @@ def run_local(args, log=print) -> dict:
             ctx.skip(key, f"failed: {type(err).__name__}: {err}")
     build, missing, versions = ctx.build, ctx.missing, ctx.versions
     rows = []
-    for key, title in [(q.key, q.title) for q in queries] + [
-            ("point cold", f"`id == X`, cold ({len(points)} ids)"),
-            ("point warm", f"`id == X`, warm ({len(points)} ids)")]:
+    points_conds = [["id", "==", f"X in {points}"]]
+    for key, title, conds in [(q.key, q.title, conditions(q.conds)) for q in queries] + [
+            ("point cold", f"`id == X`, cold ({len(points)} ids)", points_conds),
+            ("point warm", f"`id == X`, warm ({len(points)} ids)", points_conds)]:
         libs = {name: res[key] for name, res in results.items() if key in res}
         scan = libs.get("bcolz_store scan")
         for info in libs.values():
             info["ratio_to_scan"] = info["median"] / scan["median"] if scan else None
         expected = next((i["rows"] for i in libs.values()), None)
-        rows.append({"key": key, "title": title, "rows": expected, "libs": libs})
+        rows.append({"key": key, "title": title, "conditions": conds, "rows": expected,
+                     "libs": libs})
     return {"machine": f"{platform.node()} ({os.cpu_count()} cores, {platform.machine()})",
             "python": sys.version.split()[0], "versions": versions, "numpy": np.__version__,
             "config": {k: v for k, v in vars(args).items() if k not in ("out", "markdown")},
@@ -479,7 +486,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--reuse", action="store_true",
                    help="keep the workdir's data when it is of the same rows and seed")
     p.add_argument("--s3", action="store_true", help="also run the queries on a moto S3 server")
-    p.add_argument("--s3-rows", type=int, default=2_000_000)
+    p.add_argument("--s3-rows", type=int, default=1_000_000,
+                   help="rows of the S3 table (2,000,000 take about 11 minutes)")
     p.add_argument("--no-local", action="store_true", help="only the S3 part")
     p.add_argument("--out", default=RESULTS, help="the JSON file, or a folder for queries.json")
     p.add_argument("--markdown", action="store_true", help="print OUT as Markdown and exit")

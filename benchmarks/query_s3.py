@@ -35,7 +35,7 @@ import statistics
 import time
 
 from . import query_libs as L
-from .queries import Data, check, make_queries, write_bcolz, write_parquet
+from .queries import Data, check, conditions, make_queries, write_bcolz, write_parquet
 
 PREFIX = "queries"
 
@@ -199,6 +199,8 @@ def run_s3(args, work: str, log=print) -> dict:
             info["ratio_to_scan"] = (info["median"] / scan["median"]
                                      if scan and "median" in info else None)
         rows.append({"key": key, "title": title, "libs": libs,
+                     "conditions": next((conditions(q.conds) for q in queries if q.key == key),
+                                        None),
                      "rows": next((i["rows"] for i in libs.values() if "rows" in i), None)})
     return {"config": {"rows": args.s3_rows, "repeats": args.repeats, "points": args.points},
             "versions": versions, "build": build, "missing": missing, "rows": rows,
