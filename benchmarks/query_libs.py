@@ -106,10 +106,8 @@ class BcolzStore:
         import bcolz_store
         return bcolz_store.__version__
 
-    def missing(self) -> str | None:
-        import bcolz_store
-        if self.planned and not hasattr(bcolz_store.defaults, "query_planning"):
-            return NOT_BUILT
+    @staticmethod
+    def missing() -> str | None:
         return None
 
     def _open(self, mode="r"):
@@ -119,23 +117,18 @@ class BcolzStore:
 
     def prepare(self) -> dict:
         """Untimed once: the planned side's indexes (their build times)."""
-        import bcolz_store
-        out = {"query_planning": hasattr(bcolz_store.defaults, "query_planning")}
+        out = {}
         if not self.planned:
             return out
         t = self._open("a")
-        if not hasattr(t, "create_index"):
-            out["indexes"] = NOT_BUILT
-            self.notes.append("indexes " + NOT_BUILT)
-            return out
         for col, kind in (("id", "sorted"), ("sym", "bitmap")):
-            if col in _index_names(t):
+            if col in t.indexes:
                 t.drop_index(col)
             t0 = time.perf_counter()
             t.create_index(col, kind=kind)
             out[f"index {col} ({kind})"] = time.perf_counter() - t0
         t.flush()
-        out["indexes"] = repr(getattr(t, "indexes", None))
+        out["indexes"] = repr(t.indexes)
         return out
 
     def open(self):
@@ -153,8 +146,8 @@ class BcolzStore:
             return self.t.fetchwhere(expr, user_dict=names, out_flavor="numpy")
 
     def plan(self, conds) -> str | None:
-        """``str(t.explain(...))`` where the planner exists."""
-        if not self.planned or not hasattr(self.t, "explain"):
+        """``str(t.explain(...))`` of the planned side."""
+        if not self.planned:
             return None
         expr, names = bcolz_expression(conds)
         with planning(True):
@@ -163,20 +156,6 @@ class BcolzStore:
     @staticmethod
     def ids(out) -> np.ndarray:
         return np.asarray(out["id"])
-
-
-def _index_names(t) -> set:
-    """The columns an index covers, from ``t.indexes`` (a mapping, or a list
-    of names or of objects with ``col``/``column``/``name``)."""
-    found = getattr(t, "indexes", None) or ()
-    if isinstance(found, dict):
-        return set(found)
-    names = set()
-    for item in found:
-        names.add(item if isinstance(item, str) else
-                  getattr(item, "col", None) or getattr(item, "column", None) or
-                  getattr(item, "name", None))
-    return names
 
 
 # ------------------------------------------------------------------ blosc2
