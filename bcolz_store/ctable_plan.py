@@ -43,6 +43,7 @@ import numpy as np
 
 from .carray_ops import chunk_stats
 from .defaults import defaults
+from .errors import IntegrityError
 from .query.eval import resolve_variables
 from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Opaque, Unplannable,
                                category_matches, combine_states, leaf_states, parse_condition)
@@ -292,6 +293,8 @@ def _index_candidates(tree, indexes, infos, length, grid, budget):
         try:
             ask = _index_question(leaf, infos[leaf.column])
             estimate = None if ask is None else index.estimate(*ask)
+        except IntegrityError:  # verify=True: a file that is not what was committed
+            raise
         except Exception:       # (an index that cannot tell is not used)
             continue
         if estimate is not None and (best is None or estimate < best[0]):
@@ -301,6 +304,8 @@ def _index_candidates(tree, indexes, infos, length, grid, budget):
         return None
     try:
         found = best[2].lookup(*best[3])
+    except IntegrityError:
+        raise
     except Exception:           # (a damaged index: the statistics or a scan)
         return None
     if found is None:

@@ -180,3 +180,32 @@ def test_copy_sortby_orders_rows_and_keeps_kinds(tmp_path):
     assert (stats.mins[1:] >= stats.maxs[:-1]).all()      # zone maps now disjoint
     with pytest.raises(KeyError):
         t.copy(sortby="nope")
+
+
+def test_the_real_bcolz_reads_a_table_with_statistics_and_indexes(tmp_path):
+    real = pytest.importorskip("bcolz")
+    root = str(tmp_path / "t")
+    n = 1000
+    cols = [np.arange(n, dtype="i8")[::-1].copy(), np.linspace(0, 1, n),
+            np.array([b"k%d" % (i % 17) for i in range(n)], dtype="S4"),
+            (np.arange(n) * 10 ** 9).astype("M8[ns]")]
+    t = bcolz.ctable(cols, names=["i", "f", "s", "t"], rootdir=root, chunklen=64)
+    for name in ("i", "s", "t"):
+        t.create_index(name, kind="bitmap" if name == "s" else "sorted")
+    assert os.path.exists(os.path.join(root, "i", "meta", "stats"))
+    theirs = real.ctable(rootdir=root, mode="r")
+    assert theirs.names == ["i", "f", "s", "t"] and len(theirs) == n
+    for name, values in zip(theirs.names, cols):
+        np.testing.assert_array_equal(theirs[name][:], values)
+    # the real bcolz appends: the statistics and indexes no longer describe the
+    # items, so queries do without them and stay exact
+    more = real.ctable(rootdir=root, mode="a")
+    more.append([np.array([-5]), np.array([2.0]), np.array([b"k3"]),
+                 np.array([0], dtype="M8[ns]")])
+    more.flush()
+    ours = bcolz.open(root, mode="r")
+    assert usable_index(ours.cols["i"]) is None
+    got = ours.fetchwhere("i < 3", out_flavor="numpy")["i"].tolist()
+    assert got == [2, 1, 0, -5]
+    assert len(ours.fetchwhere("s == b'k3'", out_flavor="numpy")) == \
+        sum(1 for i in range(n) if i % 17 == 3) + 1

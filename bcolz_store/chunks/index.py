@@ -216,6 +216,7 @@ class ColumnIndex:
         self.dtype = np.dtype(base)
         self.segments = [_Segment(store, a, b, md5, self.dtype) for a, b, md5 in segments]
         self.damaged = None
+        self._last = None
 
     def _bounds(self, value):
         """``value`` written exactly in the index's dtype, or None."""
@@ -264,6 +265,9 @@ class ColumnIndex:
         FormatError
             A damaged segment file (the query then reads the chunks).
         """
+        last, self._last = self._last, None
+        if last is not None and last[0] == op and last[1] is value:
+            return last[2]          # what estimate() just found
         if op == "isin":
             parts = [self.lookup("==", v) for v in value]
             if any(p is None for p in parts):
@@ -289,9 +293,10 @@ class ColumnIndex:
         return rows
 
     def estimate(self, op: str, value) -> int:
-        """Rows a lookup would return, from the segments' headers (an upper
-        bound for a sorted index: whole blocks)."""
+        """Rows a lookup of ``op value`` returns (it is done, and kept for the
+        :meth:`lookup` of the same arguments that follows)."""
         rows = self.lookup(op, value)
+        self._last = (op, value, rows)
         return self.length if rows is None else len(rows)
 
 
@@ -332,6 +337,7 @@ def _build(store, engine, index, first: int, stop: int) -> list:
 def _stage_meta(store, index, spans: list, length: int) -> None:
     store.set(INDEX_META_KEY, dump_index_meta(index.kind, str(index.dtype.str), length, spans))
     index.length = length
+    index._last = None
     index.segments = [_Segment(store, a, b, md5, index.dtype) for a, b, md5 in spans]
 
 
