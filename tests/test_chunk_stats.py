@@ -401,3 +401,6 @@ def test_real_bcolz_ignores_them_and_its_changes_make_them_unused(tmp_path):
     theirs.flush()
     assert bcolz_store.verify(path).damaged == ["a/data/__0.blp"]
     assert stats_lies(reader(path))
+    from bcolz_store.cli import main
+    assert main(["index", "--stats", path]) == 0
+    committed_ok(path, "after index --stats")

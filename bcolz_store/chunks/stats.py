@@ -21,7 +21,16 @@ leftover cannot change in memory.
 Kinds: booleans, integers, floats (NaN missing), datetime64/timedelta64 (NaT
 missing), fixed-width bytes and str, vlen str/bytes (None missing) and the
 codes of categorical carrays (-1 missing).  Complex numbers, structured and
-multidimensional atoms and pickled objects have none.
+multidimensional atoms and pickled objects have none.  Floats of a carray
+with ``quantize`` are rounded as they are stored.  A chunk whose least or
+greatest item is a text longer than ``MAX_STATS_TEXT`` has its statistics
+not kept (``NOT_KEPT``: it is read).
+
+A committed file that is damaged, describes other items, or cannot be read is
+not used (``damaged`` says why; ``verify=True`` raises, and a writer, which
+could not replace a file that is not a plain one, refuses it);
+:meth:`ChunkStats.recompute` recomputes every chunk's from its items (for
+``bcolz-store index --stats`` and :func:`bcolz_store.verify`).
 """
 
 from __future__ import annotations
@@ -150,6 +159,7 @@ class ChunkStats:
         self.left = None            # the committed leftover's, (nleft, entry)
         self.loaded = None          # bytes of the committed file
         self.damaged = None         # why the committed file was not used
+        self.repair = False         # the committed file is wrong: the next stage replaces it
 
     # --------------------------------------------------------- keeping them
 
@@ -236,9 +246,10 @@ class ChunkStats:
         if data is None and (self.loaded is not None or store.exists(STATS_KEY)):
             store.delete(STATS_KEY)
             self.loaded = None
-        elif data is not None and data != self.loaded:
-            store.set(STATS_KEY, data)
+        elif data is not None and (data != self.loaded or self.repair):
+            store.set(STATS_KEY, data, repair=self.repair)
             self.loaded = data
+        self.repair = False
         self.left = (nleft, chunks[-1]) if nleft else None
 
     def recompute(self, engine):
@@ -266,6 +277,7 @@ class ChunkStats:
                 why = (f"chunk {n}: the file says min {old[0]!r}, max {old[1]!r}, {old[2]} "
                        f"missing; its items give min {new[0]!r}, max {new[1]!r}, {new[2]} missing")
         self.entries, self.left = fresh, None
+        self.repair = why is not None
         return why
 
     # ---------------------------------------------------------------- reading
