@@ -72,9 +72,12 @@ def dump_consolidated(generation: int, files: dict, checksums: str | None = None
     """The bytes of ``bcolz_store.json`` for ``generation``, ``{key: bytes}``, the
     md5 (hex) of the checksum file of the same commit, and the generations of
     the newest commit that did anything but append and of the newest that
-    reshaped the dataset (each at most ``generation``)."""
+    reshaped the dataset (each at most ``generation``).  A file that is not
+    ASCII text is left out: a damaged ``meta/stats``, the one metadata file a
+    dataset may hold damaged (it is ignored), is then read from its file."""
     body = {"bcolz_store": CONSOLIDATED_VERSION, "generation": int(generation),
-            "files": {key: bytes(files[key]).decode("ascii") for key in sorted(files)}}
+            "files": {key: bytes(files[key]).decode("ascii") for key in sorted(files)
+                      if bytes(files[key]).isascii()}}
     if checksums is not None:
         body["checksums"] = checksums
     if rewritten_at is not None:

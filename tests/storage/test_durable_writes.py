@@ -122,7 +122,8 @@ def test_a_flush_with_nothing_new_stages_no_metadata(tmp_path, monkeypatch):
     assert staged and all(same for _key, same in staged)
     t.append([[5], [2.5]])
     t.flush()
-    assert [key for key, same in staged if not same] == ["a/meta/sizes", "b/meta/sizes"]
+    assert [key for key, same in staged if not same] == ["a/meta/sizes", "a/meta/stats",
+                                                          "b/meta/sizes", "b/meta/stats"]
     monkeypatch.undo()
     back = bcolz.open(root)
     assert back.cols["a"][:].tolist() == list(range(1000)) + [5] and len(back) == 1001
