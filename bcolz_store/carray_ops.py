@@ -12,7 +12,7 @@ import numpy as np
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
 __all__ = ["check_where", "chunk_stats", "copy_rows", "engine_sum", "iter_items", "new_shape",
-           "reshaped_rows", "sum_dtype", "true_positions", "values_where"]
+           "recompute_stats", "reshaped_rows", "sum_dtype", "true_positions", "values_where"]
 
 
 def chunk_stats(c):
@@ -31,6 +31,27 @@ def chunk_stats(c):
     if stats is None:
         return None
     return stats.column_stats(engine, use_leftover=c._files.store.readonly)
+
+
+def recompute_stats(c):
+    """Recompute the chunk statistics of the stored carray ``c`` (opened for
+    writing, nothing written since) from its items, reading every chunk; its
+    next commit writes them where they changed.
+
+    Returns
+    -------
+    tuple
+        ``(kind, why)``: the statistics kind (None for a carray without
+        statistics, ``why`` then None too) and why the committed statistics
+        did not describe the items (``'no statistics'``, damaged, or a chunk
+        whose statistics differ), None when they did.
+    """
+    engine = c._engine
+    engine = getattr(engine, "codes", engine)
+    stats = getattr(engine, "stats", None)
+    if stats is None:
+        return None, None
+    return stats.kind, stats.recompute(engine)
 
 
 def iter_items(read, atom, chunklen, start, stop, step, limit, skip):

@@ -1,4 +1,5 @@
-"""Checking a dataset against its checksum file: :func:`verify`.
+"""Checking a dataset against its checksum file, and its chunk statistics
+against its items: :func:`verify`.
 
 Every commit rewrites ``ROOT/bcolz_store.md5`` (md5sum format, as datadings
 ships with its datasets), so a dataset can also be checked without this
@@ -11,7 +12,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from .datasets.carray_files import stats_problem
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
+from .format.stats_meta import STATS_KEY
 from .format.consolidated import load_consolidated
 from .format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, OWN_NAMES,
                             ROOTDIRS_FILE, TEMP_PREFIX, is_metadata_key)
@@ -41,7 +44,9 @@ class VerifyReport:
         checksum file, journal and lock are not counted).
     damaged : list of str
         Files whose md5 differs from the recorded one, or that cannot be
-        checked (a symlink, a FIFO, a device, an oversized file).
+        checked (a symlink, a FIFO, a device, an oversized file), and chunk
+        statistics (``meta/stats``) that do not describe their carray's
+        items (damaged, or stale: recomputed from the chunks).
     reasons : dict
         ``{path: why}`` for every damaged file.
     no_checksums : bool
@@ -77,7 +82,8 @@ _DATASET_KEYS = (CHECKSUM_FILE, CONSOLIDATED_FILE, ROOTDIRS_FILE, "meta/sizes", 
 
 
 def verify(rootdir, *, storage_options=None) -> VerifyReport:
-    """Check every file of a carray or ctable against ``bcolz_store.md5``.
+    """Check every file of a carray or ctable against ``bcolz_store.md5``, and
+    each carray's chunk statistics against its items.
 
     Only plain files are read, each within the size the format allows for
     it; a symlink, FIFO, device or oversized file in the dataset is reported
@@ -85,7 +91,11 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     followed or read.  A dataset without a checksum file is reported as
     ``no_checksums``; a folder or URL is then not read at all, while every
     entry of a ``.zip`` pack is still read, so that its CRC-32 is checked,
-    and an entry that cannot be read is reported as damaged.
+    and an entry that cannot be read is reported as damaged.  Every
+    ``meta/stats`` of a carray whose files all check out is parsed and
+    compared with statistics recomputed from its chunks (each chunk is
+    decompressed once more): one that does not describe them is damaged,
+    with the first chunk that differs in :attr:`VerifyReport.reasons`.
 
     Parameters
     ----------
@@ -149,6 +159,7 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     if problem is not None:
         report.damaged.append(CONSOLIDATED_FILE)
         report.reasons[CONSOLIDATED_FILE] = problem
+    _check_stats(dataset, on_store, suspect, report)
     report.damaged.sort()
     return report
 
@@ -209,6 +220,25 @@ def _check_consolidated(store, keys: set, suspect: set):
         if got[key] != files[key]:
             return f"its copy of {key} differs from the file"
     return None
+
+
+def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport) -> None:
+    """Add every ``meta/stats`` that does not describe its carray's items
+    (damaged, or stale: recomputed from every chunk) to ``report.damaged``.
+    A carray with a file already reported is not read (its items are not
+    the committed ones)."""
+    for key in sorted(k for k in keys if k == STATS_KEY or k.endswith("/" + STATS_KEY)):
+        folder = key[:-len(STATS_KEY)]
+        if any(k.startswith(folder) and k[len(folder):].startswith(("meta/", "data/"))
+               for k in suspect):
+            continue
+        try:
+            problem = stats_problem(dataset.sub(folder[:-1]) if folder else dataset)
+        except BcolzStoreError as err:
+            problem = f"cannot be checked: {err}"
+        if problem is not None:
+            report.damaged.append(key)
+            report.reasons[key] = problem
 
 
 def _local_files(root: str):

@@ -463,3 +463,70 @@ def test_info_on_s3_without_credentials_or_bucket_says_why(capsys, tmp_path, s3_
                "--no-progress")[0] == 0
     status, out, err = run(capsys, "info", f"{url}/t", "--storage-options", with_keys)
     assert status == 0 and "kind:      ctable" in out
+
+
+# --- index --stats --------------------------------------------------------------------
+
+def _committed_stats_right(path):
+    """A reader of ``path`` knows every chunk's statistics, and they are right."""
+    from tests.stats_check import check_stats
+    import bcolz_store
+    check_stats(bcolz_store.open(str(path), mode="r"), complete=True, what=str(path))
+
+
+@needs_fixtures
+@pytest.mark.parametrize("name", ["ctable_mixed", "f8_lz4_walk", "S12_codes", "empty_f8"])
+def test_index_stats_on_a_copy_of_a_bcolz_fixture(capsys, tmp_path, name):
+    path = tmp_path / name
+    shutil.copytree(FIXTURES / name, path)          # never the fixture itself
+    before = {p.relative_to(path).as_posix(): p.read_bytes()
+              for p in path.rglob("*") if p.is_file()}
+    status, out, err = run(capsys, "index", "--stats", path)
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    written = [line for line in lines if line.endswith(": written (no statistics)")]
+    assert len(written) == len(MANIFEST["datasets"][name].get("names", [None]))
+    assert lines[-1].startswith(f"{path}: statistics of {len(written)} column")
+    assert lines[-1].endswith("committed in one commit")
+    _committed_stats_right(path)
+    for rel, data in before.items():            # bcolz's files are as they were
+        assert (path / rel).read_bytes() == data, rel
+    assert run(capsys, "verify", path)[0] == 0
+    journal = sorted(p.name for p in (path / ".bcolz_store-journal").iterdir()
+                     if p.name.startswith("commit-"))
+    assert journal == ["commit-000000000001.json"]       # one commit
+    status, out, _ = run(capsys, "index", "--stats", path)        # nothing left to do
+    assert status == 0 and out.splitlines()[-1].endswith("nothing committed")
+    assert all(line.endswith("up to date") for line in out.splitlines()[:-1])
+
+
+def test_index_stats_rewrites_damaged_and_stale_statistics(capsys, tmp_path):
+    import bcolz_store
+    from bcolz_store.format.stats_meta import dump_stats
+    path = tmp_path / "t"
+    bcolz_store.ctable([np.arange(40), np.arange(40.0), np.arange(40) % 2 == 0,
+                        np.zeros((40, 2))], names=["a", "b", "c", "d"], chunklen=8,
+                       rootdir=str(path), mode="w").flush()
+    (path / "a" / "meta" / "stats").write_text("junk")
+    body = json.loads((path / "b" / "meta" / "stats").read_text())
+    body["chunks"][1][0] = -1.0                 # a lie, md5 field recomputed
+    (path / "b" / "meta" / "stats").write_bytes(dump_stats(body["kind"], body["chunklen"],
+                                                           body["length"], body["chunks"]))
+    status, out, err = run(capsys, "index", "--stats", path)
+    assert status == 0, err
+    lines = dict(line.split(": ", 1) for line in out.splitlines()[:-1])
+    assert lines["a"].startswith("rewritten (damaged: ") and "a/meta/stats" in lines["a"]
+    assert lines["b"].startswith("rewritten (stale: chunk 1: ")
+    assert lines["c"] == "up to date"
+    assert lines["d"].startswith("none kept (a kind without statistics: float64 items of "
+                                 "shape (2,))")
+    assert out.splitlines()[-1] == f"{path}: statistics of 2 columns committed in one commit"
+    _committed_stats_right(path)
+    assert run(capsys, "verify", path)[0] == 0
+
+
+def test_index_needs_stats_and_a_dataset(capsys, tmp_path):
+    status, _, err = run(capsys, "index", tmp_path)
+    assert status == 2 and "--stats" in err
+    status, _, err = run(capsys, "index", "--stats", tmp_path / "nothing")
+    assert status == 1 and "nothing" in err and len(err.strip().splitlines()) == 1

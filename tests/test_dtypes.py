@@ -195,6 +195,10 @@ def test_bcolz_opens_what_we_wrote(tmp_path, dtype, values, dflt, cparams):
     rows = repeated(as_rows(dtype, values), 23)
     ours = bcolz_store.carray(rows, chunklen=6, dflt=dflt, rootdir=path,
                               cparams=bcolz_store.cparams(**cparams))
+    # our chunk statistics sit beside bcolz's files, for every kind that has them
+    has_stats = not dtype.shape and (dtype.kind in "biuMmSU" or
+                                     dtype.kind == "f" and dtype.itemsize <= 8)
+    assert os.path.isfile(os.path.join(path, "meta", "stats")) == has_stats
     theirs = bcolz.carray(rootdir=path, mode="r")
     assert_exact(theirs[:], rows)
     assert theirs.dtype == ours.dtype
@@ -254,3 +258,7 @@ def test_bcolz_opens_our_ctable(tmp_path):
         assert_exact(col[:], values)
         assert col.chunklen == 7
     assert set(columns) | {"__attrs__", "__rootdirs__"} <= set(os.listdir(path))
+    # every column but the one of 2-d atoms carries our chunk statistics, which bcolz ignores
+    assert {name for name in columns if os.path.isfile(os.path.join(path, name, "meta",
+                                                                    "stats"))} == \
+        set(columns) - {"a"}

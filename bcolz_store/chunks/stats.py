@@ -21,7 +21,16 @@ leftover cannot change in memory.
 Kinds: booleans, integers, floats (NaN missing), datetime64/timedelta64 (NaT
 missing), fixed-width bytes and str, vlen str/bytes (None missing) and the
 codes of categorical carrays (-1 missing).  Complex numbers, structured and
-multidimensional atoms and pickled objects have none.
+multidimensional atoms and pickled objects have none.  Floats of a carray
+with ``quantize`` are rounded as they are stored.  A chunk whose least or
+greatest item is a text longer than ``MAX_STATS_TEXT`` has its statistics
+not kept (``NOT_KEPT``: it is read).
+
+A committed file that is damaged, describes other items, or cannot be read is
+not used (``damaged`` says why; ``verify=True`` raises, and a writer, which
+could not replace a file that is not a plain one, refuses it);
+:meth:`ChunkStats.recompute` recomputes every chunk's from its items (for
+``bcolz-store index --stats`` and :func:`bcolz_store.verify`).
 """
 
 from __future__ import annotations
@@ -31,10 +40,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import FormatError
-from ..format.stats_meta import MAX_STATS_CHUNKS, STATS_KEY, dump_stats, encode_value, load_stats
+from ..format.stats_meta import (MAX_STATS_BYTES, MAX_STATS_CHUNKS, MAX_STATS_TEXT, NOT_KEPT,
+                                 STATS_KEY, dump_stats, encode_value, load_stats)
+from .chunk import quantize
 from .vlen_items import missing_mask
 
-__all__ = ["ChunkStats", "ColumnStats", "attach_stats", "piece_stats", "stats_kind"]
+__all__ = ["ChunkStats", "ColumnStats", "attach_stats", "piece_stats", "same_stats", "stats_kind"]
 
 
 class ColumnStats(NamedTuple):
@@ -86,7 +97,9 @@ def _text_minmax(values):
 
 def piece_stats(values: np.ndarray, kind: str) -> tuple:
     """``(min, max, nulls)`` of the items ``values`` (a chunk) of ``kind``;
-    min and max are None when every item is missing."""
+    min and max are None when every item is missing.  ``(None, None,
+    NOT_KEPT)`` when the least or greatest is a text longer than
+    ``MAX_STATS_TEXT``: not kept."""
     n = len(values)
     mask = None
     if kind.startswith("category:"):
@@ -106,10 +119,11 @@ def piece_stats(values: np.ndarray, kind: str) -> tuple:
             values = values[~mask]
     if nulls == n:
         return None, None, nulls
-    if values.dtype.kind in "SUO" or kind == "vlen:bytes":
-        lo, hi = _text_minmax(values)
-    elif values.dtype.kind == "T":
-        lo, hi = str(values.min()), str(values.max())
+    if values.dtype.kind in "SUOT" or kind == "vlen:bytes":
+        lo, hi = _text_minmax(values) if values.dtype.kind != "T" else \
+            (str(values.min()), str(values.max()))
+        if len(lo) > MAX_STATS_TEXT or len(hi) > MAX_STATS_TEXT:
+            return None, None, NOT_KEPT
     elif values.dtype.kind == "b":
         lo, hi = bool(values.all()), bool(values.any())
     else:
@@ -140,6 +154,7 @@ class ChunkStats:
     def __init__(self, kind: str, chunklen: int):
         self.kind = kind
         self.chunklen = chunklen
+        self.quantize = 0           # the carray's cparams.quantize (floats are stored rounded)
         self.entries = []           # per full chunk: (min, max, nulls) or None (unknown)
         self.left = None            # the committed leftover's, (nleft, entry)
         self.loaded = None          # bytes of the committed file
@@ -147,6 +162,7 @@ class ChunkStats:
         self.replaced = set()       # chunks written since the last flush, but by appends
         self.left_edited = False    # items of the leftover assigned since the last flush
         self.edited = False         # any change since the last flush
+        self.repair = False         # the committed file is wrong: the next stage replaces it
 
     # --------------------------------------------------------- keeping them
 
@@ -185,8 +201,15 @@ class ChunkStats:
         self.edited = self.left_edited = False
 
     def of(self, values: np.ndarray):
-        """The statistics of the items ``values``."""
-        return piece_stats(values, self.kind)
+        """The statistics of the items ``values``, as they are stored: rounded as
+        the carray's ``quantize`` rounds floats (a monotonic rounding: the
+        least and greatest of the rounded items are the rounded least and
+        greatest)."""
+        entry = piece_stats(values, self.kind)
+        if self.quantize and entry[0] is not None and values.dtype.kind == "f":
+            lo, hi = quantize(np.array(entry[:2], dtype=self.kind), self.quantize)
+            entry = (lo, hi, entry[2])
+        return entry
 
     # ------------------------------------------------------ file and staging
 
@@ -220,7 +243,7 @@ class ChunkStats:
         """Stage ``meta/stats`` for the engine's chunks and leftover as they are
         now (computing those not known), when it changed; a carray of more
         than ``MAX_STATS_CHUNKS`` chunks has none."""
-        if not self.edited:         # a flush with nothing new writes nothing
+        if not self.edited and not self.repair:     # a flush with nothing new writes nothing
             return
         nfull, nleft = len(engine.chunks), engine.nleft
         if nfull > MAX_STATS_CHUNKS:
@@ -239,10 +262,44 @@ class ChunkStats:
         encoded = [(encode_value(lo, self.kind), encode_value(hi, self.kind), int(nulls))
                    for lo, hi, nulls in chunks]
         data = dump_stats(self.kind, self.chunklen, nfull * self.chunklen + nleft, encoded)
-        if data != self.loaded:
-            store.set(STATS_KEY, data)
+        if len(data) > MAX_STATS_BYTES:
+            data = None
+        if data is None and (self.loaded is not None or store.exists(STATS_KEY)):
+            store.delete(STATS_KEY)
+            self.loaded = None
+        elif data is not None and (data != self.loaded or self.repair):
+            store.set(STATS_KEY, data, repair=self.repair)
             self.loaded = data
+        self.repair = False
         self.left = (nleft, chunks[-1]) if nleft else None
+
+    def recompute(self, engine):
+        """Compute every chunk's statistics from its items (reading every chunk),
+        to be staged by the next :meth:`stage`; call it before any write.
+
+        Returns
+        -------
+        str or None
+            Why the committed file, as loaded, did not describe the items
+            (damaged, missing, or a chunk whose statistics differ); None when
+            it did.
+        """
+        nfull, nleft = len(engine.chunks), engine.nleft
+        fresh = [None] * nfull
+        for n, entry in _read_stats(engine, list(range(nfull)), self.kind):
+            fresh[n] = entry
+        left = self.of(engine.leftover[:nleft]) if nleft else None
+        why = self.damaged
+        if why is None and self.loaded is None:
+            why = "no statistics"
+        said = self.entries + ([self.left[1]] if self.left else [])
+        for n, (old, new) in enumerate(zip(said, fresh + ([left] if nleft else []))):
+            if why is None and not same_stats(old, new):
+                why = (f"chunk {n}: the file says min {old[0]!r}, max {old[1]!r}, {old[2]} "
+                       f"missing; its items give min {new[0]!r}, max {new[1]!r}, {new[2]} missing")
+        self.entries, self.left = fresh, None
+        self.repair = why is not None
+        return why
 
     # ---------------------------------------------------------------- reading
 
@@ -263,13 +320,23 @@ class ChunkStats:
         nulls = np.zeros(count, dtype=np.int64)
         known = np.zeros(count, dtype=bool)
         for n, entry in enumerate(entries):
-            if entry is None:
+            if entry is None or entry[2] == NOT_KEPT:
                 continue
             known[n] = True
             nulls[n] = entry[2]
             if entry[0] is not None:
                 mins[n], maxs[n] = entry[0], entry[1]
         return ColumnStats(self.kind, starts, stops, mins, maxs, nulls, known)
+
+
+def same_stats(a, b) -> bool:
+    """Whether two chunks' statistics ``(min, max, nulls)`` are equal (min and
+    max compared as values: ``-0.0 == 0.0``, a datetime64 with its int)."""
+    if a is None or b is None:
+        return a is b
+    if int(a[2]) != int(b[2]) or (a[0] is None) != (b[0] is None):
+        return False
+    return a[0] is None or bool(a[0] == b[0]) and bool(a[1] == b[1])
 
 
 def _read_stats(engine, nchunks: list, kind: str):
@@ -288,8 +355,19 @@ def attach_stats(engine, kind, chunklen: int, store, length: int, new: bool) -> 
     if kind is None or store is None:
         return
     stats = ChunkStats(kind, chunklen)
-    if not new and length:
-        data = store.get(STATS_KEY) if store.exists(STATS_KEY) else None
-        stats.load(data, length, store.path(STATS_KEY))
+    cparams = getattr(engine, "cparams", None)
+    if cparams is not None and _entry_dtype(kind).kind == "f":
+        stats.quantize = cparams.quantize or 0
+    if not new:
+        where = store.path(STATS_KEY)
+        try:
+            data = store.get(STATS_KEY) if store.exists(STATS_KEY) else None
+        except FormatError as err:      # not a plain file, too large...
+            if getattr(store, "verify", False) or not getattr(store, "readonly", True):
+                raise                   # ...which verify=True reports, as any damage, and
+            stats.damaged = f"{err}" if where in str(err) else f"{where}: {err}"
+            # a writer, which could not replace it, refuses (as for any other file)
+        else:
+            stats.load(data, length, where)
     engine.stats = stats
     engine.chunks.stats = stats

@@ -3,9 +3,12 @@
 ::
 
     bcolz-store info PATH [--json]       describe a carray or ctable (folder, URL or pack)
-    bcolz-store verify PATH [--json]     check every file against bcolz_store.md5
+    bcolz-store verify PATH [--json]     check every file against bcolz_store.md5 and
+                                         the chunk statistics against the chunks
     bcolz-store pack DIR OUT.zip         pack a dataset into one .zip file
     bcolz-store unpack PACK.zip DIR      unzip a pack into a dataset folder
+    bcolz-store index --stats PATH       compute and commit the chunk statistics of
+                                         every column that has none, damaged or stale
     bcolz-store convert SRC DST          convert between bcolz, Parquet, Arrow, zarr,
                                          .npz, HDF5 and datadings
     bcolz-store demo [--rows N] [--dir D] [--keep] [--no-progress]
@@ -41,6 +44,7 @@ from bcolz_store.errors import BcolzStoreError
 from .common import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, EXIT_USAGE, PROG,
                      CommandError, add_storage_options)
 from .convert import add_convert_parser
+from .index import add_index_parser, index_stats
 from .demo import DAYS_PER_ID, NAMES, DailyBars, cmd_demo, run_demo
 from .info import (PROBLEM_KINDS, cmd_info, cmd_verify, dataset_info, format_info,
                    format_verify, verify_dataset)
@@ -48,7 +52,7 @@ from .pack import cmd_pack, cmd_unpack
 
 __all__ = ["CommandError", "DAYS_PER_ID", "DailyBars", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK",
            "EXIT_UNVERIFIED", "EXIT_USAGE", "NAMES", "PROBLEM_KINDS", "build_parser", "dataset_info",
-           "format_info", "format_verify", "main", "run_demo", "verify_dataset"]
+           "format_info", "format_verify", "index_stats", "main", "run_demo", "verify_dataset"]
 
 
 def _positive_int(text: str) -> int:
@@ -85,8 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     verify = sub.add_parser("verify", help="check a dataset's files against bcolz_store.md5",
                             description="Compare every file of a carray or ctable with the "
-                                        "checksum file bcolz_store.md5 and print each missing, "
-                                        "extra or damaged file.  Exit status 0 when all is "
+                                        "checksum file bcolz_store.md5, and each column's chunk "
+                                        "statistics (meta/stats) with its chunks, and print "
+                                        "each missing, extra or damaged file (stale statistics "
+                                        "are damaged).  Exit status 0 when all is "
                                         "well, 1 otherwise, 3 when the dataset has no checksum "
                                         "file (a .zip pack without one: 3 when every entry's "
                                         "CRC-32 checks out, 1 when one does not).")
@@ -113,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     unpack.add_argument("dst", help="the folder to make")
     unpack.add_argument("--overwrite", action="store_true", help="replace an existing folder")
     unpack.set_defaults(func=cmd_unpack)
+
+    add_index_parser(sub)
 
     add_convert_parser(sub)
 

@@ -25,6 +25,7 @@ from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
 from ..chunks.index import attach_index, stage_index
 from ..chunks.stats import attach_stats, stats_kind
+from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine
 from ..chunks.vlen import dictionary_id
@@ -37,7 +38,7 @@ from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "load_carray", "new_engine",
-           "stage_sizes", "stage_stats", "stage_storage"]
+           "stage_sizes", "stage_stats", "stage_storage", "stats_problem"]
 
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
@@ -281,6 +282,30 @@ def stage_stats(store, engine) -> None:
         stage_index(store, engine, stats)
         stats.stage(store, engine)
         stats.settled()
+
+
+def stats_problem(store):
+    """Why the carray in ``store`` (a DatasetStore) has a ``meta/stats`` that does
+    not describe its items: damaged, of another carray, or stale (a chunk
+    whose statistics differ from those of its items, read); None when it
+    describes them, or there is none.
+
+    Raises
+    ------
+    BcolzStoreError
+        As reading the carray (its metadata or a chunk file is damaged).
+    """
+    if not store.exists(STATS_KEY):
+        return None
+    meta = load_carray(store)
+    engine = new_engine(meta, store, cache_budget=0)
+    engine = engine.codes if isinstance(engine, CategoryEngine) else engine
+    if getattr(engine, "stats", None) is None:
+        return f"{store.path(STATS_KEY)}: a carray of {meta.atom} keeps no statistics"
+    why = engine.stats.recompute(engine)
+    if why is None or why.startswith(store.path(STATS_KEY)):
+        return why
+    return f"{store.path(STATS_KEY)}: {why}"
 
 
 def stage_storage(store, meta: CarrayMeta) -> None:

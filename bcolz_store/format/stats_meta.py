@@ -19,13 +19,17 @@ last) its least and greatest item and how many of its items are missing.
   latin-1 decoding.  ``nulls`` counts NaN (floats), NaT (datetimes,
   timedeltas), None (nullable vlen items) and ``-1`` (categorical codes);
   min and max ignore them and are ``null`` when every item is missing.
+- ``[null, null, -1]``: the chunk's statistics are not kept, because its
+  least or greatest item is a text longer than :data:`MAX_STATS_TEXT`
+  characters (bytes for bytes); a query reads that chunk.
 - ``md5`` is the md5 of the file's text written with ``"md5": ""``: a damaged
   file is told without the checksum file, and is then not used (queries
   read every chunk instead).
 
 bcolz never reads this file (it opens ``meta/sizes`` and ``meta/storage`` by
 name), so datasets carrying it stay bcolz datasets.  Statistics are kept for
-carrays of at most :data:`MAX_STATS_CHUNKS` chunks.
+carrays of at most :data:`MAX_STATS_CHUNKS` chunks whose file takes at most
+:data:`MAX_STATS_BYTES`.
 
 Pure functions: nothing here opens a file.
 """
@@ -39,15 +43,24 @@ import math
 import numpy as np
 
 from ..errors import FormatError
+from .layout import MAX_META_BYTES
 
-__all__ = ["MAX_STATS_CHUNKS", "STATS_KEY", "STATS_VERSION", "decode_value", "dump_stats",
-           "encode_value", "load_stats"]
+__all__ = ["MAX_STATS_BYTES", "MAX_STATS_CHUNKS", "MAX_STATS_TEXT", "NOT_KEPT", "STATS_KEY",
+           "STATS_VERSION", "decode_value", "dump_stats", "encode_value", "load_stats"]
 
 STATS_KEY = "meta/stats"
 STATS_VERSION = 1
 # Statistics are written for carrays of at most this many chunks (about 40 MB
 # of JSON at worst): beyond it a query reads every chunk.
 MAX_STATS_CHUNKS = 1 << 20
+# The most bytes a statistics file may take: what any metadata file may (a
+# carray whose statistics would take more has none).
+MAX_STATS_BYTES = MAX_META_BYTES
+# A text statistic longer than this (characters, bytes for bytes) is not kept:
+# its chunk's entry is [null, null, NOT_KEPT], so that a column of long texts
+# in small chunks keeps a file of a few bytes per chunk.
+MAX_STATS_TEXT = 256
+NOT_KEPT = -1
 _FIELDS = ("md5", "stats", "kind", "chunklen", "length", "chunks")
 
 
@@ -107,8 +120,9 @@ def decode_value(raw, kind: str, where: str):
     if dtype.kind == "f":
         if raw in ("inf", "-inf"):
             return float(raw)
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or math.isnan(raw):
-            raise FormatError(f"{where}: statistic {raw!r} is not a number")
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or \
+                isinstance(raw, int) and abs(raw) > 2 ** 1024 or math.isnan(raw):
+            raise FormatError(f"{where}: statistic {str(raw)[:40]!r} is not a number of {kind}")
         return float(raw)
     if isinstance(raw, bool) or not isinstance(raw, int):
         raise FormatError(f"{where}: statistic {raw!r} is not an integer")
@@ -185,8 +199,15 @@ def load_stats(data: bytes, where: str) -> dict:
             raise FormatError(f"{where}: chunk {n}: not [min, max, nulls]")
         lo, hi, nulls = (decode_value(entry[0], kind, where), decode_value(entry[1], kind, where),
                          entry[2])
-        if isinstance(nulls, bool) or not isinstance(nulls, int) or not 0 <= nulls <= count:
+        if isinstance(nulls, bool) or not isinstance(nulls, int) or \
+                not (0 <= nulls <= count or nulls == NOT_KEPT):
             raise FormatError(f"{where}: chunk {n}: {nulls!r} missing of {count} items")
+        if nulls == NOT_KEPT:
+            if (lo, hi) != (None, None):
+                raise FormatError(f"{where}: chunk {n}: min and max of statistics not kept "
+                                  f"must be null")
+            out.append((None, None, NOT_KEPT))
+            continue
         if (lo is None or hi is None) != (nulls == count) or lo is not None and hi < lo:
             raise FormatError(f"{where}: chunk {n}: min {entry[0]!r} and max {entry[1]!r} do "
                               f"not fit its {count - nulls} items")

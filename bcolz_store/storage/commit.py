@@ -199,7 +199,9 @@ class Committer:
         deletion removes a committed file) of the state this writer loaded:
         a writer whose state another writer replaced and that has nothing
         pending commits nothing (its ``flush()``, ``refresh()`` and
-        ``close()`` stage what it loaded)."""
+        ``close()`` stage what it loaded); a repair always changes a file."""
+        if self.staging.repairs:
+            return True
         sums = self.state.checksums()
         for key, digest in self.staging.sums.items():
             if digest is None:
@@ -401,6 +403,7 @@ class Committer:
         staging.files.clear()
         staging.sums.clear()
         staging.meta.clear()
+        staging.repairs.clear()
         committed_blobs = staging.prefix if staging.folder_made else None
         scratch_used = staging.scratch_used
         journal.new_blob_folder()

@@ -263,14 +263,14 @@ class DatasetStore:
     # ------------------------------------------------------------ writing
 
     def digest(self, parts) -> str:
-        """The checksum the journal records for content made of ``parts``
-        (md5 hex; a caller may compute it ahead and pass it to :meth:`set`)."""
+        """The md5 hex the journal records for content of ``parts`` (for :meth:`set`)."""
         return md5_parts(parts)
 
-    def set(self, key: str, data, digest: str | None = None) -> None:
+    def set(self, key: str, data, digest: str | None = None, repair: bool = False) -> None:
         """Stage ``data`` (bytes-like, or a list of parts to concatenate) as the
-        new content of ``key`` (visible after :meth:`commit`); ``digest`` is
-        its :meth:`digest` when already computed.
+        new content of ``key`` (visible after :meth:`commit`); ``digest`` is its
+        :meth:`digest` when already computed; with ``repair`` a metadata file is
+        committed even where the checksums record ``data`` (damaged on disk).
 
         Raises
         ------
@@ -280,7 +280,7 @@ class DatasetStore:
             If the medium refuses the write; nothing committed changes.
         """
         self._check_writable()
-        self.journal.stage(self.prefix + key, data, digest)
+        self.journal.stage(self.prefix + key, data, digest, repair)
 
     def write_ahead(self, key: str, data, digest: str | None = None):
         """Write ``data`` for ``key`` on the calling thread, any thread (see

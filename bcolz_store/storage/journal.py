@@ -328,7 +328,7 @@ class Journal:
         self.staging.scratch_used = True
         return f"{self.staging.prefix}{name}/"
 
-    def stage(self, key: str, data, digest: str | None = None) -> None:
+    def stage(self, key: str, data, digest: str | None = None, repair: bool = False) -> None:
         """Record new content for ``key``; visible to this writer, committed later.
 
         Parameters
@@ -341,6 +341,9 @@ class Journal:
         digest : str, optional
             The md5 hex of ``data``, when the caller computed it already (the
             chunk pool does, where the compressed chunk is still in the cache).
+        repair : bool, default False
+            Commit a metadata file even where the committed checksums record
+            ``data`` (it was damaged on disk since).
 
         Raises
         ------
@@ -352,8 +355,8 @@ class Journal:
         parts = data if isinstance(data, list) else [data]
         parts = [part if isinstance(part, bytes) else bytes(part) for part in parts]
         size = sum(len(part) for part in parts)
-        if is_metadata_key(key) and self.staging.holds(key, b"".join(parts), None if (
-                self.state.generation is None) else self.state.checksums()):
+        if not repair and is_metadata_key(key) and self.staging.holds(key, b"".join(
+                parts), None if self.state.generation is None else self.state.checksums()):
             return                          # unchanged (a flush with nothing new)
         if self.store.remote and size <= INLINE_MAX_BYTES:
             content = b"".join(parts)        # carried by the commit record
@@ -362,6 +365,7 @@ class Journal:
             self.staging.sums[key] = digest or md5_hex(content)
             if is_metadata_key(key):
                 self.staging.meta[key] = content
+                self.staging.repairs.update([key] if repair else [])
             return
         blob = self._next_blob(key)
         if size >= ASYNC_MIN_BYTES:
@@ -378,6 +382,7 @@ class Journal:
         self.staging.sums[key] = digest
         if is_metadata_key(key):
             self.staging.meta[key] = b"".join(parts)
+            self.staging.repairs.update([key] if repair else [])
 
     def stage_moved(self, key: str, src: str, digest: str) -> None:
         """Make the written (and synced) object ``src`` of this store, of md5
@@ -472,6 +477,7 @@ class Journal:
         blob = self.staging.files.pop(key, None)
         digest = self.staging.sums.pop(key, None)
         self.staging.meta.pop(key, None)
+        self.staging.repairs.discard(key)
         if isinstance(digest, Future):
             wait([digest])
         if isinstance(blob, str):

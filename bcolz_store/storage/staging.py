@@ -40,6 +40,9 @@ class Staging:
         Small blobs written but not yet synced.
     ops : set
         What the pending change did (:meth:`~.journal.Journal.note`).
+    repairs : set
+        Metadata keys staged as repairs: committed even where the checksum
+        file records their content (the file on disk was damaged since).
     token : str or None
         This writer's token: its blob folder's name, written into its records.
     prefix : str or None
@@ -60,6 +63,7 @@ class Staging:
         self.inflight_bytes = 0
         self.unsynced = set()
         self.ops = set()
+        self.repairs = set()
         self.token = self.prefix = None
         self.folder_made = False
         self.scratch_used = False

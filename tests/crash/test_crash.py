@@ -10,7 +10,9 @@ first).  Checked, in this order:
 1. opened in mode 'r' (no recovery may be written): one of those states;
 2. opened in mode 'a' (rolls a committed journal forward, discards the rest):
    one of those states, and not older than what mode 'r' showed;
-3. ``bcolz_store.verify`` finds nothing wrong (when available);
+3. ``bcolz_store.verify`` finds nothing wrong (when available), its chunk
+   statistics included; every chunk statistics (``meta/stats``) a reader finds,
+   before and after recovery, describes the committed data;
 4. the real bcolz (when importable) reads the same state.
 
 CI runs ``QUICK_KILLS`` kills per kind; set ``BCOLZ_STORE_CRASH_KILLS=300``
@@ -35,6 +37,8 @@ import numpy as np
 import pytest
 
 import bcolz_store
+
+from tests.stats_check import stats_lies
 
 from .model import (Model, acceptable_states, describe_state, make_spec, operations,
                     states_equal)
@@ -184,15 +188,19 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
     states = acceptable_states(spec, last_done, begun)
     where = f"last done {last_done}, begun {begun}"
 
-    # 1. a reader first: no recovery, but a committed state
+    # 1. a reader first: no recovery, but a committed state, and its chunk statistics
     try:
-        seen_r = _match(read_state(bcolz_store.open(str(root), mode="r", **opened)), states)
+        first = bcolz_store.open(str(root), mode="r", **opened)
+        seen_r = _match(read_state(first), states)
+        lies = stats_lies(first, complete=True)
     except Exception as exc:
         out.fail("unopenable", seed, f"mode 'r' ({where}): {type(exc).__name__}: {exc}")
-        seen_r = "error"
+        seen_r, lies = "error", []
     if seen_r is None:
         out.fail("wrong", seed, f"mode 'r' ({where}): state matches none of "
                                 f"{[label for label, _ in states]}")
+    if lies:
+        out.fail("wrong", seed, f"mode 'r' ({where}): chunk statistics: {lies[:3]}")
 
     # 2. a writer: recovery
     try:
@@ -212,10 +220,14 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
         out.rolled_forward += 1
     if label.endswith("+flush"):
         out.intermediate += 1
-    # reopening gives the same state again
-    again = read_state(bcolz_store.open(str(root), mode="r", **opened))
+    # reopening gives the same state again, its meta/stats describing the committed data
+    reopened = bcolz_store.open(str(root), mode="r", **opened)
+    again = read_state(reopened)
     if not states_equal(again, state):
         out.fail("wrong", seed, f"reopening after recovery changed the state ({where})")
+    lies = stats_lies(reopened, complete=True)
+    if lies:
+        out.fail("wrong", seed, f"chunk statistics after recovery ({where}): {lies[:3]}")
 
     # 3. checksums agree with the files
     if hasattr(bcolz_store, "verify"):

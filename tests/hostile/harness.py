@@ -487,7 +487,7 @@ class Planner:
             real = _subst(step, self.sandbox)
             try:
                 getattr(self, "do_" + real[0])(*real[1:])
-            except (OSError, ValueError, TypeError, KeyError) as err:
+            except (OSError, ValueError, TypeError, KeyError, IndexError) as err:
                 why = err.strerror if isinstance(err, OSError) else f"{type(err).__name__}: {err}"
                 skipped.append(f"{step[0]} {step[1] if len(step) > 1 else ''}: {why}"[:200])
         return skipped
@@ -576,6 +576,24 @@ class Planner:
         else:
             cur[last] = value
         p.write_text(json.dumps(obj) + "\n")
+
+    def do_stats_set(self, rel, keys, value, reseal):
+        """Set ``keys`` (dict keys and list indexes) of the statistics file ``rel``
+        to ``value``; with ``reseal`` its md5 field is recomputed (as the library
+        computes it), so that only the numbers lie: a forgery."""
+        p = self.path(rel)
+        if not _is_reg(p):
+            return
+        body = json.loads(p.read_bytes().decode("utf-8"))
+        cur = body
+        for k in keys[:-1]:
+            cur = cur[k]
+        cur[keys[-1]] = value
+        if reseal:
+            body["md5"] = ""
+            text = json.dumps(body, ensure_ascii=True) + "\n"
+            body["md5"] = hashlib.md5(text.encode("ascii")).hexdigest()
+        p.write_bytes((json.dumps(body, ensure_ascii=True) + "\n").encode("ascii"))
 
     # --- whole files and folders
     def do_write(self, rel, text):
@@ -1162,11 +1180,65 @@ def fam_consolidated(d: Draw, src: Source):
     return [["remove", CONSOLIDATED_FILE]], f"remove {CONSOLIDATED_FILE}"
 
 
+STATS = "meta/stats"
+# Plan steps that may put a well-formed statistics file where it lies: a copy of
+# another, a link to one, a shipped journal's blob, a recomputed md5 (forgeries).
+FORGING = ("copy", "symlink", "move", "md5_for_manifest")
+STATS_VALUES = [0, 1, -1, 10 ** 6, -(10 ** 30), 10 ** 30, 2 ** 63, 2 ** 64, 10 ** 400, 1.5,
+                1e308, -1e308, "inf", "-inf", "nan", None, True, False, "x", "\u00e9\U0001f600",
+                "", [1], {}, [[[]]], {"a": [None]}, "\udc80", "a" * 5000]
+STATS_FIELDS = ["md5", "stats", "kind", "chunklen", "length", "chunks", "extra"]
+STATS_KINDS = ["<f8", "<i8", ">i4", "|b1", "<M8[ns]", "|S5", "<U3", "vlen:str", "vlen:bytes",
+               "category:<i4", "category:|S1", "<c16", "O", "V8", "<U0", "x", "", "vlen:",
+               "[('a', '<i8')]"]
+
+
+def _is_stats(rel: str) -> bool:
+    return rel == STATS or rel.endswith("/" + STATS)
+
+
+def fam_stats(d: Draw, src: Source):
+    """A chunk statistics file: damaged (its numbers, counts, kind, nesting,
+    bytes, or a hostile file in its place), forged (the md5 field recomputed:
+    well-formed lies, which only verify=True may refuse), or swapped with
+    another column's."""
+    files = [f for f in src.files if _is_stats(f)]
+    if not files:
+        return fam_json(d, src)
+    rel = d.choice(files, "stats file")
+    variant = d.choice(["entry", "entry", "field", "junk", "hostile", "swap"], "stats variant")
+    reseal = d.boolean("reseal")
+    body = src.json.get(rel) or {}
+    nchunks = len(body.get("chunks") or []) or 1
+    if variant == "entry":
+        n, i = d.integer(0, nchunks - 1, "chunk"), d.integer(0, 2, "slot")
+        value = d.choice(STATS_VALUES, "value")
+        return ([["stats_set", rel, ["chunks", n, i], value, reseal]],
+                f"{rel} chunk {n}[{i}] = {str(value)[:40]!r}{' (md5 recomputed)' * reseal}")
+    if variant == "field":
+        key = d.choice(STATS_FIELDS, "field")
+        value = d.choice(STATS_KINDS if key == "kind" else STATS_VALUES + ODD_VALUES, "value")
+        return ([["stats_set", rel, [key], value, reseal]],
+                f"{rel} {key} = {str(value)[:40]!r}{' (md5 recomputed)' * reseal}")
+    if variant == "junk":
+        text = d.choice(['{"chunks": ' + "[" * 60000 + "]" * 60000 + "}", "\u00e9\x00{",
+                         '{"md5": "", "stats": 1, "kind": "<f8", "chunklen": 1, "length": '
+                         '100000000000, "chunks": []}', "1e999999", "[" * 10, "", "{}"],
+                        "junk")
+        return [["write", rel, text]], f"{rel} is {text[:40]!r}"
+    if variant == "hostile":
+        kind = d.choice(HOSTILE_KINDS, "kind")
+        return hostile_steps(rel, kind), f"replace {rel} by {kind}"
+    other = d.choice(files, "other")
+    return [["copy", other, rel]], f"{rel} replaced by a copy of {other}"
+
+
 FAMILIES = {
     "bytes": (fam_bytes, 5), "json": (fam_json, 4), "hostile_file": (fam_hostile_file, 3),
     "symlink_out": (fam_symlink_out, 2), "hidden_object": (fam_hidden_object, 1),
     "journal": (fam_journal, 3), "reserved": (fam_reserved, 1), "checksum": (fam_checksum, 2),
     "consolidated": (fam_consolidated, 1), "block_table": (fam_block_table, 2),
+    "stats": (fam_stats, 2),
 }
 _WEIGHTED = [name for name, (_, w) in FAMILIES.items() for _ in range(w)]
 
@@ -1192,6 +1264,8 @@ def choose_source(d, sources: list, family: str = None) -> Source:
     """About half of the cases use data bcolz wrote; reserved names need a ctable."""
     if family == "reserved" and any(s.kind == "ctable" for s in sources):
         sources = [s for s in sources if s.kind == "ctable"]
+    if family == "stats":           # (datasets bcolz wrote have no statistics)
+        sources = [s for s in sources if any(_is_stats(f) for f in s.files)] or sources
     bcolz = [s for s in sources if s.bcolz_written]
     store = [s for s in sources if not s.bcolz_written]
     pool = d.choice([bcolz, store], "origin") if bcolz and store else sources
@@ -1223,6 +1297,9 @@ def _audit_hook(event, args):
             path, mode, flags = args
             write = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
                 (isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC))
+            if isinstance(flags, int) and flags & os.O_NOFOLLOW and \
+                    isinstance(path, (str, bytes, os.PathLike)) and os.path.islink(path):
+                return                  # fails (ELOOP): a link it may not follow is not read
             paths, kind = [path], ("write" if write else "read")
         else:
             n = _MODIFY_EVENTS[event]
@@ -1293,6 +1370,8 @@ def read_all(obj) -> dict:
     except Exception:
         blob = repr(items).encode()
     out["iter"] = md5_bytes(blob)
+    from tests.stats_check import stats_lies
+    out["stats_lies"] = stats_lies(obj)     # chunk statistics a query would use, that lie
     return out
 
 
@@ -1527,6 +1606,7 @@ class Effects:
     md5_touched: bool      # the checksum file changed (or a manifest replaces it)
     must_fail: bool        # the dataset must be refused (reserved names)
     consistent_commit: bool  # a shipped, consistent commit: the new state is legitimate
+    stats_only: bool = False  # only chunk statistics damaged, none forged: never used
 
     @property
     def pristine(self) -> bool:
@@ -1608,9 +1688,12 @@ def effects_of(ds: Path, src: Source, plan: list) -> Effects:
             touched.discard(key)            # the blob restores what was written
         else:
             touched.add(key)
+    stats_only = bool(touched) and all(_is_stats(k) for k in touched) and not uncertain \
+        and not entries and not any(s[0] in FORGING or s[0] == "stats_set" and s[4]
+                                    for s in plan)
     return Effects(touched, disk, uncertain, md5_touched,
                    any(s[0] == "expect_failure" for s in plan),
-                   any(s[0] == "md5_for_manifest" for s in plan))
+                   any(s[0] == "md5_for_manifest" for s in plan), stats_only)
 
 
 @dataclass
@@ -1665,6 +1748,10 @@ def judge(op: str, ans: dict, src: Source, eff: Effects, changes: list) -> tuple
         return "silent_wrong", f"unchanged data read back differently: {_diff(digest, src.expected)}"
     if op == "verify_fn" and checked and eff.disk_changed and ans.get("report_ok"):
         return "silent_wrong", f"verify() reported ok although {sorted(eff.disk_changed)[:5]} changed"
+    lies = digest.get("stats_lies") if isinstance(digest, dict) else None
+    if op in DATA_OPS and lies and (eff.pristine or eff.stats_only):
+        return "silent_wrong", (f"chunk statistics that do not describe the items would be "
+                                f"used by a query: {lies[:2]}")
     if op == "write" and eff.pristine and digest and digest.get("len") != src.expected["len"] + 1:
         return "silent_wrong", (f"after appending one row, length {digest.get('len')} "
                                 f"(was {src.expected['len']})")

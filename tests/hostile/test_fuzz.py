@@ -352,3 +352,62 @@ def test_verify_never_returns_other_data(worker, sources, tmp_path, name):
     """With a checksum file, verify=True raises rather than read back changed or missing files."""
     source, plan = VERIFY[name]
     check(worker, sources, tmp_path, source, plan, name, ops=["read_verify", "verify_fn"])
+
+
+# --- 7. chunk statistics (meta/stats) ---------------------------------------------------------
+
+def _stats(keys, value, reseal=False, prefix=""):
+    return ["stats_set", prefix + "meta/stats", keys, value, reseal]
+
+
+STATS_FILES = {
+    "bit-flips": ("store:i8", [["flip", "meta/stats", [[30, 1], [71, 6]]]]),
+    "wrong-md5": ("store:f4", [_stats(["md5"], "0" * 32)]),
+    "a-lie-md5-left": ("store:ctable", [_stats(["chunks", 1, 1], 10 ** 6, prefix="a/")]),
+    "wrong-count": ("store:i8", [_stats(["chunks", 0, 2], 11, True)]),
+    "wrong-kind": ("store:M8", [_stats(["kind"], "<i8", True)]),
+    "kind-not-a-dtype": ("store:i8", [_stats(["kind"], "[('a', '<i8')]", True)]),
+    "huge-number": ("store:ctable", [_stats(["chunks", 0, 0], 10 ** 400, True, "b/")]),
+    "huge-integer": ("store:u1_zstd", [_stats(["chunks", 0, 1], 2 ** 64, True)]),
+    "nested-junk": ("store:vlen_str", [_stats(["chunks", 0, 0], {"a": [[None]]}, True)]),
+    "non-ascii": ("store:vlen_str", [_stats(["chunks", 1, 1], "\u00e9\U0001f600", True)]),
+    "not-latin-1-bytes": ("store:vlen_bytes_dict", [_stats(["chunks", 0, 1], "\u20ac", True)]),
+    "length-of-10**12": ("store:i8", [_stats(["length"], 10 ** 12, True)]),
+    "deep-nesting": ("store:i8", [["write", "meta/stats",
+                                   '{"chunks": ' + "[" * 60000 + "]" * 60000 + "}"]]),
+    "fifo": ("store:ctable_cat", H.hostile_steps("color/meta/stats", "fifo")),
+    "dev-zero": ("store:i8", H.hostile_steps("meta/stats", "devzero")),
+    "sparse-10GB": ("store:i8", H.hostile_steps("meta/stats", "sparse")),
+    "a-folder": ("store:i8", H.hostile_steps("meta/stats", "dir")),
+    "symlink-loop": ("store:i8", H.hostile_steps("meta/stats", "loop")),
+    "symlink-outside": ("store:i8", [["symlink", "meta/stats", H.SB + "outside/attrs.json"]]),
+    "removed": ("store:ctable", [["remove", "d/meta/stats"]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATS_FILES))
+def test_damaged_statistics_are_never_used(worker, sources, tmp_path, name):
+    """A damaged meta/stats raises nothing but the library's errors, is never used
+    (every read checks the statistics a query would use against the items), is
+    refused by verify=True and reported by verify()."""
+    source, plan = STATS_FILES[name]
+    res = check(worker, sources, tmp_path, source, plan, name)
+    outcomes = {r.op: r.outcome for r in res.ops}
+    assert outcomes["read_verify"] == "error", outcomes
+    assert outcomes["read"] == "ok", outcomes
+
+
+FORGED = {
+    "a-lie-md5-recomputed": ("store:ctable", [_stats(["chunks", 1, 1], 10 ** 6, True, "a/")]),
+    "another-column's": ("store:ctable_vlen", [["copy", "s/meta/stats", "b/meta/stats"]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORGED))
+def test_forged_statistics_are_refused_by_verify_true(worker, sources, tmp_path, name):
+    """A well-formed file that lies (its md5 field recomputed) is a forgery: read
+    without verify it may mislead a query, as a forged chunk may (docs/format.md);
+    the checksum file tells it to verify=True and to verify()."""
+    source, plan = FORGED[name]
+    res = check(worker, sources, tmp_path, source, plan, name, ops=["read_verify", "verify_fn"])
+    assert [r.outcome for r in res.ops] == ["error", "ok"]

@@ -36,6 +36,7 @@ import bcolz_store
 from bcolz_store import threads
 from bcolz_store.storage.packs import pack
 from tests.machine import PHASES, budget
+from tests.stats_check import check_stats
 
 #: What happens before a step (drawn with it; "none" most often).
 BETWEEN = st.sampled_from(["none", "none", "none", "reopen", "refresh", "drop"])
@@ -127,6 +128,13 @@ class StoreMachine(RuleBasedStateMachine):
     def check_committed(self, obj) -> None:
         """``obj`` (opened in mode 'r' or from a pack) holds the committed model."""
         raise NotImplementedError
+
+    def check_committed_stats(self) -> None:
+        """After a commit (and a reopen): a reader's chunk statistics, read from
+        the committed ``meta/stats``, are complete and equal those recomputed
+        from its items."""
+        if self.stored:
+            check_stats(self.open("r"), complete=True, what="committed")
 
     # ------------------------------------------------------------ attrs
 

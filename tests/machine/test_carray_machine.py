@@ -11,7 +11,10 @@ sees the committed state), and a pack (``bcolz-store pack``) read back.
 
 After every step: length, dtype, shape, ``nchunks``/``nleftover``, attrs,
 and reads by full slice, point, slice with a step, positions, mask,
-``iter``, ``iterblocks`` and ``where`` against the model.
+``iter``, ``iterblocks`` and ``where`` against the model; and the chunk
+statistics the carray knows against those recomputed from its items (after
+every commit, and of every reader and pack: all of them, from the committed
+``meta/stats``; ``tests/stats_check.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import bcolz_store
 from bcolz_store.errors import BcolzStoreError, KindMismatchError
 from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
 from tests.machine.kinds import Fixed, concat, draw_kind, initial_values
+from tests.stats_check import check_stats
 
 CNAMES = ["blosclz", "lz4", "zstd", "zlib"]
 
@@ -39,6 +43,7 @@ class CarrayMachine(StoreMachine):
     def committed_now(self):
         self.committed = self.model.copy()
         self.committed_attrs = dict(self.attrs)
+        self.check_committed_stats()
 
     def restore_committed(self):
         self.model = self.committed.copy()
@@ -213,11 +218,13 @@ class CarrayMachine(StoreMachine):
     def check_committed(self, obj):
         check_carray(obj, self.committed, self.kind, self.chunklen, self.rng,
                      self.committed_attrs, "committed")
+        check_stats(obj, complete=True, what="committed")
 
     @invariant()
     def reads(self):
         check_carray(self.c, self.model, self.kind, self.chunklen, self.rng, self.attrs,
                      "carray")
+        check_stats(self.c, what="carray")
 
 
 def check_carray(c, model, kind, chunklen, rng, attrs, what):

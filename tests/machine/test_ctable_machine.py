@@ -15,7 +15,9 @@ reader in mode 'r' (it sees the committed state) and a pack read back.
 After every step: length, names, dtype, attrs, and reads by full slice,
 row, slice with a step, positions, mask, one column's slice, ``iter``,
 ``iterblocks``, ``where`` and ``whereblocks`` (on a numeric column) and
-``todataframe`` against the model.
+``todataframe`` against the model; and every column's chunk statistics
+against those recomputed from its items (after every commit, and of every
+reader and pack: all of them, from the committed ``meta/stats``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
 from tests.machine.kinds import Categorical, Fixed, concat, draw_kind
+from tests.stats_check import check_stats
 
 NAMES = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
@@ -42,6 +45,7 @@ class CtableMachine(StoreMachine):
     def committed_now(self):
         self.committed = (list(self.names), {n: self.model[n].copy() for n in self.names},
                           dict(self.attrs))
+        self.check_committed_stats()
 
     def restore_committed(self):
         names, model, attrs = self.committed
@@ -334,10 +338,12 @@ class CtableMachine(StoreMachine):
         names, model, attrs = self.committed
         check_ctable(obj, names, {n: self.all_kinds[n] for n in names}, model, attrs,
                      self.rng, "committed")
+        check_stats(obj, complete=True, what="committed")
 
     @invariant()
     def reads(self):
         check_ctable(self.t, self.names, self.kinds, self.model, self.attrs, self.rng, "ctable")
+        check_stats(self.t, what="ctable")
 
 
 def _strings(kinds: dict):

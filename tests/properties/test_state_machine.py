@@ -4,7 +4,9 @@ Operations: append (arrays of any length, including 0 and more than a chunk,
 and scalars or single atoms), trim, resize (growing with ``dflt``, shrinking),
 assignment (ints, slices, masks), flush and, on disk, reopening in mode 'a'.
 After every step the contents, length, shape, dtype and the split into full
-chunks plus leftover must agree with the model.
+chunks plus leftover must agree with the model, and the chunk statistics the
+carray knows with those of its items (a reader's, from the committed
+``meta/stats``, all of them).
 """
 
 import os
@@ -20,6 +22,7 @@ from numpy.testing import assert_array_equal
 
 import bcolz_store
 from tests.properties import examples, random_values
+from tests.stats_check import check_stats
 
 #: (dtype, atom shape) pairs the machine draws from.
 LAYOUTS = [("int32", ()), ("float64", ()), ("S3", ()), ("int16", (3,)), ("bool", ()),
@@ -136,6 +139,8 @@ class CarrayMachine(RuleBasedStateMachine):
         self.c.flush()
         self.c = bcolz_store.carray(rootdir=self.rootdir, mode=mode)
         self.check_all()
+        check_stats(bcolz_store.carray(rootdir=self.rootdir, mode="r"), complete=True,
+                    what="reopened")
         self.c = bcolz_store.carray(rootdir=self.rootdir, mode="a")
 
     # ------------------------------------------------------------- invariants
@@ -156,6 +161,7 @@ class CarrayMachine(RuleBasedStateMachine):
         assert_array_equal(got, model, strict=True)
         if self.dflt is not None:
             assert_array_equal(c.dflt, np.asarray(self.dflt, dtype=self.dtype))
+        check_stats(c, what="carray")
 
 
 class InMemoryCarrayMachine(CarrayMachine):

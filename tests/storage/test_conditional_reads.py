@@ -306,8 +306,8 @@ def test_a_dataset_without_checksums_reads_by_ranges(s3_bucket):
     path = f"{url}/bcolz-like.bcolz"
     data = write(path, options, "zstd")
     store = FsspecStore(path, storage_options=options)
-    for own in ("bcolz_store.md5", "bcolz_store.json", "meta/stats"):
-        store.delete(own)
+    for own in ("bcolz_store.md5", "bcolz_store.json", "meta/stats"):    # (bcolz writes
+        store.delete(own)                                                   # no statistics)
     store.delete_prefix(".bcolz_store-journal/")
     assert store.list("") == ["__attrs__", "data/__0.blp", "data/__1.blp", "meta/sizes",
                               "meta/storage"]

@@ -1,0 +1,84 @@
+"""The oracle of the chunk statistics (``meta/stats``): what a carray's
+statistics say, compared with statistics recomputed from the items it reads.
+
+:func:`check_stats` is the check the operation machines, the crash test and
+the hostile-input worker make: every statistic a carray (or every column of a
+ctable) knows equals :func:`~bcolz_store.chunks.stats.piece_stats` of the
+items of its chunk, read through the public reads; with ``complete`` (a
+reader of a dataset bcolz_store committed) every chunk's, the leftover's
+included, is known and the committed file was not found damaged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bcolz_store.carray_ops import chunk_stats
+from bcolz_store.chunks.stats import piece_stats
+from bcolz_store.format.stats_meta import NOT_KEPT
+
+__all__ = ["check_stats", "stats_lies"]
+
+
+def _columns(obj):
+    names = getattr(obj, "names", None)
+    if names is None:
+        return [("", obj)]
+    return [(name, obj.cols[name]) for name in names]
+
+
+def _items(col, start: int, stop: int) -> np.ndarray:
+    """The stored items of rows ``start:stop`` (a categorical's codes)."""
+    if getattr(col._meta, "categorical", None) is not None:
+        return np.asarray(col.codes[start:stop])
+    return col[start:stop]
+
+
+def _stats_object(col):
+    engine = col._engine
+    return getattr(getattr(engine, "codes", engine), "stats", None)
+
+
+def _same(got, want) -> bool:
+    """One chunk's known statistics ``got`` (min, max, nulls) equal ``want``
+    (:func:`piece_stats`); min and max compare as values (-0.0 == 0.0)."""
+    lo, hi, nulls = want
+    if int(got[2]) != nulls:
+        return False
+    if lo is None:
+        return True
+    return bool(got[0] == lo) and bool(got[1] == hi)
+
+
+def stats_lies(obj, complete: bool = False) -> list:
+    """What is wrong with the statistics of ``obj`` (a carray or ctable), one
+    line each: a known statistic that differs from the items read, and with
+    ``complete`` a chunk whose statistics are not known or a damaged file."""
+    out = []
+    for name, col in _columns(obj):
+        stats = chunk_stats(col)
+        label = f"column {name!r}" if name else "carray"
+        if stats is None:
+            continue
+        if complete and _stats_object(col).damaged is not None:
+            out.append(f"{label}: its meta/stats was not used: {_stats_object(col).damaged}")
+        for n in range(len(stats.starts)):
+            start, stop = int(stats.starts[n]), int(stats.stops[n])
+            if not (complete or stats.known[n]):
+                continue
+            want = piece_stats(_items(col, start, stop), stats.kind)
+            if not stats.known[n]:
+                if want[2] != NOT_KEPT:     # (not kept: a text longer than MAX_STATS_TEXT)
+                    out.append(f"{label}: chunk {n} (rows {start}:{stop}): statistics unknown")
+                continue
+            got = (stats.mins[n], stats.maxs[n], stats.nulls[n])
+            if want[2] == NOT_KEPT or not _same(got, want):
+                out.append(f"{label}: chunk {n} (rows {start}:{stop}) of {stats.kind}: "
+                           f"statistics {got!r}, the items give {want!r}")
+    return out
+
+
+def check_stats(obj, complete: bool = False, what: str = "") -> None:
+    """Raise AssertionError naming every lie of :func:`stats_lies`."""
+    lies = stats_lies(obj, complete)
+    assert not lies, f"{what}: chunk statistics:\n  " + "\n  ".join(lies[:8])
