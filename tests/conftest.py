@@ -19,6 +19,13 @@ FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / 
 OWN_NAMES = ("bcolz_store.md5", "bcolz_store.json", ".bcolz_store-journal", ".bcolz_store.lock")
 
 
+def bcolz_written_files(root: Path) -> dict:
+    """:func:`bcolz_files` less our chunk statistics (``meta/stats``), which bcolz
+    neither reads nor writes: the files to compare with a tree bcolz wrote."""
+    return {rel: md5 for rel, md5 in bcolz_files(root).items()
+            if rel != "meta/stats" and not rel.endswith("/meta/stats")}
+
+
 def bcolz_files(root: Path) -> dict:
     """``{relative path: md5 hex}`` of every bcolz file under root (ours excluded)."""
     out = {}

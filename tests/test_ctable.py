@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from tests.conftest import bcolz_files
+from tests.conftest import bcolz_files, bcolz_written_files
 from bcolz_store.format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR
 import bcolz_store as bcolz
 from bcolz_store.ctable import ctable
@@ -460,7 +460,8 @@ def test_bytes_match_bcolz(tmp_path, build):
             t.flush()
 
     def tree(root):  # the files bcolz reads (our own files sit beside them)
-        return {rel: open(os.path.join(root, rel), "rb").read() for rel in bcolz_files(root)}
+        return {rel: open(os.path.join(root, rel), "rb").read()
+                for rel in bcolz_written_files(root)}
 
     make(ref_bcolz, str(tmp_path / "ref"))
     make(bcolz, str(tmp_path / "ours"))
