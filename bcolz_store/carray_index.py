@@ -12,7 +12,8 @@ from .chunks.index import build_index, drop_index as _drop
 from .errors import IndexNotFoundError
 from .format.index_meta import INDEX_KINDS
 
-__all__ = ["create_index", "drop_index", "index_kind", "usable_index"]
+__all__ = ["check_create", "check_drop", "create_index", "drop_index", "index_kind",
+           "usable_index"]
 
 
 def _inner(c):
@@ -34,17 +35,9 @@ def create_index(c, kind: str = "sorted") -> None:
     ReadOnlyError
         In mode 'r'.
     """
-    if kind not in INDEX_KINDS:
-        raise ValueError(f"kind must be one of {list(INDEX_KINDS)}, not {kind!r}")
-    store = c._files.store
-    if store is None:
-        raise ValueError("indexes are kept for carrays on disk (give a rootdir)")
-    c._check_writable()
-    engine = _inner(c)
-    stats = getattr(engine, "stats", None)
-    if stats is None or stats.kind.startswith("vlen:"):
-        raise TypeError(f"a carray of {c.dtype} cannot be indexed: indexes are kept for "
-                        f"numbers, booleans, datetimes, fixed-width text and categoricals")
+    check_create(c, kind)
+    store, engine = c._files.store, _inner(c)
+    stats = engine.stats
     with c._writing("create_index"):
         c._flush(commit=False)
         build_index(store, engine, kind, stats.kind)
@@ -61,14 +54,32 @@ def drop_index(c) -> None:
     ReadOnlyError
         In mode 'r'.
     """
+    check_drop(c)
     store = c._files.store
-    if store is None or getattr(_inner(c), "index", None) is None:
-        raise IndexNotFoundError(f"{c.rootdir}: no index to drop")
-    c._check_writable()
     with c._writing("drop_index"):
         c._flush(commit=False)
         _drop(store, _inner(c))
         store.commit()
+
+
+def check_create(c, kind: str) -> None:
+    """Raise what :func:`create_index` raises before it changes anything."""
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"kind must be one of {list(INDEX_KINDS)}, not {kind!r}")
+    if c._files.store is None:
+        raise ValueError("indexes are kept for carrays on disk (give a rootdir)")
+    c._check_writable()
+    stats = getattr(_inner(c), "stats", None)
+    if stats is None or stats.kind.startswith("vlen:"):
+        raise TypeError(f"a carray of {c.dtype} cannot be indexed: indexes are kept for "
+                        f"numbers, booleans, datetimes, fixed-width text and categoricals")
+
+
+def check_drop(c) -> None:
+    """Raise what :func:`drop_index` raises before it changes anything."""
+    if c._files.store is None or getattr(_inner(c), "index", None) is None:
+        raise IndexNotFoundError(f"{c.rootdir}: no index to drop")
+    c._check_writable()
 
 
 def index_kind(c):

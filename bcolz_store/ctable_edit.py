@@ -412,6 +412,7 @@ def create_index(cols, commits, name, kind="sorted") -> None:
     column = _column(cols, name)
     if commits.dataset is None:
         raise ValueError("indexes are kept for ctables on disk (give a rootdir)")
+    _index.check_create(column, kind)        # refused before the operation: nothing lost
     with commits.operation("create_index"):
         _index.create_index(column, kind)
 
@@ -421,6 +422,7 @@ def drop_index(cols, commits, name) -> None:
     :meth:`bcolz_store.ctable.drop_index` over the table's parts."""
     commits.check_writable("drop an index")
     column = _column(cols, name)
+    _index.check_drop(column)
     with commits.operation("drop_index"):
         _index.drop_index(column)
 

@@ -32,6 +32,7 @@ from bcolz_store.errors import BcolzStoreError
 from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
 from tests.machine.kinds import Categorical, Fixed, concat, draw_kind
 from tests.stats_check import check_stats
+from bcolz_store.carray_index import usable_index
 
 NAMES = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
@@ -332,6 +333,40 @@ class CtableMachine(StoreMachine):
             with pytest.raises(errors):
                 self.t.append([self.model[self.names[0]][:1]] * (len(self.names) + 1))
 
+    # ------------------------------------------------------------ indexes
+
+    def indexable(self, name) -> bool:
+        kind = self.kinds[name]
+        return isinstance(kind, Categorical) or isinstance(kind, Fixed) and not kind.shape \
+            and kind.dtype.kind in "biufMmSU" and not kind.dtype.names and \
+            not (kind.dtype.kind == "f" and kind.dtype.itemsize > 8)
+
+    @precondition(lambda self: self.stored)
+    @rule(between=BETWEEN, data=st.data(), kind=st.sampled_from(["sorted", "bitmap"]))
+    def create_index(self, between, data, kind):
+        self.between(between)
+        name = data.draw(st.sampled_from(self.names))
+        if not self.indexable(name):
+            with pytest.raises(TypeError):
+                self.t.create_index(name, kind=kind)
+        else:
+            self.t.create_index(name, kind=kind)
+            assert self.t.indexes[name] == kind
+        self.committed_now()
+
+    @precondition(lambda self: self.stored)
+    @rule(between=BETWEEN, data=st.data())
+    def drop_index(self, between, data):
+        self.between(between)
+        name = data.draw(st.sampled_from(self.names))
+        if name in self.t.indexes:
+            self.t.drop_index(name)
+            assert name not in self.t.indexes
+            self.committed_now()
+        else:
+            with pytest.raises(bcolz_store.IndexNotFoundError):
+                self.t.drop_index(name)
+
     # ------------------------------------------------------------ checks
 
     def check_committed(self, obj):
@@ -339,11 +374,13 @@ class CtableMachine(StoreMachine):
         check_ctable(obj, names, {n: self.all_kinds[n] for n in names}, model, attrs,
                      self.rng, "committed")
         check_stats(obj, complete=True, what="committed")
+        check_indexes(obj, self.rng, "committed", usable=True)
 
     @invariant()
     def reads(self):
         check_ctable(self.t, self.names, self.kinds, self.model, self.attrs, self.rng, "ctable")
         check_stats(self.t, what="ctable")
+        check_indexes(self.t, self.rng, "ctable")
 
 
 def _strings(kinds: dict):
@@ -418,6 +455,28 @@ def check_ctable(t, names, kinds, model, attrs, rng, what):
         for name in names:
             kinds[name].check(kinds[name].frame_values(df[name]), model[name],
                               f"{what}.todataframe()[{name!r}]")
+
+
+def check_indexes(t, rng, what, usable=False):
+    """Every index of ``t`` that a query may use names exactly the rows of each
+    value probed (``usable``: every index must be usable, as a reader's)."""
+    for name in t.indexes if t.rootdir is not None else ():
+        col = t.cols[name]
+        index = usable_index(col)
+        if index is None:
+            assert not usable, f"{what}: the index of {name!r} is not usable"
+            continue
+        values = col._engine.codes.read_range(0, len(col)) if col.category is not None \
+            else col[:]
+        if not len(values):
+            continue
+        for v in values[rng.integers(0, len(values), 3)]:
+            if (v.dtype.kind in "fMm" and np.isnan(v)) or (col.category is not None and v < 0):
+                continue
+            got = index.lookup("==", v.item() if v.dtype.kind not in "Mm" else v)
+            assert got is not None, (what, name, v)
+            np.testing.assert_array_equal(got, np.flatnonzero(values == v),
+                                          err_msg=f"{what}: index of {name!r} at {v!r}")
 
 
 def _item(value):
