@@ -17,7 +17,7 @@ from bcolz_store.carray_ops import chunk_stats
 from bcolz_store.chunks.stats import piece_stats
 from bcolz_store.format.stats_meta import NOT_KEPT
 
-__all__ = ["check_stats", "stats_lies"]
+__all__ = ["check_stats", "index_lies", "stats_lies"]
 
 
 def _columns(obj):
@@ -82,3 +82,31 @@ def check_stats(obj, complete: bool = False, what: str = "") -> None:
     """Raise AssertionError naming every lie of :func:`stats_lies`."""
     lies = stats_lies(obj, complete)
     assert not lies, f"{what}: chunk statistics:\n  " + "\n  ".join(lies[:8])
+
+
+def index_lies(obj) -> list:
+    """Queries through the secondary indexes of ``obj`` (a ctable) that answer
+    differently from the scan, one line each: for each indexed column, the
+    rows equal to a few of its values, planned (the index may be used, or
+    refused as damaged) and scanned."""
+    import bcolz_store
+    out = []
+    names = getattr(obj, "names", None)
+    if names is None or getattr(obj, "rootdir", None) is None:
+        return out
+    for name in obj.indexes:
+        col = obj.cols[name]
+        if not len(col):
+            continue
+        values = col[[0, len(col) // 2, len(col) - 1]]
+        for v in values:
+            if v is None or (isinstance(v, float) and v != v):
+                continue
+            expr = f"{name} == v"
+            planned = obj.fetchwhere(expr, user_dict={"v": v}, out_flavor="numpy")
+            with bcolz_store.defaults_ctx(query_planning=False):
+                scanned = obj.fetchwhere(expr, user_dict={"v": v}, out_flavor="numpy")
+            if len(planned) != len(scanned) or (planned != scanned).any():
+                out.append(f"column {name!r}: {expr} with v={v!r}: {len(planned)} rows "
+                           f"through the index, {len(scanned)} scanned")
+    return out

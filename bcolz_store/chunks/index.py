@@ -301,13 +301,30 @@ class ColumnIndex:
 
 
 def attach_index(engine, store, stats_kind, length: int) -> None:
-    """Give ``engine`` the committed index of its carray (``index/meta``), if any."""
+    """Give ``engine`` the committed index of its carray (``index/meta``), if any:
+    one whose file is damaged or describes other items is kept as ``damaged``
+    (never used).
+
+    Raises
+    ------
+    FormatError
+        ``index/meta`` is not a plain file (a device, a link out of the
+        dataset, too large), for a writer or with ``verify=True``.
+    IntegrityError
+        With ``verify=True``, its content is not what was committed.
+    """
     engine.index = None
     if store is None or stats_kind is None or not store.exists(INDEX_META_KEY):
         return
     where = store.path(INDEX_META_KEY)
     try:
-        meta = load_index_meta(store.get(INDEX_META_KEY), where)
+        data = store.get(INDEX_META_KEY)
+    except FormatError:         # not a plain file, too large: reported as any damage to
+        if getattr(store, "verify", False) or not getattr(store, "readonly", True):
+            raise               # verify=True, and to a writer, which could not replace it
+        data = b""
+    try:
+        meta = load_index_meta(data, where)
         kind_ok = meta["dtype"] == (stats_kind.partition(":")[2]
                                     if stats_kind.startswith("category:") else stats_kind)
         if not kind_ok or meta["length"] != length:

@@ -38,6 +38,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import select
 import shlex
 import shutil
@@ -419,6 +420,14 @@ def make_sources(out: Path) -> dict:
     t.cols["a"].attrs["unit"] = "s"
     t.flush()
     made["store"].append("ctable")
+    ti = bcolz_store.ctable([np.arange(300, dtype="i8")[::-1] % 97, np.arange(300) * 0.25,
+                             bcolz_store.carray(colors * 7 + colors[:20], dtype="category")],
+                            names=["k", "f", "color"], chunklen=32,
+                            rootdir=str(d / "ctable_idx"), mode="w")
+    ti.create_index("k")
+    ti.create_index("f", kind="sorted")
+    ti.create_index("color", kind="bitmap")
+    made["store"].append("ctable_idx")
     return made
 
 
@@ -1194,7 +1203,10 @@ STATS_KINDS = ["<f8", "<i8", ">i4", "|b1", "<M8[ns]", "|S5", "<U3", "vlen:str", 
 
 
 def _is_stats(rel: str) -> bool:
-    return rel == STATS or rel.endswith("/" + STATS)
+    """A file derived from the items (chunk statistics, an index), which a
+    damage must never make a query use."""
+    return rel == STATS or rel.endswith("/" + STATS) or \
+        re.search(r"(^|/)index/(meta|__\d+\.idx)$", rel) is not None
 
 
 def fam_stats(d: Draw, src: Source):
@@ -1370,8 +1382,9 @@ def read_all(obj) -> dict:
     except Exception:
         blob = repr(items).encode()
     out["iter"] = md5_bytes(blob)
-    from tests.stats_check import stats_lies
+    from tests.stats_check import index_lies, stats_lies
     out["stats_lies"] = stats_lies(obj)     # chunk statistics a query would use, that lie
+    out["stats_lies"] += index_lies(obj)    # and queries through indexes that differ
     return out
 
 
