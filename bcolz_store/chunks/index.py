@@ -37,7 +37,7 @@ import zlib
 
 import numpy as np
 
-from ..errors import FormatError, IndexNotFoundError
+from ..errors import FormatError, IndexNotFoundError, IntegrityError
 from ..format.index_meta import (INDEX_META_KEY, dump_index_meta, dump_segment_header,
                                  load_index_meta, load_segment_header, segment_key)
 from .codec import compress, decompress_checked
@@ -264,6 +264,8 @@ class ColumnIndex:
         ------
         FormatError
             A damaged segment file (the query then reads the chunks).
+        IntegrityError
+            The same, with ``verify=True`` (the query raises it).
         """
         last, self._last = self._last, None
         if last is not None and last[0] == op and last[1] is value:
@@ -287,7 +289,12 @@ class ColumnIndex:
         if op in ("==", "between") and (lo is None or hi is None) or \
                 op in ("<", "<=") and hi is None or op in (">", ">=") and lo is None:
             return None
-        parts = [seg.entries(*interval) for seg in self.segments]
+        try:
+            parts = [seg.entries(*interval) for seg in self.segments]
+        except FormatError as err:  # with verify=True a damaged index is reported
+            if getattr(self.store, "verify", False):
+                raise IntegrityError(str(err)) from err
+            raise
         rows = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
         rows.sort()
         return rows
