@@ -12,7 +12,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from .datasets.carray_files import stats_problem
+from .datasets.carray_files import index_problem, stats_problem
+from .format.index_meta import INDEX_META_KEY
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
 from .format.stats_meta import STATS_KEY
 from .format.consolidated import load_consolidated
@@ -160,6 +161,7 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         report.damaged.append(CONSOLIDATED_FILE)
         report.reasons[CONSOLIDATED_FILE] = problem
     _check_stats(dataset, on_store, suspect, report)
+    _check_stats(dataset, on_store, suspect, report, INDEX_META_KEY, index_problem)
     report.damaged.sort()
     return report
 
@@ -222,18 +224,20 @@ def _check_consolidated(store, keys: set, suspect: set):
     return None
 
 
-def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport) -> None:
-    """Add every ``meta/stats`` that does not describe its carray's items
-    (damaged, or stale: recomputed from every chunk) to ``report.damaged``.
-    A carray with a file already reported is not read (its items are not
-    the committed ones)."""
-    for key in sorted(k for k in keys if k == STATS_KEY or k.endswith("/" + STATS_KEY)):
-        folder = key[:-len(STATS_KEY)]
+def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport, name=STATS_KEY,
+                 problem_of=stats_problem) -> None:
+    """Add every ``meta/stats`` (or, with ``name`` and ``problem_of``, every
+    ``index/meta``) that does not describe its carray's items (damaged, or
+    stale: recomputed from every chunk) to ``report.damaged``.  A carray with
+    a file already reported is not read (its items are not the committed
+    ones)."""
+    for key in sorted(k for k in keys if k == name or k.endswith("/" + name)):
+        folder = key[:-len(name)]
         if any(k.startswith(folder) and k[len(folder):].startswith(("meta/", "data/"))
                for k in suspect):
             continue
         try:
-            problem = stats_problem(dataset.sub(folder[:-1]) if folder else dataset)
+            problem = problem_of(dataset.sub(folder[:-1]) if folder else dataset)
         except BcolzStoreError as err:
             problem = f"cannot be checked: {err}"
         if problem is not None:

@@ -527,6 +527,32 @@ def test_index_stats_rewrites_damaged_and_stale_statistics(capsys, tmp_path):
 
 def test_index_needs_stats_and_a_dataset(capsys, tmp_path):
     status, _, err = run(capsys, "index", tmp_path)
-    assert status == 2 and "--stats" in err
+    assert status == 1 and "--stats" in err
     status, _, err = run(capsys, "index", "--stats", tmp_path / "nothing")
     assert status == 1 and "nothing" in err and len(err.strip().splitlines()) == 1
+
+
+def test_index_create_list_drop_and_copy_sortby(capsys, tmp_path):
+    import bcolz_store
+    path = tmp_path / "t"
+    bcolz_store.ctable([np.arange(200)[::-1].copy(), np.arange(200) % 3], names=["a", "g"],
+                       chunklen=16, rootdir=str(path), mode="w").flush()
+    status, out, err = run(capsys, "index", "--create", "a", "--create", "g:bitmap", path)
+    assert status == 0 and err == ""
+    assert out.splitlines() == ["a: sorted index", "g: bitmap index", f"{path}: 2 indexes"]
+    assert bcolz_store.open(str(path), mode="r").indexes == {"a": "sorted", "g": "bitmap"}
+    status, out, _ = run(capsys, "index", "--drop", "a", path)
+    assert status == 0 and out.splitlines()[-1] == f"{path}: 1 index"
+    status, out, _ = run(capsys, "index", "--list", path)
+    assert out.splitlines() == ["g: bitmap index", f"{path}: 1 index"]
+    status, _, err = run(capsys, "index", "--drop", "a", path)          # none left
+    assert status == 1 and "no index to drop" in err
+    status, _, err = run(capsys, "index", "--create", "nope", path)
+    assert status == 1 and "not a column" in err
+    status, _, err = run(capsys, "index", path)
+    assert status == 1 and "say what to do" in err
+    status, out, _ = run(capsys, "copy", path, tmp_path / "s", "--sortby", "a")
+    assert status == 0 and "200 rows ordered by 'a'" in out
+    assert bcolz_store.open(str(tmp_path / "s"))["a"][:].tolist() == list(range(200))
+    status, _, err = run(capsys, "copy", path, tmp_path / "s2", "--sortby", "zz")
+    assert status == 1 and "zz" in err

@@ -209,3 +209,19 @@ def test_the_real_bcolz_reads_a_table_with_statistics_and_indexes(tmp_path):
     assert got == [2, 1, 0, -5]
     assert len(ours.fetchwhere("s == b'k3'", out_flavor="numpy")) == \
         sum(1 for i in range(n) if i % 17 == 3) + 1
+
+
+def test_verify_rebuilds_each_segment_and_reports_a_stale_one(tmp_path):
+    from bcolz_store.chunks.index import build_segment
+    root = str(tmp_path / "t")
+    t = bcolz.ctable([np.arange(1000)[::-1].copy(), np.arange(1000) % 5], names=["a", "b"],
+                     rootdir=root, chunklen=64)
+    t.create_index("a")
+    t.create_index("b", kind="bitmap")
+    assert bcolz.verify(root).ok
+    # a segment of other items, well formed (its own checks pass)
+    with open(os.path.join(root, "a", "index", "__0.idx"), "wb") as fh:
+        fh.write(build_segment(np.arange(1000), 0, "sorted", "<i8"))
+    report = bcolz.verify(root)
+    assert "a/index/meta" in report.damaged
+    assert "does not match the items" in report.reasons["a/index/meta"]

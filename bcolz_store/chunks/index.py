@@ -42,7 +42,8 @@ from ..format.index_meta import (INDEX_META_KEY, dump_index_meta, dump_segment_h
                                  load_index_meta, load_segment_header, segment_key)
 from .codec import compress, decompress_checked
 
-__all__ = ["ColumnIndex", "attach_index", "build_index", "drop_index", "stage_index"]
+__all__ = ["ColumnIndex", "attach_index", "build_index", "drop_index", "index_problem",
+           "stage_index"]
 
 BLOCK = 16384                   # entries per block of row numbers or values
 MAX_SEGMENTS = 8
@@ -427,3 +428,22 @@ def stage_index(store, engine, stats) -> None:
         if seg.first not in firsts:
             store.delete(seg.key)
     _stage_meta(store, index, spans, n)
+
+
+def index_problem(store, engine):
+    """Why the committed index of ``engine``'s carray does not describe its
+    items (damaged, of other items, or a segment whose bytes differ from those
+    built again from the items), or None (it does, or there is none)."""
+    index = getattr(engine, "index", None)
+    if index is None:
+        return None
+    if index.damaged is not None:
+        return index.damaged
+    for seg in index.segments:
+        want = build_segment(engine.read_range(seg.first, seg.stop), seg.first, index.kind,
+                             index.stats_kind)
+        got = store.get_chunk(seg.key, _MAX_SEGMENT_FILE)
+        if bytes(got) != want:
+            return (f"{store.path(seg.key)}: does not match the items of rows "
+                    f"[{seg.first}, {seg.stop}) (stale or damaged)")
+    return None

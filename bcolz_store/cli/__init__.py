@@ -9,6 +9,10 @@
     bcolz-store unpack PACK.zip DIR      unzip a pack into a dataset folder
     bcolz-store index --stats PATH       compute and commit the chunk statistics of
                                          every column that has none, damaged or stale
+    bcolz-store index --create COL[:KIND] --drop COL --list PATH
+                                         build, remove or list a ctable's indexes
+    bcolz-store copy SRC DST --sortby COL
+                                         a copy of a ctable ordered by a column
     bcolz-store convert SRC DST          convert between bcolz, Parquet, Arrow, zarr,
                                          .npz, HDF5 and datadings
     bcolz-store demo [--rows N] [--dir D] [--keep] [--no-progress]

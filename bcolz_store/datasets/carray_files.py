@@ -23,7 +23,8 @@ import numpy as np
 from ..chunks.chunk import chunk_key
 from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
-from ..chunks.index import attach_index, stage_index
+from ..format.index_meta import INDEX_META_KEY
+from ..chunks.index import attach_index, index_problem as _index_problem, stage_index
 from ..chunks.stats import attach_stats, stats_kind
 from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
@@ -306,6 +307,25 @@ def stats_problem(store):
     if why is None or why.startswith(store.path(STATS_KEY)):
         return why
     return f"{store.path(STATS_KEY)}: {why}"
+
+
+def index_problem(store):
+    """Why the carray in ``store`` (a DatasetStore) has an index (``index/meta``)
+    that does not describe its items (chunks/index.py), or None.
+
+    Raises
+    ------
+    BcolzStoreError
+        As reading the carray.
+    """
+    if not store.exists(INDEX_META_KEY):
+        return None
+    meta = load_carray(store)
+    engine = new_engine(meta, store, cache_budget=0)
+    engine = engine.codes if isinstance(engine, CategoryEngine) else engine
+    if getattr(engine, "index", None) is None:
+        return f"{store.path(INDEX_META_KEY)}: a carray of {meta.atom} keeps no index"
+    return _index_problem(store, engine)
 
 
 def stage_storage(store, meta: CarrayMeta) -> None:
