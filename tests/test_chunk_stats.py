@@ -177,8 +177,11 @@ def test_appends_rebased_on_another_writers_commit(tmp_path):
     committed_ok(path, "after both")
 
 
-def test_from_dask(tmp_path):
+def test_from_dask(tmp_path, monkeypatch):
+    """The tasks compute the statistics of the chunks they write: the writer
+    reads none of their chunk files back."""
     da = pytest.importorskip("dask.array")
+    monkeypatch.setattr(stats_mod, "_read_stats", None)     # (called: a TypeError)
     x = da.from_array(_floats(1000), chunks=130)
     bcolz_store.from_dask(x, rootdir=str(tmp_path / "d"), mode="w", chunklen=100)
     committed_ok(tmp_path / "d")
@@ -186,6 +189,13 @@ def test_from_dask(tmp_path):
     bcolz_store.from_dask(q, rootdir=str(tmp_path / "q"), mode="w", chunklen=100,
                           cparams=bcolz_store.cparams(quantize=1))
     committed_ok(tmp_path / "q", "quantized")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"i": np.arange(300) * 7 % 101, "f": _floats(300),
+                          "s": ["w%d" % (i % 37) for i in range(300)]})
+    bcolz_store.from_dask(dd.from_pandas(frame, npartitions=4), rootdir=str(tmp_path / "t"),
+                          mode="w", chunklen=32)
+    committed_ok(tmp_path / "t", "dataframe")
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason="reference fixtures absent")
