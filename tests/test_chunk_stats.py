@@ -414,3 +414,24 @@ def test_real_bcolz_ignores_them_and_its_changes_make_them_unused(tmp_path):
     from bcolz_store.cli import main
     assert main(["index", "--stats", path]) == 0
     committed_ok(path, "after index --stats")
+
+
+def test_a_leftover_that_grew_without_changing_its_statistics(tmp_path):
+    """Appended items inside the leftover's min and max: the statistics of its
+    chunk are the same, the file's length is not (a flush must rewrite it)."""
+    c = bcolz_store.carray(np.array([5, 1], dtype="i4"), chunklen=4, rootdir=str(tmp_path / "c"),
+                           mode="w")
+    c[0] = 4                                    # committed: [4, 1]
+    c.append(np.array([2], dtype="i4"))         # into the leftover, [4, 1, 2]
+    c.flush()
+    committed_ok(tmp_path / "c")
+    assert json.loads((tmp_path / "c" / STATS).read_text())["length"] == 3
+    c.append(np.array([3, 3], dtype="i4"))      # a full chunk, then one more
+    c.flush()
+
+    def generation():
+        return json.loads((tmp_path / "c" / "bcolz_store.json").read_text())["generation"]
+    before = generation()
+    c.flush()                                   # nothing new: no commit
+    assert generation() == before
+    committed_ok(tmp_path / "c")
