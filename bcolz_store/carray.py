@@ -438,12 +438,10 @@ class carray:
             store.commit()
 
     def stage_chunk(self, nchunk: int, rows) -> int:
-        made = self._engine.new_chunk(rows)
-        self._engine.chunks.write(nchunk, made)
-        return made.cbytes
+        return self._engine.stage_chunk(nchunk, rows)
 
-    def adopt_chunks(self, nchunks: int, cbytes: int, leftover) -> None:
-        self._engine.adopt_chunks(nchunks, cbytes)
+    def adopt_chunks(self, nchunks: int, cbytes: int, leftover, stats=()) -> None:
+        self._engine.adopt_chunks(nchunks, cbytes, stats)
         if len(leftover):
             self._engine.append(leftover)
 

@@ -19,11 +19,16 @@ FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / 
 OWN_NAMES = ("bcolz_store.md5", "bcolz_store.json", ".bcolz_store-journal", ".bcolz_store.lock")
 
 
-def bcolz_written_files(root: Path) -> dict:
-    """:func:`bcolz_files` less our chunk statistics (``meta/stats``), which bcolz
-    neither reads nor writes: the files to compare with a tree bcolz wrote."""
-    return {rel: md5 for rel, md5 in bcolz_files(root).items()
-            if rel != "meta/stats" and not rel.endswith("/meta/stats")}
+# Our chunk statistics (docs/format.md): a file bcolz neither writes nor reads, the one
+# file that the comparisons of our files with bcolz's leave out (see without_stats).
+STATS_FILE = "meta/stats"
+
+
+def without_stats(files) -> dict:
+    """``files`` (``{relative path: ...}``, as :func:`bcolz_files` gives them)
+    without our chunk statistics, to compare with the files bcolz writes."""
+    return {rel: value for rel, value in dict(files).items()
+            if rel != STATS_FILE and not rel.endswith("/" + STATS_FILE)}
 
 
 def bcolz_files(root: Path) -> dict:

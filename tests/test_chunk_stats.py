@@ -177,8 +177,11 @@ def test_appends_rebased_on_another_writers_commit(tmp_path):
     committed_ok(path, "after both")
 
 
-def test_from_dask(tmp_path):
+def test_from_dask(tmp_path, monkeypatch):
+    """The tasks compute the statistics of the chunks they write: the writer
+    reads none of their chunk files back."""
     da = pytest.importorskip("dask.array")
+    monkeypatch.setattr(stats_mod, "_read_stats", None)     # (called: a TypeError)
     x = da.from_array(_floats(1000), chunks=130)
     bcolz_store.from_dask(x, rootdir=str(tmp_path / "d"), mode="w", chunklen=100)
     committed_ok(tmp_path / "d")
@@ -186,6 +189,13 @@ def test_from_dask(tmp_path):
     bcolz_store.from_dask(q, rootdir=str(tmp_path / "q"), mode="w", chunklen=100,
                           cparams=bcolz_store.cparams(quantize=1))
     committed_ok(tmp_path / "q", "quantized")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"i": np.arange(300) * 7 % 101, "f": _floats(300),
+                          "s": ["w%d" % (i % 37) for i in range(300)]})
+    bcolz_store.from_dask(dd.from_pandas(frame, npartitions=4), rootdir=str(tmp_path / "t"),
+                          mode="w", chunklen=32)
+    committed_ok(tmp_path / "t", "dataframe")
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason="reference fixtures absent")
@@ -404,3 +414,24 @@ def test_real_bcolz_ignores_them_and_its_changes_make_them_unused(tmp_path):
     from bcolz_store.cli import main
     assert main(["index", "--stats", path]) == 0
     committed_ok(path, "after index --stats")
+
+
+def test_a_leftover_that_grew_without_changing_its_statistics(tmp_path):
+    """Appended items inside the leftover's min and max: the statistics of its
+    chunk are the same, the file's length is not (a flush must rewrite it)."""
+    c = bcolz_store.carray(np.array([5, 1], dtype="i4"), chunklen=4, rootdir=str(tmp_path / "c"),
+                           mode="w")
+    c[0] = 4                                    # committed: [4, 1]
+    c.append(np.array([2], dtype="i4"))         # into the leftover, [4, 1, 2]
+    c.flush()
+    committed_ok(tmp_path / "c")
+    assert json.loads((tmp_path / "c" / STATS).read_text())["length"] == 3
+    c.append(np.array([3, 3], dtype="i4"))      # a full chunk, then one more
+    c.flush()
+
+    def generation():
+        return json.loads((tmp_path / "c" / "bcolz_store.json").read_text())["generation"]
+    before = generation()
+    c.flush()                                   # nothing new: no commit
+    assert generation() == before
+    committed_ok(tmp_path / "c")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from tests.conftest import bcolz_files, bcolz_written_files
+from tests.conftest import STATS_FILE, bcolz_files, without_stats
 from bcolz_store.format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, JOURNAL_DIR
 import bcolz_store as bcolz
 from bcolz_store.ctable import ctable
@@ -460,12 +460,14 @@ def test_bytes_match_bcolz(tmp_path, build):
             t.flush()
 
     def tree(root):  # the files bcolz reads (our own files sit beside them)
-        return {rel: open(os.path.join(root, rel), "rb").read()
-                for rel in bcolz_written_files(root)}
+        return {rel: open(os.path.join(root, rel), "rb").read() for rel in bcolz_files(root)}
 
     make(ref_bcolz, str(tmp_path / "ref"))
     make(bcolz, str(tmp_path / "ours"))
     ref, ours = tree(str(tmp_path / "ref")), tree(str(tmp_path / "ours"))
+    assert set(ours) - set(without_stats(ours)) == {f"{name}/{STATS_FILE}" for name in
+                                                   bcolz.open(str(tmp_path / "ours")).names}
+    ours = without_stats(ours)      # (our chunk statistics, which bcolz ignores)
     assert sorted(ours) == sorted(ref)
     assert [k for k in ref if ref[k] != ours[k]] == []
 

@@ -433,6 +433,10 @@ CARRAY_DOCS = {
     leftover : numpy.ndarray
         Rows appended after them (the atom's dtype and shape); no append is
         noted for the commit record.
+    stats : iterable of (int, tuple), optional
+        ``(nchunk, statistics)`` of chunk files whose writers computed their
+        chunk statistics (``bcolz_store.chunks.stats.stored_stats``); those
+        of the others are computed from their files before the commit.
     """,
     "refresh": """
     Load the latest committed state, to see other writers' commits.

@@ -431,12 +431,25 @@ class ChunkEngine(EngineBase):
                 self._record(nchunk, entry, pushed=True)
                 self.cbytes += new.cbytes
 
-    def adopt_chunks(self, nchunks: int, cbytes: int) -> None:
+    def stage_chunk(self, nchunk: int, rows: np.ndarray) -> int:
+        """Compress ``rows`` as full chunk file ``nchunk`` and stage it, to be
+        counted by :meth:`adopt_chunks`; return its compressed bytes."""
+        made = self.new_chunk(rows)
+        self.chunks.write(nchunk, made)
+        self._record(nchunk, self._stats_of(rows))
+        return made.cbytes
+
+    def adopt_chunks(self, nchunks: int, cbytes: int, stats=()) -> None:
         """Count ``nchunks`` full chunk files in all, of which those not
         written through this engine (staged by others: dask's workers) hold
-        ``cbytes`` compressed Blosc bytes; stored carrays only."""
+        ``cbytes`` compressed Blosc bytes, and ``stats`` is ``(nchunk,
+        statistics)`` of those whose statistics their writers computed (the
+        others' are computed from their files at the next stage); stored
+        carrays only."""
         self.chunks.nchunks = nchunks
         self.cbytes += cbytes
+        for nchunk, entry in stats:
+            self._record(nchunk, entry)
         self.drop_cache()
 
     def _writable_chunk(self, nchunk: int) -> np.ndarray:

@@ -26,8 +26,8 @@ append another writer's commits overtook rebases it on them when none of
 them reshaped the dataset, however many commits ago they were.
 
 ``files`` holds the exact bytes (ASCII text) of each ``meta/sizes``,
-``meta/storage``, ``__attrs__`` and ``__rootdirs__`` of the dataset, keyed by
-path; ``checksums`` the md5 of the checksum file of the same commit, so a
+``meta/storage``, ``meta/stats``, ``__attrs__`` and ``__rootdirs__`` of the
+dataset, keyed by path; ``checksums`` the md5 of the checksum file of the same commit, so a
 reader that fetches that file later can tell it belongs to the state it
 loaded.  Every commit rewrites the file (after the checksum file), so on an
 object store a dataset opens with one request instead of three per column

@@ -6,6 +6,8 @@ library's own, which bcolz never reads::
     ROOT/__attrs__                 user attributes (JSON)          bcolz
     ROOT/meta/sizes                shape, nbytes, cbytes (JSON)    bcolz
     ROOT/meta/storage              dtype, cparams, chunklen (JSON) bcolz
+    ROOT/meta/stats                chunk statistics (JSON,         ours
+                                   format/stats_meta.py)
     ROOT/data/__N.blp              chunk N                         bcolz
     ROOT/data/__N.vlen             chunk N of variable-length      ours
                                    items (format/vlen_meta.py)

@@ -146,8 +146,9 @@ def dump_stats(kind: str, chunklen: int, length: int, chunks: list) -> bytes:
     JSON values (see :func:`encode_value`) per chunk."""
     body = {"md5": "", "stats": STATS_VERSION, "kind": kind, "chunklen": int(chunklen),
             "length": int(length), "chunks": [list(c) for c in chunks]}
-    body["md5"] = hashlib.md5(_text(body)).hexdigest()
-    return _text(body)
+    text = _text(body)              # "md5" first: its value goes in once the md5 is known
+    return text.replace(b'"md5": ""', b'"md5": "%s"' % hashlib.md5(text).hexdigest().encode(),
+                        1)
 
 
 def load_stats(data: bytes, where: str) -> dict:
@@ -156,9 +157,9 @@ def load_stats(data: bytes, where: str) -> dict:
     Returns
     -------
     dict
-        ``kind``, ``chunklen``, ``length`` and ``chunks``: one tuple
+        ``kind``, ``chunklen``, ``length``, ``chunks``: one tuple
         ``(min, max, nulls)`` per chunk, the values decoded
-        (:func:`decode_value`).
+        (:func:`decode_value`), and ``written``: each chunk's JSON list.
 
     Raises
     ------
@@ -212,4 +213,5 @@ def load_stats(data: bytes, where: str) -> dict:
             raise FormatError(f"{where}: chunk {n}: min {entry[0]!r} and max {entry[1]!r} do "
                               f"not fit its {count - nulls} items")
         out.append((lo, hi, nulls))
-    return {"kind": kind, "chunklen": chunklen, "length": length, "chunks": out}
+    return {"kind": kind, "chunklen": chunklen, "length": length, "chunks": out,
+            "written": chunks}

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..chunks.chunk import chunk, chunk_file_parts, chunk_key
+from ..chunks.stats import stats_kind, stored_stats
 from ..cparams import cparams as cparams_cls
 from ..errors import BcolzStoreError, DatasetExistsError, IntegrityError
 from ..format.layout import validate_names
@@ -56,6 +57,7 @@ class _Column:
     cparams: dict
     nfull: int             # full chunks of the whole column
     first_blob: int        # blob number of chunk 0
+    stats: str | None = None    # its chunk statistics' kind (None: it keeps none)
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,9 @@ def _open(plan: _Plan):
 
 def _write_rows(store, plan: _Plan, col: _Column, values: np.ndarray, offset: int):
     """Write the whole chunks of rows ``offset:offset + len(values)`` of one
-    column; return ``(written, pieces)``: ``(nchunk, md5, cbytes)`` per chunk
-    written, ``(nchunk, first row in the chunk, rows)`` per piece of a chunk."""
+    column; return ``(written, pieces)``: ``(nchunk, md5, cbytes, statistics)``
+    per chunk written (its chunk statistics, computed while its rows are in
+    hand), ``(nchunk, first row in the chunk, rows)`` per piece of a chunk."""
     cparams = cparams_cls(**col.cparams)
     cl = col.chunklen
     end = offset + len(values)
@@ -100,7 +103,9 @@ def _write_rows(store, plan: _Plan, col: _Column, values: np.ndarray, offset: in
                                 col.prefix + chunk_key(nchunk))
             if plan.sync:
                 store.sync([blob])
-            written.append((nchunk, digest, made.cbytes))
+            entry = None if col.stats is None else \
+                stored_stats(rows, col.stats, cparams.quantize)
+            written.append((nchunk, digest, made.cbytes, entry))
         elif hi > lo:
             pieces.append((nchunk, lo - nchunk * cl, np.array(rows, copy=True)))
     return written, pieces
@@ -218,13 +223,14 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
     IntegrityError
         A chunk reported twice, missing, or not in the store.
     """
-    written, pieces = {}, defaultdict(list)
+    written, pieces, stats = {}, defaultdict(list), []
     for result in results:
         done, parts = result[index]
-        for nchunk, digest, cbytes in done:
+        for nchunk, digest, cbytes, entry in done:
             if nchunk in written:
                 raise IntegrityError(f"{column.rootdir}: chunk {nchunk} written twice")
             written[nchunk] = (digest, cbytes)
+            stats.append((nchunk, entry))
         for nchunk, start, rows in parts:
             pieces[nchunk].append((start, rows))
     cbytes = 0
@@ -257,7 +263,7 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
                 f"to their process?); nothing was committed")
         column.dataset.stage_written(chunk_key(nchunk), blob, entry[0])
         cbytes += entry[1]
-    column.adopt_chunks(col.nfull, cbytes, leftover)
+    column.adopt_chunks(col.nfull, cbytes, leftover, stats)
 
 
 def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
@@ -334,7 +340,8 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
             # (a column's atom: its dtype with the shape of one row)
             plan = _Plan(portable if portable is not None else store, folder, ds.sync_blobs,
                          tuple(_Column(c.dataset.prefix, np.dtype((c.dtype, c.shape[1:])),
-                                       c.chunklen, c.cparams.to_dict(), n, int(s))
+                                       c.chunklen, c.cparams.to_dict(), n, int(s),
+                                       stats_kind(np.dtype((c.dtype, c.shape[1:]))))
                                for c, n, s in zip(columns, nfull, starts)))
             offsets = _offsets(lengths)
             if names is None:

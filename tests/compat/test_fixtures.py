@@ -9,7 +9,7 @@ import pytest
 
 import bcolz_store as bcolz
 
-from tests.conftest import FIXTURES, bcolz_files
+from tests.conftest import FIXTURES, STATS_FILE as STATS, bcolz_files, without_stats
 
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text()) if FIXTURES.is_dir() else {
     "datasets": {}}
@@ -25,16 +25,10 @@ def _expected(name):
         return {k: npz[k] for k in npz.files}
 
 
-# Our chunk statistics: a file bcolz never opens (docs/format.md), which bcolz did
-# not write; the only file of a carray folder that the comparisons leave out.
-STATS = "meta/stats"
-
-
 def _files(root: Path):
     """The files bcolz reads (ours, the checksum file, the consolidated metadata and the
     journal, sit beside them and are checked elsewhere), without our chunk statistics."""
-    return sorted(rel for rel in bcolz_files(root)
-                  if rel != STATS and not rel.endswith("/" + STATS))
+    return sorted(without_stats(bcolz_files(root)))
 
 
 @pytest.mark.parametrize("name", CARRAYS)
