@@ -151,7 +151,10 @@ def make_ctable(root: Path, auto_flush=True):
 def state(obj) -> dict:
     if isinstance(obj, bcolz_store.ctable):
         cols = {n: obj.cols[n][:].tolist() for n in obj.names}
-        return {"names": list(obj.names), "attrs": obj.attrs.getall(), "cols": cols}
+        out = {"names": list(obj.names), "attrs": obj.attrs.getall(), "cols": cols}
+        if obj.indexes:     # (verify() also builds every index segment again from the items)
+            out["indexes"] = obj.indexes
+        return out
     return {"data": obj[:].tolist(), "attrs": obj.attrs.getall(), "shape": list(obj.shape)}
 
 
@@ -263,6 +266,28 @@ def test_carray_full_disk_at_every_write(tmp_path, monkeypatch, opname):
 @pytest.mark.parametrize("opname", sorted(CTABLE_OPS))
 def test_ctable_full_disk_at_every_write(tmp_path, monkeypatch, opname):
     _run_positions(tmp_path, monkeypatch, make_ctable, CTABLE_OPS[opname], errno.ENOSPC,
+                   True, opname)
+
+
+def make_indexed(root: Path):
+    t = make_ctable(root)
+    t.create_index("a")
+    t.create_index("b", kind="bitmap")
+    return t
+
+
+INDEXED_OPS = {
+    "append rows": CTABLE_OPS["append rows"],
+    "setitem": CTABLE_OPS["setitem"],
+    "trim": CTABLE_OPS["trim"],
+    "create_index": lambda t: t.create_index("b", kind="sorted"),
+    "drop_index": lambda t: t.drop_index("a"),
+}
+
+
+@pytest.mark.parametrize("opname", sorted(INDEXED_OPS))
+def test_indexed_ctable_full_disk_at_every_write(tmp_path, monkeypatch, opname):
+    _run_positions(tmp_path, monkeypatch, make_indexed, INDEXED_OPS[opname], errno.ENOSPC,
                    True, opname)
 
 
