@@ -62,11 +62,13 @@ def stats_lies(obj, complete: bool = False) -> list:
             continue
         if complete and _stats_object(col).damaged is not None:
             out.append(f"{label}: its meta/stats was not used: {_stats_object(col).damaged}")
+        every = _items(col, 0, len(col)) if len(stats.starts) > 1 else None   # read once
         for n in range(len(stats.starts)):
             start, stop = int(stats.starts[n]), int(stats.stops[n])
             if not (complete or stats.known[n]):
                 continue
-            want = piece_stats(_items(col, start, stop), stats.kind)
+            want = piece_stats(_items(col, start, stop) if every is None else every[start:stop],
+                               stats.kind)
             if not stats.known[n]:
                 if want[2] != NOT_KEPT:     # (not kept: a text longer than MAX_STATS_TEXT)
                     out.append(f"{label}: chunk {n} (rows {start}:{stop}): statistics unknown")
