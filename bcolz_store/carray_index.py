@@ -8,17 +8,13 @@ Source: the bcolz format has no indexes; these files are this library's
 
 from __future__ import annotations
 
+from .carray_ops import item_engine
 from .chunks.index import build_index, drop_index as _drop
 from .errors import IndexNotFoundError
 from .format.index_meta import INDEX_KINDS
 
 __all__ = ["check_create", "check_drop", "create_index", "drop_index", "index_kind",
            "usable_index"]
-
-
-def _inner(c):
-    engine = c._engine
-    return getattr(engine, "codes", engine)     # a categorical's index is of its codes
 
 
 def create_index(c, kind: str = "sorted") -> None:
@@ -36,7 +32,7 @@ def create_index(c, kind: str = "sorted") -> None:
         In mode 'r'.
     """
     check_create(c, kind)
-    store, engine = c._files.store, _inner(c)
+    store, engine = c._files.store, item_engine(c)
     stats = engine.stats
     with c._writing("create_index"):
         c._flush(commit=False)
@@ -58,7 +54,7 @@ def drop_index(c) -> None:
     store = c._files.store
     with c._writing("drop_index"):
         c._flush(commit=False)
-        _drop(store, _inner(c))
+        _drop(store, item_engine(c))
         store.commit()
 
 
@@ -69,7 +65,7 @@ def check_create(c, kind: str) -> None:
     if c._files.store is None:
         raise ValueError("indexes are kept for carrays on disk (give a rootdir)")
     c._check_writable()
-    stats = getattr(_inner(c), "stats", None)
+    stats = getattr(item_engine(c), "stats", None)
     if stats is None or stats.kind.startswith("vlen:"):
         raise TypeError(f"a carray of {c.dtype} cannot be indexed: indexes are kept for "
                         f"numbers, booleans, datetimes, fixed-width text and categoricals")
@@ -77,21 +73,21 @@ def check_create(c, kind: str) -> None:
 
 def check_drop(c) -> None:
     """Raise what :func:`drop_index` raises before it changes anything."""
-    if c._files.store is None or getattr(_inner(c), "index", None) is None:
+    if c._files.store is None or getattr(item_engine(c), "index", None) is None:
         raise IndexNotFoundError(f"{c.rootdir}: no index to drop")
     c._check_writable()
 
 
 def index_kind(c):
     """The kind of the index of ``c`` (``'sorted'``, ``'bitmap'``), or None."""
-    index = getattr(_inner(c), "index", None) if c._files.store is not None else None
+    index = getattr(item_engine(c), "index", None) if c._files.store is not None else None
     return None if index is None else index.kind
 
 
 def usable_index(c):
     """The index of ``c`` when it describes exactly its items as they are now
     (no change since its last flush, not damaged), else None."""
-    engine = _inner(c)
+    engine = item_engine(c)
     index = getattr(engine, "index", None)
     if index is None or index.damaged is not None or getattr(engine, "stats", None) is None or \
             engine.stats.edited or index.length != engine.length:

@@ -11,8 +11,16 @@ import numpy as np
 
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
-__all__ = ["check_where", "chunk_stats", "copy_rows", "engine_sum", "iter_items", "new_shape",
-           "recompute_stats", "reshaped_rows", "sum_dtype", "true_positions", "values_where"]
+__all__ = ["check_where", "chunk_stats", "copy_rows", "engine_sum", "item_engine", "iter_items",
+           "new_shape", "recompute_stats", "reshaped_rows", "sum_dtype", "true_positions",
+           "values_where"]
+
+
+def item_engine(c):
+    """The chunk engine of the items ``c`` stores: a categorical carray's codes
+    engine (its statistics and index are of its codes), else its engine."""
+    engine = c._engine
+    return getattr(engine, "codes", engine)
 
 
 def chunk_stats(c):
@@ -25,8 +33,7 @@ def chunk_stats(c):
     whose leftover cannot change in memory; a writer's leftover and any chunk
     whose statistics are not known yet are marked unknown (to be read).
     """
-    engine = c._engine
-    engine = getattr(engine, "codes", engine)       # a categorical's: of its codes
+    engine = item_engine(c)
     stats = getattr(engine, "stats", None)
     if stats is None:
         return None
@@ -46,8 +53,7 @@ def recompute_stats(c):
         did not describe the items (``'no statistics'``, damaged, or a chunk
         whose statistics differ), None when they did.
     """
-    engine = c._engine
-    engine = getattr(engine, "codes", engine)
+    engine = item_engine(c)
     stats = getattr(engine, "stats", None)
     if stats is None:
         return None, None
