@@ -160,8 +160,12 @@ def fromdataframe(table_class, df, **kwargs):
     df : pandas.DataFrame
     names : list of str, optional
         Columns to take, in this order (default all, as in ``df.columns``).
-    strings : {'fixed', 'vlen'}, vlen or dict, default 'fixed'
-        What str and bytes columns become: 'fixed' (bcolz's way: fixed-width
+    strings : {'fixed', 'vlen'}, vlen or dict, optional
+        What str and bytes columns become.  Default: pandas ``StringDtype``
+        columns whose missing value is ``pd.NA`` (``string[python]``,
+        ``string[pyarrow]``) 'vlen', so that they come back with their dtype
+        and missing values, and other columns (pandas 3's default ``str``
+        columns included) 'fixed'.  'fixed' (bcolz's way: fixed-width
         ``U``/``S``), 'vlen' (columns of items of any length, which bcolz
         cannot read; missing values kept as None), a
         :class:`~bcolz_store.vlen` (its zstd level, dictionary and nullable;
@@ -193,7 +197,7 @@ def fromdataframe(table_class, df, **kwargs):
     """
     _import_pandas()
     names = kwargs.pop("names", None)
-    strings = kwargs.pop("strings", "fixed")
+    strings = kwargs.pop("strings", None)
     if names is None:
         names = list(df.columns)
     columns, dtypes, col_attrs = frame_columns(df, names, strings, fixed_columns(df, names))

@@ -165,10 +165,19 @@ def _zoned(pd, values: np.ndarray, col, key):
                          f"knows ({err}); remove or fix the attr to read it") from None
 
 
-def _spec(strings, name):
-    """The vlen type asked for column ``name``, 'fixed', or None (the default)."""
+def _spec(strings, name, series=None):
+    """The vlen type asked for column ``name``, or 'fixed'.  With ``strings``
+    None (the default), a pandas ``StringDtype`` column whose missing value is
+    ``pd.NA`` (``string[python]``, ``string[pyarrow]``) is 'vlen' (a fixed
+    width can keep neither its dtype nor its missing values) and any other
+    column (pandas 3's default ``str`` columns included) 'fixed'."""
     if isinstance(strings, dict):
         return strings.get(name, "fixed")
+    if strings is None:
+        dtype = getattr(series, "dtype", None)
+        is_na_string = type(dtype).__name__ == "StringDtype" and \
+            type(dtype.na_value).__name__ == "NAType"
+        return "vlen" if is_na_string else "fixed"
     return strings
 
 
@@ -179,8 +188,10 @@ def frame_columns(df, names, strings, fixed):
     ----------
     df : pandas.DataFrame
     names : list of str
-    strings : {'fixed', 'vlen'}, vlen, or dict
-        What becomes of str/bytes columns: 'fixed' (bcolz's fixed width),
+    strings : {'fixed', 'vlen'}, vlen, dict or None
+        What becomes of str/bytes columns: None (pandas ``StringDtype``
+        columns with ``pd.NA`` 'vlen', others 'fixed'), 'fixed' (bcolz's
+        fixed width),
         'vlen', a :class:`~bcolz_store.vlen` (its level, dictionary and
         nullable, the kind from the data), or a dict of column -> one of
         those (unnamed columns 'fixed').
@@ -201,7 +212,7 @@ def frame_columns(df, names, strings, fixed):
     """
     columns, dtypes, attrs = [], {}, {}
     for name in names:
-        spec = _spec(strings, name)
+        spec = _spec(strings, name, df[name])
         if not (isinstance(spec, vlen) or spec in _STRINGS):
             raise ValueError(f"strings must be 'fixed', 'vlen', a vlen type or a dict of them "
                              f"(column {name!r}: {spec!r})")
