@@ -30,11 +30,13 @@ from .columns import cols, row_dtype
 from .apidoc import documented
 from .apidoc.ctable import CTABLE_DOCS
 from .apidoc.indexes import INDEX_DOCS
+from .apidoc.kerchunk import CTABLE_KERCHUNK_DOCS
 from .apidoc.ctable_query import QUERY_DOCS
 from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
 from .interop import fixed_width as _fixed_width, hdf5 as _hdf5, pandas as _pandas
+from .interop.kerchunk import ctable_refs
 from .options import OpenOptions
 from .printing import format_ctable_repr, format_ctable_str
 from .storage import locking as _locking
@@ -44,7 +46,7 @@ from .storage.urls import describe_rootdir
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-@documented({**CTABLE_DOCS, **INDEX_DOCS, **QUERY_DOCS})
+@documented({**CTABLE_DOCS, **INDEX_DOCS, **QUERY_DOCS, **CTABLE_KERCHUNK_DOCS})
 class ctable:
     # The reference docs (constructor and methods): bcolz_store/apidoc/ctable.py.
 
@@ -337,6 +339,10 @@ class ctable:
         select = None if filters is None else _query.table_filter(
             self, sys._getframe(1), filters, self._query_indexes())
         return ctable_to_dask(self, blen=blen, columns=columns, select=select)
+
+    def to_kerchunk(self, url=None, *, inline_threshold=0, skip_unsupported=False):
+        return ctable_refs(self, url, inline_threshold=inline_threshold,
+                           skip_unsupported=skip_unsupported)
 
     @classmethod
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):
