@@ -42,7 +42,8 @@ CARRAY_KERCHUNK_DOCS = {
     The references (kerchunk's version-1 format) describe a zarr group
     holding one array ``name``: shape ``(len, *atom)``, chunks
     ``(chunklen, *atom)``, the dtype with its byte order (``'>i4'`` stays
-    big-endian), numcodecs' Blosc as compressor, ``dflt`` as fill value,
+    big-endian), numcodecs' Blosc as compressor, a null fill value (xarray
+    would take one for a missing-value marker and mask items equal to it),
     and ``.zattrs`` with the carray's attrs and ``_ARRAY_DIMENSIONS``
     (``dim_0``, ``dim_1``...).
 {_FORMAT}

@@ -20,10 +20,16 @@ byte ranges reads the carray in place, through fsspec's
         "NAME/4": "base64:..."}}
 
 The last, partial chunk (bcolz's leftover, ``len % chunklen`` rows) does
-not fill a zarr chunk: its rows are padded to a whole chunk with the fill
-value (the carray's ``dflt``) and the chunk is inlined, Blosc-compressed and
+not fill a zarr chunk: its rows are padded to a whole chunk with the
+carray's ``dflt`` and the chunk is inlined, Blosc-compressed and
 base64-encoded (numcodecs' ``Blosc``, or python-blosc when numcodecs is
-missing: both write Blosc 1.x buffers).
+missing: both write Blosc 1.x buffers).  The padding is past the array's
+shape, so no reader sees it.
+
+The arrays' ``fill_value`` is null: every chunk of the shape is referenced,
+so zarr never fills one, and xarray takes a zarr fill value for a missing
+value marker (``_FillValue``) and would show every item equal to ``dflt``
+(0 by default) as NaN.
 
 Only committed files are referenced: a carray with changes not yet flushed
 is refused.  Only plain fixed-size numpy kinds are: vlen, categorical and
@@ -95,10 +101,10 @@ def unsupported_reason(c) -> str | None:
         structured or void dtype, or a ``meta/storage`` that is not plain
         bcolz's (a kind of this library's own, docs/format.md).
     """
-    if c.vlen is not None:
-        return "variable-length items (vlen) have no zarr v2 fixed-size dtype"
     if c.category is not None:
         return "categorical items (codes and categories) have no zarr v2 dtype"
+    if c.vlen is not None:
+        return "variable-length items (vlen) have no zarr v2 fixed-size dtype"
     dtype = c.dtype
     if dtype.hasobject:
         return "object items are stored as pickles, which zarr cannot read"
@@ -185,35 +191,6 @@ def _chunk_ref(dataset, nchunk: int, nbytes: int, url_of, threshold: int, where:
 
 # ------------------------------------------------------------ zarr metadata
 
-def _fill_value(dflt: np.ndarray):
-    """The zarr v2 JSON of a fill value (zarr's own encoding per kind)."""
-    value = dflt[()]
-    kind = dflt.dtype.kind
-    if kind == "b":
-        return bool(value)
-    if kind in "iu":
-        return int(value)
-    if kind in "mM":
-        return int(dflt.view("i8")[()])
-    if kind == "f":
-        return _float(float(value))
-    if kind == "c":
-        return [_float(float(value.real)), _float(float(value.imag))]
-    if kind == "S":
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if kind == "U":
-        return str(value)
-    return None
-
-
-def _float(value: float):
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    return value
-
-
 def _codec_params(cparams) -> tuple:
     cname = cparams.cname if cparams.cname in DECODABLE_CNAMES else "lz4"
     return cname, int(cparams.clevel), int(cparams.shuffle)
@@ -263,7 +240,7 @@ def _add_array(refs: dict, c, name: str, dims: list, url, threshold: int, column
         "chunks": [chunklen, *atom], "compressor": {"id": "blosc", "cname": cname,
                                                     "clevel": clevel, "shuffle": shuffle,
                                                     "blocksize": 0},
-        "dtype": dtype.str, "fill_value": _fill_value(dflt), "filters": None, "order": "C",
+        "dtype": dtype.str, "fill_value": None, "filters": None, "order": "C",
         "shape": [length, *atom], "zarr_format": 2})
     attrs = _jsonable_attrs(c.attrs.getall(), where)
     attrs["_ARRAY_DIMENSIONS"] = dims
