@@ -269,3 +269,18 @@ def test_a_carray_on_s3_is_referenced_by_its_url(s3_bucket):
     store = zarr.storage.FsspecStore(fs, read_only=True, path="")
     z = zarr.open_group(store=store, mode="r", zarr_format=2)["a.bcolz"]
     assert_array_equal(z[:], np.arange(50))
+
+
+def test_the_python_block_of_the_guide_runs(tmp_path, monkeypatch, capsys):
+    import re
+    pytest.importorskip("xarray")
+    doc = Path(__file__).resolve().parents[2] / "docs" / "zarr.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 1
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(blocks[0], str(doc), "exec"), {})     # noqa: S102 - our own doc
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["(1000,) (256,) [0.998999 1.      ]", "('dim_0',) {'units': 'm'}",
+                   "{'row': 1000} ['i', 'x']"]
