@@ -30,7 +30,7 @@ from . import handles as _handles
 from . import threads
 from .apidoc import documented
 from .apidoc.carray import CARRAY_DOCS
-from .apidoc.kerchunk import CARRAY_KERCHUNK_DOCS
+from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .category_type import CodesView, category_of
@@ -51,7 +51,7 @@ __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 _MODES = ("r", "w", "a")
 
 
-@documented({**CARRAY_DOCS, **CARRAY_KERCHUNK_DOCS})
+@documented({**CARRAY_DOCS, **CARRAY_INTEROP_DOCS})
 class carray:
     # The reference docs (constructor and methods): bcolz_store/apidoc/carray.py.
 

@@ -30,7 +30,6 @@ from .columns import cols, row_dtype
 from .apidoc import documented
 from .apidoc.ctable import CTABLE_DOCS
 from .apidoc.indexes import INDEX_DOCS
-from .apidoc.kerchunk import CTABLE_KERCHUNK_DOCS
 from .apidoc.ctable_query import QUERY_DOCS
 from .cparams import cparams as cparams_cls
 from .errors import FormatError
@@ -46,7 +45,7 @@ from .storage.urls import describe_rootdir
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-@documented({**CTABLE_DOCS, **INDEX_DOCS, **QUERY_DOCS, **CTABLE_KERCHUNK_DOCS})
+@documented({**CTABLE_DOCS, **INDEX_DOCS, **QUERY_DOCS})
 class ctable:
     # The reference docs (constructor and methods): bcolz_store/apidoc/ctable.py.
 
