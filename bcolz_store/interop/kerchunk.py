@@ -180,12 +180,13 @@ def _chunk_ref(dataset, nchunk: int, nbytes: int, url_of, threshold: int, where:
         raise CodecError(f"{where}: {path} is compressed with "
                          f"{_CODEC_NAMES.get(codec, f'codec {codec}')}, which numcodecs' Blosc "
                          f"cannot decode")
-    if header.ctbytes < threshold:
-        if len(data) == _HEAD:
-            data = dataset.get_chunk(key, nbytes + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
-            dataset.check_reading()
-        view = split_chunk_file(data, path)
-        return "base64:" + base64.b64encode(view).decode("ascii")
+    if header.ctbytes < threshold and len(data) == _HEAD:
+        data = dataset.get_chunk(key, nbytes + BLOSCPACK_HEADER_LENGTH + BLOSC_MAX_OVERHEAD)
+        dataset.check_reading()
+    if len(data) > _HEAD:
+        view = split_chunk_file(data, path)     # the whole file: its length checked too
+        if header.ctbytes < threshold:
+            return "base64:" + base64.b64encode(view).decode("ascii")
     return [url_of(key), BLOSCPACK_HEADER_LENGTH, header.ctbytes]
 
 

@@ -284,3 +284,19 @@ def test_the_python_block_of_the_guide_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out == ["(1000,) (256,) [0.998999 1.      ]", "('dim_0',) {'units': 'm'}",
                    "{'row': 1000} ['i', 'x']"]
+
+
+def test_a_store_without_urls_needs_url(tmp_path):
+    from bcolz_store.storage.memory import MemoryStore
+    c = bcolz.carray(np.arange(20), chunklen=8, rootdir=MemoryStore())
+    with pytest.raises(ValueError, match="url="):
+        c.to_kerchunk()
+    refs = c.to_kerchunk("memory://elsewhere/m", name="m")
+    assert refs["refs"]["m/1"][0] == "memory://elsewhere/m/data/__1.blp"
+
+
+def test_verify_reads_whole_files_and_gives_the_same_references(tmp_path):
+    c = bcolz.carray(np.arange(100), chunklen=16, rootdir=str(tmp_path / "v"))
+    plain = c.to_kerchunk()
+    checked = bcolz.open(str(tmp_path / "v"), mode="r", verify=True).to_kerchunk()
+    assert checked == plain
