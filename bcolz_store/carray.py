@@ -30,6 +30,7 @@ from . import handles as _handles
 from . import threads
 from .apidoc import documented
 from .apidoc.carray import CARRAY_DOCS
+from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .category_type import CodesView, category_of
@@ -40,6 +41,7 @@ from .defaults import check_cache_budget, defaults
 from .errors import ReadOnlyError, UnsafeDataError
 from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
 from .interop.fixed_width import tofixed as _tofixed
+from .interop.kerchunk import carray_refs
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
 from .vlen_type import vlen_of
@@ -49,7 +51,7 @@ __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 _MODES = ("r", "w", "a")
 
 
-@documented(CARRAY_DOCS)
+@documented({**CARRAY_DOCS, **CARRAY_INTEROP_DOCS})
 class carray:
     # The reference docs (constructor and methods): bcolz_store/apidoc/carray.py.
 
@@ -552,6 +554,9 @@ class carray:
     def to_dask(self, blen=None):
         from .interop.dask import carray_to_dask
         return carray_to_dask(self, blen=blen)
+
+    def to_kerchunk(self, url=None, *, name=None, inline_threshold=0):
+        return carray_refs(self, url, name=name, inline_threshold=inline_threshold)
 
     def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
         return _tofixed(self, rootdir, mode, missing=missing, **kwargs)

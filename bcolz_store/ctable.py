@@ -35,6 +35,7 @@ from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
 from .interop import fixed_width as _fixed_width, hdf5 as _hdf5, pandas as _pandas
+from .interop.kerchunk import ctable_refs
 from .options import OpenOptions
 from .printing import format_ctable_repr, format_ctable_str
 from .storage import locking as _locking
@@ -337,6 +338,10 @@ class ctable:
         select = None if filters is None else _query.table_filter(
             self, sys._getframe(1), filters, self._query_indexes())
         return ctable_to_dask(self, blen=blen, columns=columns, select=select)
+
+    def to_kerchunk(self, url=None, *, inline_threshold=0, skip_unsupported=False):
+        return ctable_refs(self, url, inline_threshold=inline_threshold,
+                           skip_unsupported=skip_unsupported)
 
     @classmethod
     def fromhdf5(cls, filepath, nodepath="/ctable", **kwargs):

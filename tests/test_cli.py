@@ -556,3 +556,40 @@ def test_index_create_list_drop_and_copy_sortby(capsys, tmp_path):
     assert bcolz_store.open(str(tmp_path / "s"))["a"][:].tolist() == list(range(200))
     status, _, err = run(capsys, "copy", path, tmp_path / "s2", "--sortby", "zz")
     assert status == 1 and "zz" in err
+
+
+def test_kerchunk_writes_references_zarr_reads(capsys, tmp_path):
+    zarr = pytest.importorskip("zarr")
+    fsspec = pytest.importorskip("fsspec")
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30), np.linspace(0, 1, 30)], names=["a", "b"], chunklen=8,
+                       rootdir=str(tmp_path / "t"))
+    status, out, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "t.json")
+    assert status == 0, err
+    assert out.strip() == f"{tmp_path / 't.json'}: 6 chunk references (from {tmp_path / 't'})"
+    fs = fsspec.filesystem("reference", fo=str(tmp_path / "t.json"), remote_protocol="file")
+    group = zarr.open_group(store=fs.get_mapper(""), mode="r", zarr_format=2)
+    np.testing.assert_array_equal(group["b"][:], np.linspace(0, 1, 30))
+    status, out, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "t.json")
+    assert status == 1 and "--overwrite" in err
+    status, out, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "t.json",
+                           "--overwrite", "--url", "s3://bucket/t")
+    assert status == 0, err
+    refs = json.loads((tmp_path / "t.json").read_text())["refs"]
+    assert refs["a/0"][0] == "s3://bucket/t/a/data/__0.blp"
+
+
+def test_kerchunk_refuses_a_categorical_column_in_one_line(capsys, tmp_path):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(3), bcolz_store.carray(["x", "y", "x"], dtype="category")],
+                       names=["n", "c"], rootdir=str(tmp_path / "t"))
+    status, out, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "t.json")
+    assert status == 1 and "column 'c'" in err and "categorical" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "t.json").exists()
+    with pytest.warns(UserWarning, match="column 'c'"):
+        status, out, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "t.json",
+                               "--skip-unsupported")
+    assert status == 0, err
+    assert "c/.zarray" not in json.loads((tmp_path / "t.json").read_text())["refs"]
+    status, out, err = run(capsys, "kerchunk", tmp_path / "missing", tmp_path / "m.json")
+    assert status == 1 and "missing" in err

@@ -541,55 +541,60 @@ CARRAY_DOCS = {
     >>> bcolz.arange(6).reshape((3, -1)).shape
     (3, 2)
     """,
-    "to_dask": """
-    This carray as a dask array of whole chunks of rows.
+    "to_kerchunk": """
+    kerchunk references (version 1) that open this stored carray as a zarr
+    v2 array, and with xarray, in place (docs/zarr.md).
 
-    Each task reads its rows from this carray (a stored carray travels to
-    other processes as its rootdir and is read there in mode 'r'); see
-    :func:`bcolz_store.interop.dask.carray_to_dask`.
-
-    Parameters
-    ----------
-    blen : int, optional
-        Rows per block, a multiple of ``chunklen`` (default: about 32 MiB).
-
-    Returns
-    -------
-    dask.array.Array
-
-    Raises
-    ------
-    ImportError
-        dask is not installed (extra ``bcolz_store[dask]``).
-    ValueError
-        A ``blen`` that is not a positive multiple of ``chunklen``.
-    """,
-    "tofixed": """
-    A copy the real bcolz reads.
-
-    A vlen carray becomes fixed-width ``U`` (str) or ``S`` (bytes), as wide
-    as its longest item; other carrays are copied.
+    One group holding one array ``name``: shape ``(len, *atom)``, chunks
+    ``(chunklen, *atom)``, the dtype with its byte order, numcodecs' Blosc,
+    a null fill value (xarray would mask items equal to one), and
+    ``.zattrs`` with the attrs and ``_ARRAY_DIMENSIONS`` (``dim_0``...).
+    Each full chunk is ``[url, 16, ctbytes]``: a chunk file is a 16-byte
+    bloscpack header and one Blosc buffer (docs/format.md, "A chunk file").
+    The leftover is padded with ``dflt``, compressed and inlined
+    (``"base64:..."``).  Only committed files are referenced.
 
     Parameters
     ----------
-    rootdir : str, optional
-        Where to write the copy (None: in memory).
-    mode : {'w', 'a'}, default 'w'
-    missing : str or bytes, optional
-        Written for a missing item (default: missing items are refused).
-    **kwargs
-        Other :class:`carray` parameters (``cparams``, ``chunklen``...).
+    url : str, optional
+        The carray's folder as readers will see it (chunk URLs
+        ``url/data/__N.blp``).  Default: ``file://`` and the absolute path,
+        or the store's own URL (``s3://...``).
+    name : str, optional
+        The array's name (default: the rootdir's last part, else "data").
+    inline_threshold : int, default 0
+        Full chunks whose Blosc buffer is smaller are inlined too.
 
     Returns
     -------
-    carray
+    dict
+        ``{"version": 1, "refs": {...}}``, for ``json.dump`` and fsspec's
+        ``ReferenceFileSystem(fo=...)``.
 
     Raises
     ------
+    TypeError
+        A kind zarr v2 has no dtype for: vlen, categorical, object,
+        structured, or any kind of this library's own (its ``meta/storage``
+        is not plain bcolz's); the message names the column and the reason.
+        Also an ``inline_threshold`` that is not an int.
     ValueError
-        Missing items without ``missing``, or a str item ending in NUL
-        (fixed-width ``U`` cannot hold it).
-    DatasetExistsError
-        ``rootdir`` exists and ``mode`` is not 'w'.
+        In memory (no files); changes not yet flushed (call ``flush()``
+        first); a committed change an interrupted writer left unapplied; a
+        store whose files have no URL (a ``.zip`` pack, a ``MemoryStore``)
+        without ``url``; a negative ``inline_threshold``; a ``name`` that
+        is empty, holds '/' or starts with '.'.
+    CodecError
+        A chunk compressed with snappy, which numcodecs' Blosc lacks.
+    FormatError
+        A chunk file whose headers are invalid or announce another size.
+
+    Examples
+    --------
+    >>> import numpy as np, bcolz_store as bcolz
+    >>> c = bcolz.carray(np.arange(10.0), chunklen=4, rootdir="walk")
+    >>> refs = c.to_kerchunk()["refs"]
+    >>> refs["walk/0"][0].startswith("file://"), refs["walk/0"][1], refs["walk/2"][:7]
+    (True, 16, 'base64:')
     """,
 }

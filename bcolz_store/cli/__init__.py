@@ -15,6 +15,9 @@
                                          a copy of a ctable ordered by a column
     bcolz-store convert SRC DST          convert between bcolz, Parquet, Arrow, zarr,
                                          .npz, HDF5 and datadings
+    bcolz-store kerchunk PATH OUT.json [--url PREFIX]
+                                         kerchunk references: zarr and xarray read
+                                         the dataset's chunk files in place
     bcolz-store demo [--rows N] [--dir D] [--keep] [--no-progress]
                                          write, append, reopen and slice a table of
                                          daily price bars; print throughput
@@ -49,6 +52,7 @@ from .common import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, E
                      CommandError, add_storage_options)
 from .convert import add_convert_parser
 from .index import add_index_parser, index_stats
+from .kerchunk import add_kerchunk_parser
 from .demo import DAYS_PER_ID, NAMES, DailyBars, cmd_demo, run_demo
 from .info import (PROBLEM_KINDS, cmd_info, cmd_verify, dataset_info, format_info,
                    format_verify, verify_dataset)
@@ -127,6 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_index_parser(sub)
 
     add_convert_parser(sub)
+
+    add_kerchunk_parser(sub)
 
     demo = sub.add_parser("demo", help="write, append, reopen and slice a table of price bars",
                           description="Write a ctable of daily price bars chunk by chunk, append "
