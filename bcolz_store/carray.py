@@ -39,6 +39,7 @@ from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_s
 from .defaults import check_cache_budget, defaults
 from .errors import ReadOnlyError, UnsafeDataError
 from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
+from .interop import arrow_stream as _arrow
 from .interop.fixed_width import tofixed as _tofixed
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
@@ -97,6 +98,7 @@ class carray:
             self.resize(0)
 
     def _create(self, array, cparams, dtype, dflt, expectedlen, chunklen):
+        array, dtype, rest, arrow_attrs = _arrow.carray_source(array, dtype)  # (Arrow's blocks)
         self._meta, data = new_meta(array, cparams, dtype, dflt, expectedlen, chunklen,
                                     self._to_ndarray)
         store = None
@@ -104,14 +106,14 @@ class carray:
             store = self._files.begin_creation(self._mode)
             stage_storage(store, self._meta)
         self._engine = new_engine(self._meta, store, defaults.cache_budget, new=True)
-        if isinstance(array, carray):
-            for block in array._blocks():
-                self._engine.append(self._to_ndarray(block, self._meta.atom.base))
-        else:
+        if not isinstance(array, carray):
             self._engine.append(data)
+        for block in array._blocks() if isinstance(array, carray) else rest:
+            self._engine.append(self._to_ndarray(block, self._meta.atom.base))
         if store is not None:
             self._flush(commit=False)
         self._files.load_attrs(self._mode, new=True)
+        self.attrs.update(arrow_attrs)
 
     def _read_meta(self):
         """Load the committed state (metadata, attrs and chunks) from the store."""
@@ -587,6 +589,8 @@ class carray:
 
     def __dask_tokenize__(self):
         return _handles.dask_token(self)
+
+    __arrow_c_stream__, __arrow_c_schema__ = _arrow.carray_stream, _arrow.carray_schema
 
 
 def _rebuild_carray(array, rootdir):     # pickles of earlier versions: a reader, never a writer
