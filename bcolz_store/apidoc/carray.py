@@ -5,6 +5,8 @@ Source: bcolz 1.x's carray methods (signatures, defaults, errors), with what
 bcolz_store adds said where it differs.
 """
 
+from .carray_arrow import CARRAY_ARROW_DOCS
+
 __all__ = ["CARRAY_DOCS"]
 
 CARRAY_DOCS = {
@@ -592,56 +594,6 @@ CARRAY_DOCS = {
     DatasetExistsError
         ``rootdir`` exists and ``mode`` is not 'w'.
     """,
-    "__arrow_c_stream__": """
-    This carray as an Arrow C stream (the Arrow PyCapsule interface).
-
-    A stream of arrays of the carray's Arrow type (``pyarrow.chunked_array(c)``,
-    ``polars.Series(c)``).
-    The stream is lazy: one batch per block of whole chunks (about 16 MiB
-    of all columns), each read and converted when the consumer asks for it,
-    so a table larger than memory streams in bounded memory.  Columns
-    become Arrow as :func:`bcolz_store.converters.arrow.to_arrow` makes
-    them: numbers, bools and temporal types as themselves (an ``M8``
-    column with a ``timezone`` attr as a zoned timestamp), vlen columns as
-    large strings or binary (missing items as nulls), categorical columns
-    as dictionaries (the categories as the dictionary, the codes' int type
-    as the indices, ``ordered`` kept), with bcolz_store's schema metadata
-    (docs/arrow.md).
-
-    Parameters
-    ----------
-    requested_schema : PyCapsule, optional
-        An ``"arrow_schema"`` capsule the consumer asks for; the batches are
-        cast to it when it differs.
-
-    Returns
-    -------
-    PyCapsule
-        An ``"arrow_array_stream"``.
-
-    Raises
-    ------
-    ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
-    TypeError
-        For object columns, or a ``requested_schema`` that is not a capsule.
-    ValueError
-        When the columns cannot be cast to ``requested_schema``.
-    """,
-    "__arrow_c_schema__": """
-    The Arrow schema of this carray (the Arrow PyCapsule interface).
-
-    Returns
-    -------
-    PyCapsule
-        An ``"arrow_schema"``: a field of the carray's Arrow type, with
-        bcolz_store's schema metadata.
-
-    Raises
-    ------
-    ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
-    TypeError
-        For object columns.
-    """,
 }
+
+CARRAY_DOCS.update(CARRAY_ARROW_DOCS)
