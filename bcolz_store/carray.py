@@ -25,9 +25,7 @@ import numpy as np
 
 from . import carray_edit as _edit
 from . import carray_ops as _ops
-from . import carray_read as _read
-from . import handles as _handles
-from . import threads
+from . import carray_read as _read, handles as _handles, threads
 from .apidoc import documented
 from .apidoc.carray import CARRAY_DOCS
 from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
@@ -40,8 +38,7 @@ from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_s
 from .defaults import check_cache_budget, defaults
 from .errors import ReadOnlyError, UnsafeDataError
 from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
-from .interop.fixed_width import tofixed as _tofixed
-from .interop.kerchunk import carray_refs
+from .interop import arrow_stream as _arrow, fixed_width as _fixed_width, kerchunk as _kerchunk
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
 from .vlen_type import vlen_of
@@ -99,6 +96,7 @@ class carray:
             self.resize(0)
 
     def _create(self, array, cparams, dtype, dflt, expectedlen, chunklen):
+        array, dtype, rest, arrow_attrs = _arrow.carray_source(array, dtype)  # (Arrow's blocks)
         self._meta, data = new_meta(array, cparams, dtype, dflt, expectedlen, chunklen,
                                     self._to_ndarray)
         store = None
@@ -106,14 +104,14 @@ class carray:
             store = self._files.begin_creation(self._mode)
             stage_storage(store, self._meta)
         self._engine = new_engine(self._meta, store, defaults.cache_budget, new=True)
-        if isinstance(array, carray):
-            for block in array._blocks():
-                self._engine.append(self._to_ndarray(block, self._meta.atom.base))
-        else:
+        if not isinstance(array, carray):
             self._engine.append(data)
+        for block in array._blocks() if isinstance(array, carray) else rest:
+            self._engine.append(self._to_ndarray(block, self._meta.atom.base))
         if store is not None:
             self._flush(commit=False)
         self._files.load_attrs(self._mode, new=True)
+        self.attrs.update(arrow_attrs)
 
     def _read_meta(self):
         """Load the committed state (metadata, attrs and chunks) from the store."""
@@ -556,10 +554,10 @@ class carray:
         return carray_to_dask(self, blen=blen)
 
     def to_kerchunk(self, url=None, *, name=None, inline_threshold=0):
-        return carray_refs(self, url, name=name, inline_threshold=inline_threshold)
+        return _kerchunk.carray_refs(self, url, name=name, inline_threshold=inline_threshold)
 
     def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
-        return _tofixed(self, rootdir, mode, missing=missing, **kwargs)
+        return _fixed_width.tofixed(self, rootdir, mode, missing=missing, **kwargs)
 
     # ------------------------------------------------------------ protocols
 
@@ -592,6 +590,8 @@ class carray:
 
     def __dask_tokenize__(self):
         return _handles.dask_token(self)
+
+    __arrow_c_stream__, __arrow_c_schema__ = _arrow.carray_stream, _arrow.carray_schema
 
 
 def _rebuild_carray(array, rootdir):     # pickles of earlier versions: a reader, never a writer

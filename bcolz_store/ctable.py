@@ -34,6 +34,7 @@ from .apidoc.ctable_query import QUERY_DOCS
 from .cparams import cparams as cparams_cls
 from .errors import FormatError
 from .format.layout import ROOTDIRS_FILE as ROOTDIRS
+from .interop import arrow_stream as _arrow
 from .interop import fixed_width as _fixed_width, hdf5 as _hdf5, pandas as _pandas
 from .interop.kerchunk import ctable_refs
 from .options import OpenOptions
@@ -86,8 +87,9 @@ class ctable:
         if columns is None:
             self._open(just_loaded=_dataset is not None)   # open() loaded the state
         else:
+            columns, names, kwargs, arrow = _arrow.table_source(columns, names, kwargs)
             self._len, self.attrs = _edit.create(self.cols, self._commits(), self.flush, columns,
-                                                 names, kwargs, self._root_state)
+                                                 names, kwargs, self._root_state, arrow)
         if self._cparams is None:
             self._cparams = (self.cols[self.names[0]].cparams if self.names and columns is None
                              else cparams_cls())
@@ -372,6 +374,8 @@ class ctable:
         """A stored table pickles as its rootdir (reopened in mode 'r'), an
         in-memory one as its columns (see :mod:`bcolz_store.handles`)."""
         return _handles.reduce_ctable(self)
+
+    __arrow_c_stream__, __arrow_c_schema__ = _arrow.table_stream, _arrow.table_schema
 
     def __dask_tokenize__(self):
         """tuple: What identifies this table's data in dask's names."""

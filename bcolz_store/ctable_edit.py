@@ -82,7 +82,7 @@ class Commits:
 
 # ------------------------------------------------------------------ creation
 
-def create(cols, commits, flush_table, columns, names, kwargs, root_state) -> tuple:
+def create(cols, commits, flush_table, columns, names, kwargs, root_state, arrow=None) -> tuple:
     """Create the table's columns from ``columns`` and its attributes.
 
     On disk one commit, which also removes what was at the rootdir before
@@ -103,6 +103,10 @@ def create(cols, commits, flush_table, columns, names, kwargs, root_state) -> tu
         dict of column name -> dtype).
     root_state : {'folder', 'other', 'missing'}
         What was at the rootdir.
+    arrow : ArrowInput, optional
+        When ``columns`` is the first block of an Arrow source
+        (:func:`bcolz_store.interop.arrow_stream.table_source`): its following
+        blocks are appended and its attrs set, in the same commit.
 
     Returns
     -------
@@ -121,6 +125,8 @@ def create(cols, commits, flush_table, columns, names, kwargs, root_state) -> tu
                 dataset.note("create")
             length = _create_columns(cols, commits, columns, names, kwargs, root_state)
             attrs = _attrs.attrs(rootdir, commits.mode, _new=True, _store=dataset)
+            if arrow is not None:
+                length = _fill_from_arrow(cols, commits, attrs, arrow, length)
             if rootdir is not None:
                 flush_table()
     except BaseException:
@@ -136,6 +142,17 @@ def create(cols, commits, flush_table, columns, names, kwargs, root_state) -> tu
             keep.update((name, f"{name}/data", f"{name}/meta"))
         dataset.store.prune_empty_folders(keep)
     return length, attrs
+
+
+def _fill_from_arrow(cols, commits, attrs, arrow, length: int) -> int:
+    """Append the blocks after the first of an Arrow source, and set its attrs."""
+    for blocks in arrow.rest:
+        append(cols, commits, None, list(blocks))
+        length += len(blocks[0])
+    attrs.update(arrow.attrs)
+    for name, values in arrow.col_attrs.items():
+        cols[name].attrs.update(values)
+    return length
 
 
 def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:

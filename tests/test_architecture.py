@@ -111,7 +111,10 @@ LAYERS = [
     [["bcolz_store.carray", "bcolz_store.carray_edit", "bcolz_store.carray_ops",
       "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.carray_dataset",
       "bcolz_store.handles", "bcolz_store.carray_index"]],
-    [["bcolz_store.interop"], ["bcolz_store.query"], ["bcolz_store.printing"],
+    # The Arrow column types (arrow_types, arrow_meta) sit with interop/: the
+    # carray and ctable classes' Arrow C stream builds its batches with them.
+    [["bcolz_store.interop", "bcolz_store.converters.arrow_types",
+      "bcolz_store.converters.arrow_meta"], ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
     [["bcolz_store.vlen_type"], ["bcolz_store.category_type"]],
     [["bcolz_store.datasets"]],

@@ -398,46 +398,6 @@ CARRAY_DOCS = {
         Another writer changed the dataset in a way this write cannot be
         rebased on (a ``ConflictError``), or kept the commit lock.
     """,
-    "stage_chunk": """
-    Compress rows as a full chunk of a stored carray and stage its file.
-
-    With :meth:`adopt_chunks`, how :func:`bcolz_store.from_dask` completes
-    a carray whose other chunk files dask's tasks wrote.
-
-    Parameters
-    ----------
-    nchunk : int
-        The chunk's number (its file ``data/__<nchunk>.blp``).
-    rows : numpy.ndarray
-        ``chunklen`` atoms of the carray's dtype.
-
-    Returns
-    -------
-    int
-        The chunk's compressed size in bytes.
-
-    Raises
-    ------
-    ReadOnlyError
-        On a read-only dataset.
-    """,
-    "adopt_chunks": """
-    Count chunk files staged by others as this carray's full chunks.
-
-    Parameters
-    ----------
-    nchunks : int
-        Full chunk files in all.
-    cbytes : int
-        Compressed bytes of those not staged through :meth:`stage_chunk`.
-    leftover : numpy.ndarray
-        Rows appended after them (the atom's dtype and shape); no append is
-        noted for the commit record.
-    stats : iterable of (int, tuple), optional
-        ``(nchunk, statistics)`` of chunk files whose writers computed their
-        chunk statistics (``bcolz_store.chunks.stats.stored_stats``); those
-        of the others are computed from their files before the commit.
-    """,
     "refresh": """
     Load the latest committed state, to see other writers' commits.
 

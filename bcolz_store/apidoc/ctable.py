@@ -532,4 +532,56 @@ CTABLE_DOCS = {
     >>> sorted(t.to_kerchunk()["refs"])
     ['.zattrs', '.zgroup', 'a/.zarray', 'a/.zattrs', 'a/0', 'b/.zarray', 'b/.zattrs', 'b/0']
     """,
+    "__arrow_c_stream__": """
+    This ctable as an Arrow C stream (the Arrow PyCapsule interface).
+
+    A stream of record batches of all columns: ``pyarrow.table(t)``,
+    ``polars.DataFrame(t)``, and DuckDB's queries naming ``t`` read it.
+    The stream is lazy: one batch per block of whole chunks (about 16 MiB
+    of all columns), each read and converted when the consumer asks for it,
+    so a table larger than memory streams in bounded memory.  Columns
+    become Arrow as :func:`bcolz_store.converters.arrow.to_arrow` makes
+    them: numbers, bools and temporal types as themselves (an ``M8``
+    column with a ``timezone`` attr as a zoned timestamp), vlen columns as
+    large strings or binary (missing items as nulls), categorical columns
+    as dictionaries (the categories as the dictionary, the codes' int type
+    as the indices, ``ordered`` kept), with bcolz_store's schema metadata
+    (docs/arrow.md).
+
+    Parameters
+    ----------
+    requested_schema : PyCapsule, optional
+        An ``"arrow_schema"`` capsule the consumer asks for; the batches are
+        cast to it when it differs.
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_array_stream"``.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+    TypeError
+        For object columns, or a ``requested_schema`` that is not a capsule.
+    ValueError
+        When the columns cannot be cast to ``requested_schema``.
+    """,
+    "__arrow_c_schema__": """
+    The Arrow schema of this ctable (the Arrow PyCapsule interface).
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_schema"``: the table's schema (a struct of its
+        columns), with bcolz_store's schema metadata.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+    TypeError
+        For object columns.
+    """,
 }

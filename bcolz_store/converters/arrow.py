@@ -27,18 +27,19 @@ text keep the NULs inside their values (pyarrow's own conversion of numpy
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from ..interop.columns import BLOCK_BYTES, atom_of, block_rows, columns_of, row_blocks
+from ..interop.arrow_stream import (arrow_input, arrow_schema, column_arrays, record_batches,
+                                   table_types)
+from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
 from ._common import Sink, local_path, progress_bar
 from .base import Converter, register_converter, require
-from ..vlen_type import vlen
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
-                          numpy_atom, read_metadata, recorded_dtype, recorded_vlen,
-                          schema_metadata, sized_atoms, to_arrow_array)
+                          numpy_atom, read_metadata, sized_atoms)
 
 __all__ = ["ArrowConverter", "ColumnType", "META_KEY", "ParquetConverter", "arrow_type",
            "from_arrow", "from_feather", "from_parquet", "numpy_atom", "to_arrow", "to_feather",
@@ -54,36 +55,12 @@ def _pq():
 
 # --- carray/ctable -> Arrow -----------------------------------------------------------
 
-def _vlen_kind(col):
-    """'str' or 'bytes' for a vlen column, else None."""
-    vlen = getattr(col, "vlen", None)
-    return None if vlen is None else vlen.kind
-
-
-def _zone(col):
-    """The ``timezone`` attr of a datetime64 column in s/ms/us/ns (its values
-    are UTC, as a zoned Arrow timestamp is read), else None."""
-    unit, count = np.datetime_data(col.dtype) if col.dtype.kind == "M" else (None, 0)
-    zone = col.attrs["timezone"] if "timezone" in col.attrs else None
-    return zone if count == 1 and unit in ("s", "ms", "us", "ns") and isinstance(zone, str) \
-        and zone else None
-
-
 def _schema(pa, obj):
-    fields = [pa.field(name, arrow_type(atom_of(col), _vlen_kind(col), _zone(col)))
-              for name, col in columns_of(obj)]
-    return pa.schema(fields, metadata=schema_metadata(obj))
+    return arrow_schema(pa, obj)
 
 
 def _record_batches(pa, obj, schema, blen: int, bar):
-    names = [name for name, _ in columns_of(obj)]
-    kinds = [_vlen_kind(col) for _, col in columns_of(obj)]
-    zones = [_zone(col) for _, col in columns_of(obj)]
-    for blocks in row_blocks(obj, blen):
-        arrays = [to_arrow_array(pa, block, name, kind, zone)
-                  for name, block, kind, zone in zip(names, blocks, kinds, zones)]
-        yield pa.record_batch(arrays, schema=schema)
-        bar.update(len(blocks[0]))
+    return record_batches(pa, obj, schema, blen, bar.update)
 
 
 def to_arrow(obj, *, progress=None):
@@ -118,10 +95,7 @@ def to_arrow(obj, *, progress=None):
     columns = []
     with progress_bar(progress, len(obj) * len(schema), "to arrow") as bar:
         for (name, col), field in zip(columns_of(obj), schema):
-            chunks = []
-            for block in col.iterblocks_(blen):
-                chunks.append(to_arrow_array(pa, block, name, _vlen_kind(col), _zone(col)))
-                bar.update(len(block))
+            chunks = list(column_arrays(pa, name, col, blen, bar.update))
             columns.append(pa.chunked_array(chunks, type=field.type))
     return pa.Table.from_arrays(columns, schema=schema)
 
@@ -294,24 +268,13 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     strings = kwargs.pop("strings", "fixed")
     if strings not in ("fixed", "vlen"):
         raise ValueError(f"strings must be 'fixed' or 'vlen', not {strings!r}")
-    atoms, col_attrs, unsized, vlens = {}, {}, [], {}
-    for name in names:
-        typ = schema.field(name).type
-        given = recorded_vlen(meta, name, where)
-        if given is None and strings == "vlen":
-            given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
-                         else "str", nullable=True)
-        column = numpy_atom(typ, recorded_dtype(meta, name, where), name, given)
-        if column.vlen is not None:
-            vlens[name] = column.vlen
-        atoms[name] = column.atom
-        if column.scan:
-            unsized.append(name)
-        entry = meta.get("columns", {}).get(name)
-        recorded_attrs = entry.get("attrs") if isinstance(entry, dict) else None
-        attrs = {**(recorded_attrs if isinstance(recorded_attrs, dict) else {}), **column.attrs}
-        if attrs:
-            col_attrs[name] = attrs
+
+    def first(name):        # the first block of a dictionary column: the categories
+        head = next(iter(batches([name], READ_BLOCK_ROWS)), None)
+        return pa.array([], type=schema.field(name).type) if head is None else head.column(0)
+
+    atoms, col_attrs, unsized, vlens = table_types(pa, schema, meta, names, strings, where,
+                                                   first)
     if unsized:
         atoms.update(sized_atoms(pa, {name: atoms[name] for name in unsized},
                                  batches(unsized, READ_BLOCK_ROWS), where))
@@ -373,14 +336,39 @@ def from_arrow(arrow_table, rootdir=None, mode="w", *, kind=None, columns=None,
         Malformed bcolz_store metadata.
     """
     pa = import_pyarrow()
+    if not isinstance(arrow_table, (pa.Table, pa.RecordBatch)):
+        if ctable_kwargs.get("strings", "vlen") != "fixed":
+            return _from_source(pa, arrow_table, rootdir, mode, kind, columns, progress,
+                                ctable_kwargs)
+        arrow_table = pa.table(arrow_table)     # a fixed width needs a scan of all the data
     if isinstance(arrow_table, pa.RecordBatch):
         arrow_table = pa.Table.from_batches([arrow_table])
+    arrow_table = arrow_table.unify_dictionaries()      # one set of categories per column
 
     def batches(names, blen):
         return arrow_table.select(names).to_batches(max_chunksize=blen)
 
     return _read(pa, arrow_table.schema, batches, "Arrow table", rootdir, mode, kind, columns,
                  arrow_table.num_rows, progress, ctable_kwargs)
+
+
+def _from_source(pa, obj, rootdir, mode, kind, columns, progress, kwargs):
+    """:func:`from_arrow` of an object exporting ``__arrow_c_stream__`` or
+    ``__arrow_c_array__``, read once, batch by batch (see
+    :func:`~bcolz_store.interop.arrow_stream.arrow_input`)."""
+    kwargs.pop("strings", None)
+    source = arrow_input(obj, columns)
+    kind = source.kind if kind is None else kind
+    attrs, col_attrs = source.attrs, dict(source.col_attrs)
+    if kind == "carray":
+        attrs = {**attrs, **col_attrs.pop(source.names[0], {})}
+    with Sink(kind, source.atoms, rootdir, mode, expectedlen=source.nrows,
+              dtypes=source.dtypes, **kwargs) as sink, \
+            progress_bar(progress, source.nrows, "from Arrow stream") as bar:
+        for blocks in itertools.chain([source.first], source.rest):
+            sink.append(blocks)
+            bar.update(len(blocks[0]))
+        return sink.finish(attrs, col_attrs)
 
 
 @contextlib.contextmanager

@@ -46,17 +46,21 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..category_type import category
 from ..format.vlen_meta import vlen_result_dtype
 from ..interop.columns import check_fixed_width
-from .base import require
+from ..interop.optional import require
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
-__all__ = ["ColumnType", "META_KEY", "META_VERSION", "arrow_type", "from_arrow_array",
+__all__ = ["ColumnType", "META_KEY", "META_VERSION", "arrow_type", "dictionary_category",
+           "from_arrow_array",
            "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "recorded_vlen",
            "schema_metadata", "sized_atoms", "to_arrow_array"]
 
 _ARROW_TIME_UNITS = ("s", "ms", "us", "ns")
+_TEXT = ("string", "large_string", "string_view")
+_BINARY = ("binary", "large_binary", "binary_view", "fixed_size_binary")
 _NAT = np.iinfo(np.int64).min
 _INT32 = np.iinfo(np.int32)
 
@@ -168,7 +172,19 @@ def _vlen_to_arrow(pa, block: np.ndarray, kind: str, name: str):
         raise ValueError(f"column {name!r}: {err}") from None
 
 
-def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
+def _category_to_arrow(pa, codes: np.ndarray, cat):
+    """A categorical column's codes as an Arrow dictionary array: the
+    categories are the dictionary, the codes (their int dtype) the indices,
+    -1 (a missing item) a null, ``ordered`` kept."""
+    codes = np.asarray(codes)
+    codes = codes.astype(codes.dtype.newbyteorder("="), copy=False)
+    values = pa.array(list(cat.categories or ()),
+                      type=pa.binary() if cat.kind == "bytes" else pa.string())
+    indices = pa.array(codes, mask=codes < 0)
+    return pa.DictionaryArray.from_arrays(indices, values, ordered=cat.ordered)
+
+
+def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, category=None):
     """A block of a column's rows as an Arrow array (see the module's table).
 
     Parameters
@@ -185,11 +201,16 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     tz : str, optional
         The time zone of a datetime64 column in s, ms, us or ns (its values
         are UTC), from its ``timezone`` attr.
+    category : category, optional
+        The type of a categorical column; then ``block`` holds its codes
+        (``carray.codes``, -1 for a missing item).
 
     Returns
     -------
     pyarrow.Array
-        Of length n; rows that are arrays become (nested) fixed-size lists.
+        Of length n; rows that are arrays become (nested) fixed-size lists;
+        a categorical column a ``DictionaryArray`` (indices of the codes' int
+        type, the categories as the dictionary, ``ordered`` kept).
 
     Raises
     ------
@@ -198,6 +219,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     ValueError
         For datetime64[D] values outside Arrow's date32 range.
     """
+    if category is not None:
+        return _category_to_arrow(pa, block, category)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
     try:
@@ -209,7 +232,7 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     return arr
 
 
-def arrow_type(atom, vlen=None, tz=None):
+def arrow_type(atom, vlen=None, tz=None, category=None):
     """The Arrow type of a column whose rows are ``atom``.
 
     Parameters
@@ -220,6 +243,8 @@ def arrow_type(atom, vlen=None, tz=None):
         The kind of a vlen column's items.
     tz : str, optional
         The time zone of a datetime64 column (see :func:`to_arrow_array`).
+    category : category, optional
+        The type of a categorical column; ``atom`` is then its codes' dtype.
 
     Returns
     -------
@@ -233,6 +258,8 @@ def arrow_type(atom, vlen=None, tz=None):
         For object dtypes.
     """
     pa = import_pyarrow()
+    if category is not None:
+        return _category_to_arrow(pa, np.empty(0, dtype=atom), category).type
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
@@ -343,6 +370,48 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
         if _is(pa, typ, "timestamp") and typ.tz:
             extra["timezone"] = typ.tz
     return ColumnType(np.dtype((base, tuple(shape))) if shape else base, scan, extra)
+
+
+def dictionary_category(pa, typ, first, name="?"):
+    """The categorical type of an Arrow dictionary column of strings or binary.
+
+    Parameters
+    ----------
+    pa : module
+        pyarrow.
+    typ : pyarrow.DataType
+        The column's type.
+    first : pyarrow.Array or pyarrow.ChunkedArray
+        Its first block: its dictionary gives the categories, in its order.
+    name : str
+        The column's name, for messages.
+
+    Returns
+    -------
+    category or None
+        ``category(dictionary, ordered=typ.ordered)``; None when ``typ`` is
+        not a dictionary of strings or binary.
+
+    Raises
+    ------
+    ValueError
+        A dictionary with nulls or repeated values (no categories).
+    """
+    if not _is(pa, typ, "dictionary") or not _is(pa, typ.value_type, *_TEXT, *_BINARY):
+        return None
+    if isinstance(first, pa.ChunkedArray):
+        first = first.unify_dictionaries().chunk(0) if first.num_chunks else \
+            pa.array([], type=typ)
+    dictionary = first.dictionary
+    if _is(pa, dictionary.type, "binary_view", "fixed_size_binary"):
+        dictionary = dictionary.cast(pa.large_binary())
+    elif _is(pa, dictionary.type, "string_view"):
+        dictionary = dictionary.cast(pa.large_string())
+    try:
+        return category(dictionary.to_pylist(), typ.ordered)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"column {name!r}: its Arrow dictionary cannot be the categories of "
+                         f"a categorical column ({err})") from None
 
 
 def _refuse_nulls(arr, name: str) -> None:
@@ -466,6 +535,11 @@ def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table") -> dict:
 
 def _vlen_from_arrow(pa, arr, kind: str):
     if _is(pa, arr.type, "dictionary"):
+        values = arr.dictionary
+        if _is(pa, values.type, "string_view", "binary_view"):   # (no take kernel for views)
+            values = values.cast(pa.large_string() if _is(pa, values.type, "string_view")
+                                 else pa.large_binary())
+            arr = pa.DictionaryArray.from_arrays(arr.indices, values)
         arr = arr.dictionary_decode()
     if kind == "bytes" and _is(pa, arr.type, "fixed_size_binary"):
         arr = arr.cast(pa.large_binary())

@@ -29,11 +29,11 @@ The options a ``read`` or ``write`` names in its signature are the options
 from __future__ import annotations
 
 import abc
-import importlib
 import os
 from pathlib import Path
 from typing import ClassVar
 
+from ..interop.optional import require
 from ..errors import (DuplicateConverterError, MissingDependencyError, RemoteFormatError,
                       UnknownFormatError)
 
@@ -41,36 +41,6 @@ __all__ = ["Converter", "ConverterRegistry", "DuplicateConverterError",
            "MissingDependencyError", "RemoteFormatError", "UnknownFormatError",
            "converter_for_suffix", "get_converter", "register_converter",
            "registered_converters", "registry", "require"]
-
-
-def require(module: str, extra: str | None, what: str):
-    """Import an optional library, or raise an error naming the extra.
-
-    Parameters
-    ----------
-    module : str
-        The module to import (e.g. ``'pyarrow.parquet'``).
-    extra : str or None
-        The bcolz_store extra that installs it (e.g. ``'arrow'``).
-    what : str
-        What needs it, for the message (e.g. ``'Parquet conversions'``).
-
-    Returns
-    -------
-    module
-
-    Raises
-    ------
-    MissingDependencyError
-        When the library is not installed (an ImportError); the message says
-        ``pip install bcolz_store[EXTRA]``.
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        install = f"bcolz_store[{extra}]" if extra else module.split(".")[0]
-        raise MissingDependencyError(f"{module.split('.')[0]} is needed for {what}; install "
-                                     f"it, e.g. `pip install {install}`") from err
 
 
 class Converter(abc.ABC):

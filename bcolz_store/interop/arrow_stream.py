@@ -1,0 +1,478 @@
+"""carrays and ctables as Arrow C streams, and Arrow C streams as carrays and ctables.
+
+The Arrow PyCapsule interface
+(https://arrow.apache.org/docs/format/CDataInterface/PyCapsuleInterface.html):
+``ctable.__arrow_c_stream__`` streams record batches (a struct-typed stream),
+``carray.__arrow_c_stream__`` arrays of its column type, one block of whole
+chunks (about :data:`STREAM_BLOCK_BYTES` of all columns) at a time, each
+block read when the consumer asks for it: a table is never held whole.  Each
+column becomes Arrow as :func:`~bcolz_store.converters.arrow_types.to_arrow_array`
+makes it (categoricals as dictionaries, zoned datetimes as zoned timestamps,
+vlen columns as large strings or binary), with the schema metadata of
+:mod:`~bcolz_store.converters.arrow_meta`.
+
+The other way, the carray and ctable constructors take any object exporting
+``__arrow_c_stream__`` (a pyarrow Table or RecordBatchReader, a polars
+DataFrame or Series, a DuckDB relation) or ``__arrow_c_array__`` (a pyarrow
+RecordBatch or Array), read batch by batch (:func:`arrow_input`).
+
+pyarrow is imported inside the functions (``pip install bcolz_store[arrow]``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..vlen_type import vlen
+from .arrow_capsule import array_stream_capsule
+from .columns import BLOCK_BYTES, atom_of, block_rows, columns_of, kind_of
+
+__all__ = ["ArrowColumns", "ArrowInput", "STREAM_BLOCK_BYTES", "arrow_input", "arrow_schema",
+           "column_arrays", "export_schema", "export_stream", "is_arrow_source",
+           "record_batches", "table_types"]
+
+STREAM_BLOCK_BYTES = BLOCK_BYTES     # uncompressed bytes of all columns per streamed batch
+READ_BLOCK_ROWS = 65536
+
+
+def _types():
+    """:mod:`bcolz_store.converters.arrow_types`, imported when first used (so
+    that ``import bcolz_store`` loads no converter)."""
+    from ..converters import arrow_types
+    return arrow_types
+
+
+# --- carray/ctable -> Arrow -----------------------------------------------------------
+
+def _kind(col) -> dict:
+    """How :func:`to_arrow_array` takes a column: its vlen kind, zone, category."""
+    cat = getattr(col, "category", None)
+    vlen_ = getattr(col, "vlen", None)
+    zone = None
+    if col.dtype.kind == "M" and "timezone" in col.attrs:
+        unit, count = np.datetime_data(col.dtype)
+        found = col.attrs["timezone"]
+        if count == 1 and unit in ("s", "ms", "us", "ns") and isinstance(found, str) and found:
+            zone = found
+    return {"vlen": None if vlen_ is None or cat is not None else vlen_.kind, "tz": zone,
+            "category": cat}
+
+
+def _atom(col):
+    """The atom of what is read of a column: a categorical's codes' dtype."""
+    if getattr(col, "category", None) is not None:
+        return col.codes[0:0].dtype
+    return atom_of(col)
+
+
+def _read(col, start: int, stop: int) -> np.ndarray:
+    """Rows ``[start, stop)`` as :func:`to_arrow_array` takes them (codes of a categorical)."""
+    if getattr(col, "category", None) is not None:
+        return col.codes[start:stop]
+    return col[start:stop]
+
+
+def arrow_schema(pa, obj):
+    """The Arrow schema of a carray or ctable (a carray is one column ``data``),
+    with bcolz_store's schema metadata (:mod:`~bcolz_store.converters.arrow_meta`).
+
+    Raises
+    ------
+    TypeError
+        For object columns, or ``obj`` not a carray/ctable.
+    """
+    fields = [pa.field(name, _types().arrow_type(_atom(col), **_kind(col)))
+              for name, col in columns_of(obj)]
+    return pa.schema(fields, metadata=_types().schema_metadata(obj))
+
+
+def column_arrays(pa, name, col, blen: int, done=None):
+    """A column's Arrow arrays, one per ``blen`` rows, read when drawn.
+
+    ``done(n)`` is called after each block of ``n`` rows (a progress bar)."""
+    kind = _kind(col)
+    for start in range(0, len(col), blen):
+        block = _read(col, start, start + blen)
+        yield _types().to_arrow_array(pa, block, name, **kind)
+        if done is not None:
+            done(len(block))
+
+
+def record_batches(pa, obj, schema, blen: int, done=None):
+    """The record batches of a carray or ctable, ``blen`` rows each, every
+    column's block read when the batch is drawn.
+
+    ``done(n)`` is called after each batch of ``n`` rows (a progress bar)."""
+    cols = columns_of(obj)
+    kinds = [_kind(col) for _, col in cols]
+    for start in range(0, len(obj), blen):
+        arrays = [_types().to_arrow_array(pa, _read(col, start, start + blen), name, **kind)
+                  for (name, col), kind in zip(cols, kinds)]
+        yield pa.record_batch(arrays, schema=schema)
+        if done is not None:
+            done(len(arrays[0]) if arrays else 0)
+
+
+def _requested(pa, requested_schema, ours):
+    """The type (or schema) a consumer asked for, or None when it is ours."""
+    if requested_schema is None:
+        return None
+    if not (type(requested_schema).__name__ == "PyCapsule"):
+        raise TypeError(f"requested_schema must be a PyCapsule of an ArrowSchema, not "
+                        f"{type(requested_schema).__name__}")
+    if isinstance(ours, pa.Schema):
+        wanted = pa.Schema._import_from_c_capsule(requested_schema)
+        return None if wanted.equals(ours) else wanted
+    wanted = pa.Field._import_from_c_capsule(requested_schema).type
+    return None if wanted.equals(ours) else wanted
+
+
+def export_stream(obj, requested_schema=None):
+    """``__arrow_c_stream__`` of a carray or ctable.
+
+    Parameters
+    ----------
+    obj : carray or ctable
+    requested_schema : PyCapsule, optional
+        An ArrowSchema capsule the consumer asks for: the stream's batches (or
+        arrays) are cast to it.
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_array_stream"``: record batches of all columns for a
+        ctable, arrays of its type for a carray; one per block of whole
+        chunks, each read when the consumer asks for it.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+    TypeError
+        For object columns, or a ``requested_schema`` that is not a capsule.
+    ValueError
+        When the columns cannot be cast to ``requested_schema`` (another
+        number of fields, or a type pyarrow cannot cast to).
+    """
+    pa = _types().import_pyarrow()
+    blen = block_rows(obj, STREAM_BLOCK_BYTES)
+    if kind_of(obj) == "ctable":
+        schema = arrow_schema(pa, obj)
+        reader = pa.RecordBatchReader.from_batches(schema, record_batches(pa, obj, schema, blen))
+        if requested_schema is None:
+            return reader.__arrow_c_stream__()
+        wanted = _requested(pa, requested_schema, schema)
+        try:
+            return (reader if wanted is None else reader.cast(wanted)).__arrow_c_stream__()
+        except (pa.ArrowException, ValueError) as err:
+            raise ValueError(f"the table's columns cannot be cast to the requested schema: "
+                             f"{err}") from None
+    typ = _types().arrow_type(_atom(obj), **_kind(obj))
+    wanted = _requested(pa, requested_schema, typ)
+    arrays = column_arrays(pa, "data", obj, blen)
+    if wanted is not None:
+        try:
+            pa.array([], type=typ).cast(wanted)
+        except (pa.ArrowException, ValueError, TypeError) as err:
+            raise ValueError(f"a carray of {typ} cannot be cast to the requested {wanted}: "
+                             f"{err}") from None
+        typ, arrays = wanted, (array.cast(wanted) for array in arrays)
+    field = pa.field("", typ, metadata=_types().schema_metadata(obj))
+    return array_stream_capsule(field._export_to_c, arrays)
+
+
+def export_schema(obj):
+    """``__arrow_c_schema__`` of a carray (its column's field) or ctable (its schema).
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_schema"``.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+    TypeError
+        For object columns.
+    """
+    pa = _types().import_pyarrow()
+    if kind_of(obj) == "ctable":
+        return arrow_schema(pa, obj).__arrow_c_schema__()
+    typ = _types().arrow_type(_atom(obj), **_kind(obj))
+    return pa.field("", typ, metadata=_types().schema_metadata(obj)).__arrow_c_schema__()
+
+
+# --- Arrow -> carray/ctable -----------------------------------------------------------
+
+class ArrowColumns(NamedTuple):
+    """What the columns of an Arrow schema become (see :func:`table_types`)."""
+
+    atoms: dict         # name -> atom (S/U of width 1 while unsized)
+    col_attrs: dict     # name -> column attrs (recorded and 'timezone')
+    unsized: list       # S/U columns whose width must come from a scan of the data
+    vlens: dict         # name -> vlen or category type
+
+
+def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowColumns:
+    """How each named column of an Arrow schema becomes a bcolz column.
+
+    Parameters
+    ----------
+    pa : module
+        pyarrow.
+    schema : pyarrow.Schema
+    meta : dict
+        Its bcolz_store metadata (:func:`read_metadata`).
+    names : list of str
+        The columns to take.
+    strings : {'fixed', 'vlen'}
+        Whether strings and binary with no recorded type become fixed-width
+        (``S``/``U``, unsized until scanned) or vlen columns.
+    where : str
+        The source, for messages.
+    first : callable, optional
+        ``first(name)``: the column's first block (a pyarrow Array), for the
+        categories of a dictionary column with no recorded category; None:
+        such columns are read as their values.
+
+    Returns
+    -------
+    ArrowColumns
+
+    Raises
+    ------
+    TypeError
+        Arrow types with no bcolz column kind.
+    ValueError
+        A dictionary whose values cannot be categories (repeats, nulls).
+    FormatError
+        Malformed recorded types.
+    """
+    atoms, col_attrs, unsized, vlens = {}, {}, [], {}
+    for name in names:
+        typ = schema.field(name).type
+        given = _types().recorded_vlen(meta, name, where)
+        if given is None and first is not None and pa.types.is_dictionary(typ):
+            given = _types().dictionary_category(pa, typ, first(name), name)
+        if given is None and strings == "vlen":
+            given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
+                         else "str", nullable=True)
+        column = _types().numpy_atom(typ, _types().recorded_dtype(meta, name, where), name, given)
+        if column.vlen is not None:
+            vlens[name] = column.vlen
+        atoms[name] = column.atom
+        if column.scan:
+            unsized.append(name)
+        entry = meta.get("columns", {}).get(name)
+        recorded_attrs = entry.get("attrs") if isinstance(entry, dict) else None
+        attrs = {**(recorded_attrs if isinstance(recorded_attrs, dict) else {}), **column.attrs}
+        if attrs:
+            col_attrs[name] = attrs
+    return ArrowColumns(atoms, col_attrs, unsized, vlens)
+
+
+def is_arrow_source(obj) -> bool:
+    """Whether the constructors read ``obj`` as Arrow data: it exports
+    ``__arrow_c_stream__`` or ``__arrow_c_array__`` and is neither a carray
+    or ctable nor a numpy or pandas object (which keep their own paths)."""
+    cls = type(obj)
+    if not (hasattr(cls, "__arrow_c_stream__") or hasattr(cls, "__arrow_c_array__")):
+        return False
+    if isinstance(obj, np.ndarray) or cls.__module__.split(".")[0] in ("pandas", "bcolz_store"):
+        return False
+    return True
+
+
+class ArrowInput(NamedTuple):
+    """An Arrow source as the constructors build from it (see :func:`arrow_input`)."""
+
+    names: list         # the columns, in order
+    kind: str           # 'carray' for an array (or a recorded carray), else 'ctable'
+    atoms: dict         # name -> atom of the numpy blocks (for vlen/category: the items')
+    first: list         # the first block of each column (numpy arrays or object items)
+    rest: object        # an iterator of the following blocks (lists, one per column)
+    dtypes: dict        # name -> vlen or category type of those columns
+    attrs: dict         # the recorded attrs of the table (or carray)
+    col_attrs: dict     # name -> column attrs
+    nrows: object       # the number of rows when known, else None
+
+
+def _source(pa, obj):
+    """``(schema, iterator of RecordBatch, rows or None, carray)`` of an Arrow source;
+    ``carray``: the source is an array (or a stream of arrays), one column ``data``."""
+    if hasattr(type(obj), "__arrow_c_stream__"):
+        try:
+            reader = pa.RecordBatchReader.from_stream(obj)
+        except pa.ArrowInvalid as err:
+            if "non-struct" not in str(err):
+                raise
+            # a stream of arrays (a polars Series, a ChunkedArray): imported as
+            # a ChunkedArray, without copying what the producer holds in memory
+            column = pa.chunked_array(obj)
+            schema = pa.schema([pa.field("data", column.type)])
+            return (schema, (pa.record_batch([chunk], schema=schema) for chunk in column.chunks),
+                    len(column), True)
+        return reader.schema, iter(reader), getattr(obj, "num_rows", None), False
+    try:
+        batch = pa.record_batch(obj)
+        return batch.schema, iter([batch]), batch.num_rows, False
+    except (TypeError, ValueError, pa.ArrowException):
+        batch = pa.record_batch([pa.array(obj)], names=["data"])
+        return batch.schema, iter([batch]), batch.num_rows, True
+
+
+def _sliced(batches, blen: int):
+    for batch in batches:
+        for start in range(0, batch.num_rows, blen):
+            yield batch.slice(start, blen)
+
+
+def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
+    """Read an Arrow source as the carray and ctable constructors build from it.
+
+    Parameters
+    ----------
+    obj : object
+        Exporting ``__arrow_c_stream__`` (record batches, or arrays for a
+        carray) or ``__arrow_c_array__``.
+    names : list of str, optional
+        Columns to take, in this order (default all).
+    where : str, default 'Arrow stream'
+        The source, for messages.
+
+    Returns
+    -------
+    ArrowInput
+        The first block is read; the following ones are read as ``rest`` is
+        drawn, one batch (at most about 16 MiB of numpy rows) at a time.
+        Strings and binary with no recorded type become vlen columns (a
+        stream is read once: a fixed width would need a scan of all of it
+        first); a dictionary column with no recorded category becomes a
+        categorical column whose categories are the first batch's dictionary,
+        in its order, with its ``ordered``.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+    KeyError
+        An unknown name in ``names``.
+    TypeError
+        Arrow types with no bcolz column kind.
+    ValueError
+        Nulls outside float, temporal, vlen and categorical columns; numbers
+        that do not fit; a later batch holding an item that is not one of a
+        categorical column's categories (raised when that batch is read).
+    FormatError
+        Malformed bcolz_store schema metadata.
+    """
+    pa = _types().import_pyarrow()
+    schema, batches, nrows, single = _source(pa, obj)
+    meta = _types().read_metadata(schema, where)
+    names = list(schema.names) if names is None else list(names)
+    for name in names:
+        schema.field(name)          # KeyError for an unknown name
+    head = next(batches, None)
+    types = table_types(pa, schema, meta, names, "vlen", where,
+                        first=None if head is None else (lambda name: head.column(name)))
+    if types.unsized:
+        unsized = {name: types.atoms[name] for name in types.unsized}
+        types.atoms.update(_types().sized_atoms(pa, unsized, [] if head is None else [head],
+                                                where))
+    atoms, vlens = types.atoms, types.vlens
+    blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
+
+    def blocks(batch):
+        convert = _types().from_arrow_array
+        return [convert(pa, batch.column(name), atoms[name], name, vlens.get(name))
+                for name in names]
+
+    if head is None:
+        first = [np.empty(0, dtype=atoms[name]) for name in names]
+        rest = iter(())
+    else:
+        pieces = _sliced(_chain(head, batches), blen)
+        first = blocks(next(pieces))
+        rest = (blocks(batch) for batch in pieces)
+    kind = "carray" if len(names) == 1 and (single or meta.get("kind") == "carray") \
+        else "ctable"
+    return ArrowInput(names, kind, atoms, first, rest, vlens, meta.get("attrs") or {},
+                      types.col_attrs, nrows)
+
+
+def _chain(head, batches):
+    yield head
+    yield from batches
+
+
+# --- what the classes call ------------------------------------------------------------
+
+def carray_source(array, dtype):
+    """``(array, dtype, rest, attrs)`` with which the carray constructor builds from ``array``.
+
+    For an Arrow source (:func:`is_arrow_source`): its first block, the vlen
+    or category type of its items (or ``dtype`` as given), an iterator of
+    the following blocks, and the attrs to set (a zoned timestamp's
+    ``timezone``, recorded attrs).  Anything else comes back as it is, with
+    no following blocks.
+
+    Raises
+    ------
+    ValueError
+        An Arrow source of more than one column; see also :func:`arrow_input`.
+    """
+    if not is_arrow_source(array):
+        return array, dtype, (), {}
+    source = arrow_input(array)
+    if len(source.names) != 1:
+        raise ValueError(f"a carray holds one column; this Arrow source has "
+                         f"{len(source.names)}: {source.names} (make a ctable of it)")
+    name = source.names[0]
+    attrs = {**source.attrs, **source.col_attrs.get(name, {})}     # (as a carray's own)
+    return source.first[0], dtype if dtype is not None else source.dtypes.get(name), \
+        (blocks[0] for blocks in source.rest), attrs
+
+
+def table_source(columns, names, kwargs):
+    """``(columns, names, kwargs, source)`` with which the ctable constructor
+    builds from ``columns``: for an Arrow source, the first block of each
+    column, their names, ``kwargs`` with the vlen and category types as
+    ``dtype`` (and ``expectedlen`` the length when known), and the
+    :class:`ArrowInput`; else the arguments as they are and None.
+
+    Raises
+    ------
+    ValueError
+        A ``dtype`` given with an Arrow source; see also :func:`arrow_input`.
+    """
+    if not is_arrow_source(columns):
+        return columns, names, kwargs, None
+    if kwargs.get("dtype") is not None:
+        raise ValueError("dtype cannot be given with an Arrow source (the Arrow types "
+                         "decide the columns'; cast the source first)")
+    source = arrow_input(columns, names)
+    kwargs = dict(kwargs)
+    if source.dtypes:
+        kwargs["dtype"] = source.dtypes
+    if kwargs.get("expectedlen") is None and source.nrows:
+        kwargs["expectedlen"] = source.nrows
+    return source.first, source.names, kwargs, source
+
+
+def carray_stream(self, requested_schema=None):
+    return export_stream(self, requested_schema)
+
+
+def carray_schema(self):
+    return export_schema(self)
+
+
+def table_stream(self, requested_schema=None):
+    return export_stream(self, requested_schema)
+
+
+def table_schema(self):
+    return export_schema(self)

@@ -1,0 +1,177 @@
+"""The Arrow PyCapsule interface both ways: pyarrow, DuckDB and polars."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import bcolz_store as bcolz
+from bcolz_store.interop import arrow_stream
+
+pa = pytest.importorskip("pyarrow")
+
+N = 3000
+SYMS = ["ibm", "aapl", "msft"]
+
+
+def _table(rootdir=None, n=N):
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, len(SYMS), n)
+    sym = bcolz.carray(np.array(SYMS, dtype=object)[codes],
+                       dtype=bcolz.category(SYMS, ordered=True))
+    price = rng.random(n) * 100
+    ts = (np.arange(n) * 1_000_000).astype("M8[us]")
+    t = bcolz.ctable([np.arange(n), price, sym, ts], names=["i", "price", "sym", "ts"],
+                     rootdir=rootdir, chunklen=512)
+    t.cols["ts"].attrs["timezone"] = "Europe/Paris"
+    return t, codes, price
+
+
+def test_pyarrow_reads_the_table_and_the_stream():
+    t, codes, price = _table()
+    at = pa.table(t)
+    assert at.num_rows == N and at.column_names == ["i", "price", "sym", "ts"]
+    assert at.schema.field("sym").type == pa.dictionary(pa.int8(), pa.string(), ordered=True)
+    assert at.schema.field("ts").type == pa.timestamp("us", tz="Europe/Paris")
+    assert_array_equal(at.column("price").to_numpy(), price)
+    assert at.column("sym").to_pylist() == [SYMS[c] for c in codes]
+    reader = pa.RecordBatchReader.from_stream(t)
+    assert reader.schema.equals(at.schema)
+    assert sum(b.num_rows for b in reader) == N
+    df = at.to_pandas()         # pandas reads a category with the same categories and order
+    assert list(df["sym"].cat.categories) == SYMS and df["sym"].cat.ordered
+
+
+def test_carray_streams_arrays_of_its_type():
+    c = bcolz.carray(np.arange(10_000, dtype="i4"), chunklen=1000)
+    ca = pa.chunked_array(c)
+    assert ca.type == pa.int32() and ca.to_pylist() == list(range(10_000))
+    assert pa.Field._import_from_c_capsule(c.__arrow_c_schema__()).type == pa.int32()
+    cat = bcolz.carray(["b", None, "a"], dtype=bcolz.category(["b", "a"]))
+    assert pa.chunked_array(cat).to_pylist() == ["b", None, "a"]
+
+
+def test_requested_schema_casts_or_raises():
+    t, _, price = _table(n=100)
+    wanted = pa.schema([("i", pa.float64()), ("price", pa.float32()),
+                        ("sym", pa.string()), ("ts", pa.timestamp("us", tz="Europe/Paris"))])
+    got = pa.RecordBatchReader._import_from_c_capsule(
+        t.__arrow_c_stream__(wanted.__arrow_c_schema__())).read_all()
+    assert got.schema.field("price").type == pa.float32()
+    assert got.column("sym").to_pylist()[:1] == [t["sym"][0]]
+    with pytest.raises(ValueError, match="requested schema"):
+        t.__arrow_c_stream__(pa.schema([("i", pa.int64())]).__arrow_c_schema__())
+    c = bcolz.carray(np.arange(5))
+    got = pa.ChunkedArray._import_from_c_capsule(
+        c.__arrow_c_stream__(pa.field("", pa.float64()).__arrow_c_schema__()))
+    assert got.type == pa.float64() and got.to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(ValueError, match="cannot be cast"):
+        c.__arrow_c_stream__(pa.field("", pa.list_(pa.int8())).__arrow_c_schema__())
+
+
+def test_stream_reads_one_block_at_a_time(monkeypatch):
+    """The first batch decodes the first block only, never the whole table."""
+    c = bcolz.carray(np.arange(200_000, dtype="i8"), chunklen=1000)
+    t = bcolz.ctable([c], names=["x"])
+    monkeypatch.setattr(arrow_stream, "STREAM_BLOCK_BYTES", 8 * 4000)   # 4 chunks a batch
+    reads = []
+    col = t.cols["x"]
+    original = type(col).__getitem__
+    monkeypatch.setattr(type(col), "__getitem__",
+                        lambda self, key: reads.append(key) or original(self, key))
+    reader = pa.RecordBatchReader.from_stream(t)
+    first = reader.read_next_batch()
+    assert first.num_rows == 4000 and len(reads) == 1 and reads[0] == slice(0, 4000)
+    assert first.column(0).to_pylist()[-1] == 3999
+    rest = sum(b.num_rows for b in reader)
+    assert rest == 196_000 and len(reads) == 50
+
+
+def test_duckdb_queries_the_ctable():
+    duckdb = pytest.importorskip("duckdb")
+    t, codes, price = _table()
+    got = duckdb.sql("select sym, avg(price) from t group by sym order by sym").fetchall()
+    want = sorted((SYMS[k], price[codes == k].mean()) for k in range(len(SYMS)))
+    assert [s for s, _ in got] == [s for s, _ in want]
+    assert np.allclose([v for _, v in got], [v for _, v in want])
+
+
+def test_duckdb_relation_builds_a_ctable(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("select range as i, (range * 2)::DOUBLE as f, 'k' || (range % 3)::VARCHAR "
+                     "as s from range(70000)")
+    b = bcolz.ctable(rel, rootdir=str(tmp_path / "d"))
+    assert len(b) == 70000 and b.names == ["i", "f", "s"]
+    assert_array_equal(b["f"][:], np.arange(70000) * 2.0)
+    assert b["s"][:3].tolist() == ["k0", "k1", "k2"] and b.cols["s"].vlen is not None
+    assert len(bcolz.open(str(tmp_path / "d"))) == 70000
+
+
+def test_polars_both_ways():
+    pl = pytest.importorskip("polars")
+    t, codes, price = _table()
+    df = pl.DataFrame(t)
+    assert df.height == N and np.allclose(df["price"].to_numpy(), price)
+    assert df["sym"].dtype in (pl.Categorical, pl.Enum)
+    assert df["sym"].cast(pl.String).to_list() == [SYMS[c] for c in codes]
+    assert df["ts"].dtype == pl.Datetime("us", "Europe/Paris")
+    back = bcolz.ctable(df)
+    assert back.names == t.names and back["sym"][:].tolist() == t["sym"][:].tolist()
+    assert back.cols["ts"].attrs["timezone"] == "Europe/Paris"
+    assert_array_equal(back["ts"][:], t["ts"][:])
+    enum = pl.Series("e", ["y", "x", None], dtype=pl.Enum(["y", "x"]))
+    e = bcolz.ctable(pl.DataFrame([enum]))
+    assert e.cols["e"].category == bcolz.category(["y", "x"], ordered=True)
+    s = bcolz.carray(pl.Series("v", [1.5, 2.5, 3.5]))
+    assert_array_equal(s[:], [1.5, 2.5, 3.5])
+    assert pl.Series(bcolz.carray(np.arange(5))).to_list() == [0, 1, 2, 3, 4]
+
+
+def test_pyarrow_sources_build_carrays_and_ctables(tmp_path):
+    t, codes, price = _table(n=500)
+    at = pa.table(t)
+    for source in (at, pa.RecordBatchReader.from_stream(at), at.to_batches()[0]):
+        b = bcolz.ctable(source)
+        assert b.cols["sym"].category == bcolz.category(SYMS, ordered=True)
+        assert_array_equal(b["price"][:], price)
+    c = bcolz.carray(pa.chunked_array([[1, 2], [3]]), rootdir=str(tmp_path / "c"))
+    assert_array_equal(bcolz.open(str(tmp_path / "c"))[:], [1, 2, 3])
+    assert_array_equal(bcolz.carray(pa.array([4, 5]))[:], [4, 5])
+    with pytest.raises(ValueError, match="dtype cannot be given"):
+        bcolz.ctable(at, dtype={"i": "f8"})
+
+
+def test_from_arrow_reads_a_stream():
+    from bcolz_store.converters.arrow import from_arrow
+    t, _, price = _table(n=300)
+    b = from_arrow(pa.RecordBatchReader.from_stream(t))
+    assert b.names == t.names and b.cols["ts"].attrs["timezone"] == "Europe/Paris"
+    assert_array_equal(b["price"][:], price)
+
+
+def test_old_files_with_plain_strings_and_categories_in_the_metadata(tmp_path):
+    """A categorical column written as plain strings (the categories in the
+    schema metadata only) still reads back as the same categorical."""
+    from bcolz_store.converters.arrow import from_arrow
+    t, _, _ = _table(n=50)
+    at = pa.table(t)
+    old = at.set_column(2, "sym", at.column("sym").cast(pa.large_string()))
+    b = from_arrow(old)
+    assert b.cols["sym"].category == bcolz.category(SYMS, ordered=True)
+    assert b["sym"][:].tolist() == t["sym"][:].tolist()
+
+
+def test_without_pyarrow_the_error_names_the_extra(monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name.split(".")[0] == "pyarrow":
+            raise ImportError("no pyarrow")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    monkeypatch.delitem(__import__("sys").modules, "pyarrow")
+    with pytest.raises(ImportError, match=r"bcolz_store\[arrow\]"):
+        bcolz.carray(np.arange(3)).__arrow_c_stream__()
