@@ -32,6 +32,7 @@ from .ctable_ops import as_rows, check_not_empty
 from .ctable_query import condition
 from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
 from .format.layout import check_column_name
+from .interop.arrow_stream import field_records
 from .vlen_type import column_dtypes, vlen_request
 
 __all__ = ["Commits", "addcol", "append", "capture_appends", "create", "delcol", "flush", "purge",
@@ -151,6 +152,8 @@ def _fill_from_arrow(cols, commits, attrs, arrow, length: int) -> int:
         length += len(blocks[0])
     attrs.update(arrow.attrs)
     for name, values in arrow.col_attrs.items():
+        cols[name].attrs.update(values)
+    for name, values in field_records(arrow.fields, cols).items():
         cols[name].attrs.update(values)
     return length
 

@@ -33,9 +33,11 @@ import os
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from ..interop.arrow_stream import (arrow_input, arrow_schema, column_arrays, record_batches,
-                                   table_types)
+from ..format.vlen_meta import vlen_result_dtype
+from ..interop.arrow_stream import (arrow_input, arrow_schema, column_arrays, field_records,
+                                   record_batches, table_types)
 from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
+from ..vlen_type import vlen
 from ._common import Sink, local_path, progress_bar
 from .base import Converter, register_converter, require
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
@@ -276,8 +278,12 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     atoms, col_attrs, unsized, vlens = table_types(pa, schema, meta, names, strings, where,
                                                    first)
     if unsized:
+        nulls = set()
         atoms.update(sized_atoms(pa, {name: atoms[name] for name in unsized},
-                                 batches(unsized, READ_BLOCK_ROWS), where))
+                                 batches(unsized, READ_BLOCK_ROWS), where, nulls))
+        for name in nulls:          # a fixed width has no missing item: vlen keeps them
+            vlens[name] = vlen("str" if atoms[name].kind == "U" else "bytes", nullable=True)
+            atoms[name] = vlen_result_dtype(vlens[name].kind, True)
     if kind is None:
         kind = "carray" if meta.get("kind") == "carray" and len(names) == 1 else "ctable"
     attrs = meta.get("attrs") or {}
@@ -290,7 +296,16 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
             sink.append([from_arrow_array(pa, batch.column(name), atoms[name], name,
                                           vlens.get(name)) for name in names])
             bar.update(batch.num_rows)
-        return sink.finish(attrs, col_attrs)
+        obj = sink.finish(attrs, col_attrs)
+    # the Arrow fields the columns would not be written back as (once their attrs are set)
+    described = meta.get("columns", {})         # columns this library wrote: none to record
+    fields = {name: schema.field(name) for name in names if name not in described}
+    records = field_records(fields, {names[0]: obj} if kind == "carray" else obj.cols)
+    for name, values in records.items():
+        (obj if kind == "carray" else obj.cols[name]).attrs.update(values)
+    if records:
+        obj.flush()
+    return obj
 
 
 def from_arrow(arrow_table, rootdir=None, mode="w", *, kind=None, columns=None,

@@ -8,6 +8,7 @@ block by block, and the schema metadata that records what Arrow cannot say.
     M8[s|ms|us|ns]              timestamp[unit], NaT -> null        the same
     M8[D]                       date32, NaT -> null                 the same
     m8[s|ms|us|ns]              duration[unit], NaT -> null         the same
+    (from time32/time64)        m8[unit] since midnight             the time type *
     other M8/m8 units           int64 counts, NaT -> null           the same *
     S<n>                        binary (1)                          S<n> *
     U<n>                        string (utf8) (1)                   U<n> *
@@ -284,7 +285,7 @@ def _default_base(pa, typ, name: str) -> np.dtype:
         return np.dtype("M8[D]")
     if _is(pa, typ, "date64"):
         return np.dtype("M8[ms]")
-    if _is(pa, typ, "duration"):
+    if _is(pa, typ, "duration", "time32", "time64"):     # a time of day: since midnight
         return np.dtype(f"m8[{typ.unit}]")
     if _is(pa, typ, "string", "large_string", "string_view"):
         return np.dtype("U1")       # the width comes from a scan of the data
@@ -302,7 +303,7 @@ def _fits(pa, typ, recorded: np.dtype) -> bool:
     if kind == "M":
         return _is(pa, typ, "timestamp", "date32", "date64", "int64")
     if kind == "m":
-        return _is(pa, typ, "duration", "int64")
+        return _is(pa, typ, "duration", "time32", "time64", "int64")
     if kind == "S":
         return _is(pa, typ, "binary", "large_binary", "binary_view", "fixed_size_binary")
     if kind == "U":
@@ -461,6 +462,9 @@ def _flat_from_arrow(pa, arr, base: np.dtype, name: str) -> np.ndarray:
             stored = np.dtype("M8[D]" if _is(pa, typ, "date32") else "M8[ms]")
         else:                                   # int64 counts of base's unit
             stored = base.newbyteorder("=")
+        if _is(pa, typ, "time32", "time64"):           # counts of its unit since midnight
+            stored = np.dtype(f"m8[{typ.unit}]")
+            arr = arr.view(pa.int32() if _is(pa, typ, "time32") else pa.int64())
         if _is(pa, typ, "date32"):
             arr = arr.cast(pa.int32())
         ints = arr.cast(pa.int64()).fill_null(_NAT).to_numpy(zero_copy_only=False)
@@ -484,7 +488,7 @@ def _flat_from_arrow(pa, arr, base: np.dtype, name: str) -> np.ndarray:
     return raw.view(base).copy()
 
 
-def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table") -> dict:
+def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table", nulls=None) -> dict:
     """String and binary atoms as wide as the longest value in the data.
 
     Parameters
@@ -498,6 +502,10 @@ def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table") -> dict:
         All the data, holding at least these columns.
     where : str, default 'Arrow table'
         The source, for messages.
+    nulls : set, optional
+        Where to add the names of the columns (of one value a row) that hold
+        nulls, instead of refusing them (the caller makes them vlen columns,
+        which keep missing items).
 
     Returns
     -------
@@ -508,7 +516,8 @@ def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table") -> dict:
     Raises
     ------
     ValueError
-        When a column holds nulls.
+        When a column holds nulls (and ``nulls`` is None, or its rows are
+        arrays).
     TypeError
         When a column's rows are not lists of its atom's row shape.
     LimitError
@@ -520,6 +529,9 @@ def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table") -> dict:
     for batch in batches:
         for name, atom in atoms.items():
             flat = _flatten(pa, batch.column(name), atom.shape, name)
+            if nulls is not None and not atom.shape and flat.null_count:
+                nulls.add(name)
+                continue
             _refuse_nulls(flat, name)
             lengths = _strings(pa, flat)[1].to_numpy(zero_copy_only=False)
             widths[name] = max(widths[name], int(lengths.max(initial=0)))

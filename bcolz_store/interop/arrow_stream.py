@@ -8,7 +8,8 @@ chunks (about :data:`STREAM_BLOCK_BYTES` of all columns) at a time, each
 block read when the consumer asks for it: a table is never held whole.  Each
 column becomes Arrow as :func:`~bcolz_store.converters.arrow_types.to_arrow_array`
 makes it (categoricals as dictionaries, zoned datetimes as zoned timestamps,
-vlen columns as large strings or binary), with the schema metadata of
+vlen columns as strings or binary, large ones only past
+:data:`SMALL_VLEN_BYTES`), with the schema metadata of
 :mod:`~bcolz_store.converters.arrow_meta`.
 
 The other way, the carray and ctable constructors take any object exporting
@@ -27,10 +28,11 @@ import numpy as np
 
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
+from .arrow_fields import FIELD_ATTR, cast_to, dump_field, recorded_field
 from .columns import BLOCK_BYTES, atom_of, block_rows, columns_of, kind_of
 
 __all__ = ["ArrowColumns", "ArrowInput", "STREAM_BLOCK_BYTES", "arrow_input", "arrow_schema",
-           "column_arrays", "export_schema", "export_stream", "is_arrow_source",
+           "column_arrays", "column_field", "export_schema", "export_stream", "field_records", "is_arrow_source",
            "record_batches", "table_types"]
 
 STREAM_BLOCK_BYTES = BLOCK_BYTES     # uncompressed bytes of all columns per streamed batch
@@ -83,19 +85,51 @@ def arrow_schema(pa, obj):
     TypeError
         For object columns, or ``obj`` not a carray/ctable.
     """
-    fields = [pa.field(name, _types().arrow_type(_atom(col), **_kind(col)))
-              for name, col in columns_of(obj)]
+    fields = [column_field(pa, name, col) for name, col in columns_of(obj)]
     return pa.schema(fields, metadata=_types().schema_metadata(obj))
+
+
+def column_field(pa, name, col):
+    """The Arrow field a column is written as: the field it was read from when
+    its attrs record one (:mod:`.arrow_fields`), else its default type."""
+    recorded = recorded_field(pa, col, name)
+    if recorded is not None:
+        return recorded
+    return pa.field(name, _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col)))
+
+
+#: the most bytes of items a vlen column written as Arrow ``string``/``binary``
+#: (32-bit offsets) may hold; a larger one is ``large_string``/``large_binary``
+SMALL_VLEN_BYTES = (1 << 31) - 1
+
+
+def _small_type(pa, col):
+    """``string``/``binary`` for a vlen column whose items all fit 32-bit
+    offsets (Arrow's large types only where needed), else None."""
+    kind = _kind(col)["vlen"]
+    if kind is None or col.nbytes > SMALL_VLEN_BYTES:
+        return None
+    return pa.string() if kind == "str" else pa.binary()
+
+
+def _arrays_of(pa, name, col):
+    """``convert(block)``: a block of the column's rows as an array of its field's type."""
+    kind, recorded = _kind(col), recorded_field(pa, col, name)
+    typ = recorded.type if recorded is not None else _small_type(pa, col)
+    if typ is None:
+        return lambda block: _types().to_arrow_array(pa, block, name, **kind)
+    return lambda block: cast_to(pa, _types().to_arrow_array(pa, block, name, **kind),
+                                 typ, name)
 
 
 def column_arrays(pa, name, col, blen: int, done=None):
     """A column's Arrow arrays, one per ``blen`` rows, read when drawn.
 
     ``done(n)`` is called after each block of ``n`` rows (a progress bar)."""
-    kind = _kind(col)
+    convert = _arrays_of(pa, name, col)
     for start in range(0, len(col), blen):
         block = _read(col, start, start + blen)
-        yield _types().to_arrow_array(pa, block, name, **kind)
+        yield convert(block)
         if done is not None:
             done(len(block))
 
@@ -106,10 +140,10 @@ def record_batches(pa, obj, schema, blen: int, done=None):
 
     ``done(n)`` is called after each batch of ``n`` rows (a progress bar)."""
     cols = columns_of(obj)
-    kinds = [_kind(col) for _, col in cols]
+    converts = [_arrays_of(pa, name, col) for name, col in cols]
     for start in range(0, len(obj), blen):
-        arrays = [_types().to_arrow_array(pa, _read(col, start, start + blen), name, **kind)
-                  for (name, col), kind in zip(cols, kinds)]
+        arrays = [convert(_read(col, start, start + blen))
+                  for (name, col), convert in zip(cols, converts)]
         yield pa.record_batch(arrays, schema=schema)
         if done is not None:
             done(len(arrays[0]) if arrays else 0)
@@ -169,7 +203,7 @@ def export_stream(obj, requested_schema=None):
         except (pa.ArrowException, ValueError) as err:
             raise ValueError(f"the table's columns cannot be cast to the requested schema: "
                              f"{err}") from None
-    typ = _types().arrow_type(_atom(obj), **_kind(obj))
+    typ = column_field(pa, "data", obj).type
     wanted = _requested(pa, requested_schema, typ)
     arrays = column_arrays(pa, "data", obj, blen)
     if wanted is not None:
@@ -201,7 +235,7 @@ def export_schema(obj):
     pa = _types().import_pyarrow()
     if kind_of(obj) == "ctable":
         return arrow_schema(pa, obj).__arrow_c_schema__()
-    typ = _types().arrow_type(_atom(obj), **_kind(obj))
+    typ = column_field(pa, "data", obj).type
     return pa.field("", typ, metadata=_types().schema_metadata(obj)).__arrow_c_schema__()
 
 
@@ -298,6 +332,7 @@ class ArrowInput(NamedTuple):
     attrs: dict         # the recorded attrs of the table (or carray)
     col_attrs: dict     # name -> column attrs
     nrows: object       # the number of rows when known, else None
+    fields: dict = {}   # name -> the source's Arrow field (see :func:`field_records`)
 
 
 def _source(pa, obj):
@@ -400,7 +435,34 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
     kind = "carray" if len(names) == 1 and (single or meta.get("kind") == "carray") \
         else "ctable"
     return ArrowInput(names, kind, atoms, first, rest, vlens, meta.get("attrs") or {},
-                      types.col_attrs, nrows)
+                      types.col_attrs, nrows, {name: schema.field(name) for name in names
+                                               if name not in meta.get("columns", {})})
+
+
+def field_records(fields: dict, columns) -> dict:
+    """``{name: {FIELD_ATTR: text}}`` for each column whose source field
+    (``fields[name]``, a pyarrow Field) is not the field it would be written
+    as by default (its type, nullability or metadata differ), so that writing
+    it to Arrow again gives the source's field (:mod:`.arrow_fields`).
+
+    ``columns[name]`` is the column built from it; a column that already
+    records a field (the source was written by this library) is left alone.
+    """
+    if not fields:
+        return {}
+    pa = _types().import_pyarrow()
+    out = {}
+    for name, field in fields.items():
+        col = columns[name]
+        if recorded_field(pa, col, name) is not None:
+            continue
+        try:
+            default = column_field(pa, name, col)
+        except (TypeError, ValueError):
+            continue
+        if not field.with_name(name).equals(default, check_metadata=True):
+            out[name] = {FIELD_ATTR: dump_field(pa, field.with_name(name))}
+    return out
 
 
 def _chain(head, batches):

@@ -179,16 +179,24 @@ def test_parquet_and_arrow_round_trips_keep_the_vlen_type(tmp_path):
     assert theirs.column("obj").to_pylist() == ["a", None, "ccc", "", "é"]
 
 
-def test_foreign_parquet_strings_become_vlen_on_request(tmp_path):
+def test_foreign_parquet_strings_become_vlen_on_request_or_when_they_hold_nulls(tmp_path):
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
-    pq.write_table(pa.table({"s": ["a", None, "ccc"], "b": [b"x", None, b""]}),
+    pq.write_table(pa.table({"s": ["a", None, "ccc"], "b": [b"x", None, b""], "f": ["x", "yy", ""]}),
                    str(tmp_path / "f.parquet"))
-    with pytest.raises(ValueError, match="nulls"):
-        convert(str(tmp_path / "f.parquet"), str(tmp_path / "fixed"))
+    # a fixed width has no missing item: the columns with nulls become vlen columns
+    convert(str(tmp_path / "f.parquet"), str(tmp_path / "fixed"))
+    back = bcolz_store.open(str(tmp_path / "fixed"))
+    assert back["s"][:].tolist() == ["a", None, "ccc"] and back.cols["b"].vlen.kind == "bytes"
+    assert back.cols["f"].dtype == np.dtype("U2") and back.cols["f"].vlen is None
     convert(str(tmp_path / "f.parquet"), str(tmp_path / "v"), strings="vlen")
     back = bcolz_store.open(str(tmp_path / "v"))
     assert back["s"][:].tolist() == ["a", None, "ccc"] and back.cols["b"].vlen.kind == "bytes"
+    assert back.cols["f"].vlen.kind == "str"
+    # written back, they are Arrow strings and binary again, not their large types
+    convert(str(tmp_path / "fixed"), str(tmp_path / "back.parquet"))
+    assert pq.read_table(str(tmp_path / "back.parquet")).schema.remove_metadata() == \
+        pq.read_table(str(tmp_path / "f.parquet")).schema.remove_metadata()
 
 
 def test_zarr_round_trip_uses_zarr_vlen_types(tmp_path):
