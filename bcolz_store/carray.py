@@ -33,6 +33,7 @@ from .apidoc.carray import CARRAY_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .category_type import CodesView, category_of
+from .decimal_type import decimal_of
 from .chunks.category_engine import CategoryEngine
 from .chunks.chunk import chunk
 from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
@@ -150,6 +151,8 @@ class carray:
     category = property(lambda self: category_of(self._meta, self._engine),
                         doc="The :class:`~bcolz_store.category` of a categorical carray, "
                             "else None.")
+    column_type = property(lambda self: decimal_of(self._meta),
+                           doc="The decimal type of a decimal carray, else None.")
     cbytes = property(lambda self: self._engine.cbytes,
                       doc="int: compressed bytes (the leftover counts as a full chunk).")
     chunklen = property(lambda self: self._meta.chunklen, doc="int: atoms per chunk.")
@@ -503,7 +506,7 @@ class carray:
         expectedlen = kwargs.pop("expectedlen", self.len)
         kwargs.setdefault("dflt", self.dflt)
         atom = self._meta.atom
-        if self._meta.vlen is not None:     # items of any length: copied block by block
+        if self._meta.vlen is not None or self._meta.composite is not None:   # block by block
             return type(self)(self, expectedlen=expectedlen, **kwargs)
         out = type(self)(np.empty((0,) + atom.shape, dtype=atom.base),
                          expectedlen=expectedlen, **kwargs)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .carray_read import is_carray
 from .category_type import category, category_request, new_category_meta
+from .decimal_type import decimal_request, new_decimal_meta
 from .chunks.codec import typesize_for
 from .cparams import cparams as cparams_cls
 from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
@@ -54,6 +55,9 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
         cparams = cparams_cls.from_any(cparams)
     else:
         raise ValueError("`cparams` param must be an instance of `cparams` class")
+    found = decimal_request(array, dtype)
+    if found is not None:
+        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen)
     request = category_request(array, dtype) or vlen_request(array, dtype)
     if isinstance(request, category):
         return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)
