@@ -32,6 +32,7 @@ from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
 from .category_type import category
 from .decimal_type import decimal
+from .struct_type import struct
 from .vlen_type import train_dictionary, vlen
 from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
                        print_versions, set_nthreads, walk)
@@ -60,6 +61,6 @@ __all__ = [
     "blosc_compressor_list", "blosc_set_nthreads", "blosc_version", "carray", "category", "chunk",
     "cparams", "ctable", "dask_here", "decimal", "defaults", "defaults_ctx", "detect_number_of_cores", "eval",
     "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "numexpr_here",
-    "ones", "open", "pandas_here", "print_versions", "set_nthreads", "set_printoptions",
+    "ones", "open", "pandas_here", "print_versions", "set_nthreads", "set_printoptions", "struct",
     "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
 ]

@@ -5,12 +5,10 @@ trailing partial chunk (the *leftover*) stays uncompressed in memory until
 ``flush()``, when it is written as the next numbered chunk file holding only the
 leftover atoms, and ``meta/sizes`` is rewritten.
 
-The class is bcolz's API over four parts: the metadata (``CarrayMeta``), the
-chunk engine (:mod:`bcolz_store.chunks`: chunks, leftover, cache), the dataset
-(:class:`~bcolz_store.carray_dataset.CarrayDataset`: store, lock, attrs,
-commits) and the options (:class:`~bcolz_store.options.OpenOptions`).  What
-reads, writes and iteration compute is in :mod:`bcolz_store.carray_read`,
-:mod:`bcolz_store.carray_edit` and :mod:`bcolz_store.carray_ops`.
+The class is bcolz's API over four parts: the metadata (``CarrayMeta``), the chunk
+engine (:mod:`bcolz_store.chunks`), the dataset (:class:`~bcolz_store.carray_dataset.
+CarrayDataset`: store, lock, attrs, commits) and the options (``OpenOptions``).  What
+reads, writes and iteration compute is in ``carray_read``, ``carray_edit``, ``carray_ops``.
 
 Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md.
 """
@@ -33,6 +31,7 @@ from .apidoc.carray import CARRAY_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .category_type import CodesView, category_of
+from .carray_struct import field_carray
 from .decimal_type import decimal_of
 from .chunks.category_engine import CategoryEngine
 from .chunks.chunk import chunk
@@ -43,6 +42,7 @@ from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
 from .interop.fixed_width import tofixed as _tofixed
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
+from .struct_type import struct_of
 from .vlen_type import vlen_of
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
@@ -151,8 +151,9 @@ class carray:
     category = property(lambda self: category_of(self._meta, self._engine),
                         doc="The :class:`~bcolz_store.category` of a categorical carray, "
                             "else None.")
-    column_type = property(lambda self: decimal_of(self._meta),
-                           doc="The decimal type of a decimal carray, else None.")
+    column_type = property(lambda self: decimal_of(self._meta) or struct_of(self._meta),
+                           doc="The decimal or struct type of such a carray, else None.")
+    field = field_carray
     cbytes = property(lambda self: self._engine.cbytes,
                       doc="int: compressed bytes (the leftover counts as a full chunk).")
     chunklen = property(lambda self: self._meta.chunklen, doc="int: atoms per chunk.")

@@ -110,7 +110,9 @@ def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
         value = value.to_pylist()
     elif type(value).__name__ in ("Series", "Index"):
         value = value.tolist()
-    if value is None or isinstance(value, (str, bytes, dict)) or np.ndim(value) == 0:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = [value[()]]
+    elif value is None or isinstance(value, (str, bytes, dict)) or np.ndim(value) == 0:
         value = [value]
     if isinstance(value, np.ndarray):
         value = value.reshape(-1)
