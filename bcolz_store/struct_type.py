@@ -193,8 +193,10 @@ def arrow_type_of(kind):
     raise TypeError(f"no Arrow type for a field of {kind!r}")
 
 
-def column_type_of_arrow(typ):
-    """The decimal or struct type of a column of Arrow type ``typ``, else None.
+def column_type_of_arrow(typ, nullable: bool = True):
+    """The decimal or struct type of a column of Arrow type ``typ``, else None
+    (a struct is ``nullable`` as given: an Arrow column may hold nulls; a
+    nested struct as its field's flag says).
 
     Raises
     ------
@@ -205,14 +207,15 @@ def column_type_of_arrow(typ):
     if pa.types.is_decimal(typ):
         return decimal(typ.precision, typ.scale)
     if pa.types.is_struct(typ):
-        return struct([(typ.field(i).name, _field_of_arrow(pa, typ.field(i).type),
-                        typ.field(i).nullable) for i in range(typ.num_fields)],
-                      nullable=True)
+        return struct([(typ.field(i).name,
+                         _field_of_arrow(pa, typ.field(i).type, typ.field(i).nullable),
+                         typ.field(i).nullable) for i in range(typ.num_fields)],
+                      nullable=nullable)
     return None
 
 
-def _field_of_arrow(pa, typ):
-    found = column_type_of_arrow(typ)
+def _field_of_arrow(pa, typ, nullable: bool):
+    found = column_type_of_arrow(typ, nullable)
     if found is not None:
         return found
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):

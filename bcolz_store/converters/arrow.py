@@ -55,7 +55,11 @@ def _pq():
 # --- carray/ctable -> Arrow -----------------------------------------------------------
 
 def _vlen_kind(col):
-    """'str' or 'bytes' for a vlen column, else None."""
+    """'str' or 'bytes' for a vlen column, the type of a decimal or struct
+    column (converters/arrow_structs.py), else None."""
+    kind = getattr(col, "column_type", None)
+    if kind is not None:
+        return kind
     vlen = getattr(col, "vlen", None)
     return None if vlen is None else vlen.kind
 

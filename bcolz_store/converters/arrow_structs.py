@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..decimal_type import decimal
-from ..format.decimal_meta import decode_decimals, encode_decimals
+from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
 from ..struct_type import arrow_type_of, column_type_of_arrow, struct
 
-__all__ = ["composite_arrow_type", "composite_from_arrow", "composite_to_arrow",
-           "is_composite"]
+__all__ = ["column_kind_of_arrow", "composite_arrow_type", "composite_from_arrow",
+           "composite_to_arrow", "is_composite"]
 
 
 def is_composite(kind) -> bool:
@@ -71,13 +71,9 @@ def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:
         arr = pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], arr.type)
     if isinstance(kind, decimal) and pa.types.is_decimal(arr.type):
         width = arr.type.byte_width
-        data = arr.buffers()[1]
-        raw = np.frombuffer(data, dtype=f"V{width}", count=arr.offset + len(arr))[arr.offset:]
-        out = decode_decimals(raw, arr.type.precision and
-                              decimal(arr.type.precision, arr.type.scale).meta)
-        if arr.type.precision != kind.precision or arr.type.scale != kind.scale:
-            out = np.fromiter((None if v is None else v for v in out), dtype=object,
-                              count=len(out))
+        raw = np.frombuffer(arr.buffers()[1], dtype=f"V{width}",
+                            count=arr.offset + len(arr))[arr.offset:]
+        out = decode_decimals(raw, DecimalMeta(arr.type.precision, arr.type.scale, width * 8))
         if arr.null_count:
             out[np.asarray(arr.is_null())] = None
         return out
@@ -86,5 +82,11 @@ def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:
 
 
 def column_kind_of_arrow(typ):
-    """The decimal or struct type of a column of Arrow type ``typ``, else None."""
+    """The decimal or struct type of a column of Arrow type ``typ``, else None.
+
+    Raises
+    ------
+    TypeError
+        A struct with a field of a type no column kind holds.
+    """
     return column_type_of_arrow(typ)

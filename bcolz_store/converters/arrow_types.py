@@ -49,6 +49,8 @@ import numpy as np
 from ..format.vlen_meta import vlen_result_dtype
 from ..interop.columns import check_fixed_width
 from .base import require
+from .arrow_structs import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
+                            composite_to_arrow, is_composite)
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
@@ -198,6 +200,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     ValueError
         For datetime64[D] values outside Arrow's date32 range.
     """
+    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+        return composite_to_arrow(pa, block, vlen, name)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
     try:
@@ -233,6 +237,8 @@ def arrow_type(atom, vlen=None, tz=None):
         For object dtypes.
     """
     pa = import_pyarrow()
+    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+        return composite_arrow_type(vlen)
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
@@ -323,6 +329,9 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
         For Arrow types with no bcolz column kind.
     """
     pa = import_pyarrow()
+    found = column_kind_of_arrow(typ)       # decimal or struct (arrow_structs.py)
+    if found is not None:
+        return ColumnType(np.dtype(object), False, {}, found)
     shape = []
     while _is(pa, typ, "fixed_size_list"):
         shape.append(typ.list_size)
@@ -503,6 +512,8 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str, vlen=None) -> np.ndarra
     TypeError
         When the rows are not lists of the atom's row shape.
     """
+    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+        return composite_from_arrow(pa, arr, vlen, name)
     if vlen is not None:
         return _vlen_from_arrow(pa, arr, vlen.kind)
     n = len(arr)
