@@ -225,6 +225,9 @@ def _field_of_arrow(pa, typ, nullable: bool):
     if pa.types.is_dictionary(typ):
         return category(None, typ.ordered)
     try:
-        return np.dtype(typ.to_pandas_dtype())
+        dtype = np.dtype(typ.to_pandas_dtype())
     except (NotImplementedError, TypeError):
-        raise TypeError(f"no struct field kind holds Arrow type {typ}") from None
+        dtype = np.dtype(object)
+    if dtype.kind in "OV":
+        raise TypeError(f"no struct field kind holds Arrow type {typ}")
+    return dtype

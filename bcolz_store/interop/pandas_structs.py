@@ -11,7 +11,7 @@ missing)                                    p and s that hold every item
                                             pyarrow infers
 ==========================================  ==============================  ====================
 
-The column's attrs record (under ``bcolz_store.pandas_arrow``) the Arrow type of
+The column's attrs record (under ``ARROW_ATTR``) the Arrow type of
 an ``ArrowDtype`` column (an Arrow schema, base64), so that it comes back as it
 was (``string`` fields stay ``string``, ``decimal256`` stays ``decimal256``).  pandas and pyarrow are the caller's (imported here
 only inside functions).
