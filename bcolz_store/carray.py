@@ -151,7 +151,8 @@ class carray:
     category = property(lambda self: category_of(self._meta, self._engine),
                         doc="The :class:`~bcolz_store.category` of a categorical carray, "
                             "else None.")
-    column_type = property(lambda self: decimal_of(self._meta) or struct_of(self._meta),
+    column_type = property(lambda self: decimal_of(self._meta) or struct_of(self._meta,
+                                                                           self._engine),
                            doc="The decimal or struct type of such a carray, else None.")
     field = field_carray
     cbytes = property(lambda self: self._engine.cbytes,

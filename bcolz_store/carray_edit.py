@@ -112,7 +112,8 @@ def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
         value = value.tolist()
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = [value[()]]
-    elif value is None or isinstance(value, (str, bytes, dict)) or np.ndim(value) == 0:
+    elif value is None or isinstance(value, (str, bytes, dict)) or \
+            not hasattr(value, "__len__"):
         value = [value]
     if isinstance(value, np.ndarray):
         value = value.reshape(-1)

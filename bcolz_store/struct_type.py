@@ -28,7 +28,7 @@ from .decimal_type import decimal
 from .format.decimal_meta import DecimalMeta
 from .format.names import check_name
 from .format.struct_meta import StructMeta
-from .vlen_type import vlen
+from .vlen_type import vlen, vlen_of
 
 __all__ = ["arrow_type_of", "column_type_of_arrow", "field_type", "struct", "struct_of"]
 
@@ -143,26 +143,29 @@ def _show(kind) -> str:
     return repr(str(kind)) if isinstance(kind, np.dtype) else repr(kind)
 
 
-def struct_of(meta):
-    """The :class:`struct` type of a carray's metadata (None unless a struct carray)."""
+def struct_of(meta, engine=None):
+    """The :class:`struct` type of a carray's metadata (None unless a struct
+    carray); with its engine, the categories of categorical fields too."""
     found = getattr(meta, "composite", None)
     if not isinstance(found, StructMeta):
         return None
-    return struct([(f.name, _kind_of_meta(f.meta), f.nullable) for f in found.fields],
-                  found.nullable)
+    engines = [f[1] for f in engine.fields] if engine is not None else [None] * len(found.fields)
+    return struct([(f.name, _kind_of_meta(f.meta, e), f.nullable)
+                   for f, e in zip(found.fields, engines)], found.nullable)
 
 
-def _kind_of_meta(meta):
-    """The type of a field from its carray metadata."""
+def _kind_of_meta(meta, engine=None):
+    """The type of a field from its carray metadata (and engine)."""
     composite = getattr(meta, "composite", None)
     if isinstance(composite, DecimalMeta):
         return decimal(composite.precision, composite.scale)
     if isinstance(composite, StructMeta):
-        return struct_of(meta)
+        return struct_of(meta, engine)
     if meta.categorical is not None:
-        return category(None, meta.categorical.ordered)
+        cats = engine.lookup()[:-1].tolist() if engine is not None else None
+        return category(cats, meta.categorical.ordered)
     if meta.vlen is not None:
-        return vlen(meta.vlen.kind, nullable=meta.vlen.nullable)
+        return vlen_of(meta.vlen)
     return meta.atom
 
 

@@ -75,7 +75,8 @@ def _key(folder: str) -> str:
     return folder.casefold()
 
 
-def assign_folders(names, dirs: dict | None = None, prefix: str = "c") -> dict:
+def assign_folders(names, dirs: dict | None = None, prefix: str = "c",
+                   reserved: tuple = ()) -> dict:
     """The folder of every name: ``{name: folder}`` of those whose folder is
     not the name itself (the ``dirs`` entry).
 
@@ -88,6 +89,8 @@ def assign_folders(names, dirs: dict | None = None, prefix: str = "c") -> dict:
         ``dirs`` nor among ``names`` before is new.
     prefix : str, default "c"
         ``c`` for columns, ``f`` for struct fields.
+    reserved : tuple of str
+        More names that are never their own folder.
 
     Raises
     ------
@@ -101,13 +104,16 @@ def assign_folders(names, dirs: dict | None = None, prefix: str = "c") -> dict:
         if name in seen:
             raise ValueError(f"column names must be unique: {name!r} appears twice")
         seen.add(name)
-    taken = {_key(dirs.get(n, n)) for n in names if n in dirs or is_plain_name(n)}
+    def plain(name):
+        return is_plain_name(name) and name not in reserved
+
+    taken = {_key(dirs.get(n, n)) for n in names if n in dirs or plain(n)}
     out, used = {}, set()
     n = 0
     for name in names:
         if name in dirs:
             folder = dirs[name]
-        elif is_plain_name(name) and _key(name) not in used:
+        elif plain(name) and _key(name) not in used:
             folder = name
         else:
             while True:

@@ -66,9 +66,7 @@ class StructMeta:
 
 def field_folders(names) -> dict:
     """``{name: folder}`` of the fields whose folder is made up (format/names.py)."""
-    plain = [n for n in names if n not in _OWN_FOLDERS]
-    made = assign_folders([n if n in plain else "\0" + n for n in names], prefix="f")
-    return {(k[1:] if k.startswith("\0") else k): v for k, v in made.items()}
+    return assign_folders(list(names), prefix="f", reserved=_OWN_FOLDERS)
 
 
 def struct_dtype_text(name: str) -> str:
