@@ -79,23 +79,34 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
     return struct_carray_meta(smeta, cparams, int(chunklen), expectedlen), items
 
 
-def field_carray(c, name):
-    """Field ``name`` of the struct carray ``c`` as a read-only carray sharing
-    its engine (rows appended but not yet flushed included).
+def field_carray(self, name):
+    """Field ``name`` of this struct carray, as a read-only carray sharing its
+    engine (rows appended but not yet flushed included).
+
+    Parameters
+    ----------
+    name : str
+        The field's name, as the struct type gives it.
+
+    Returns
+    -------
+    carray
+        Of the field's kind and the struct's length; mode ``'r'`` (write
+        through the struct carray: a field alone cannot change length).
 
     Raises
     ------
     TypeError
-        When ``c`` is not a struct carray.
+        When this carray is not a struct carray.
     KeyError
         When it has no such field.
     """
-    smeta = c._meta.composite
+    smeta = self._meta.composite
     if not isinstance(smeta, StructMeta):
         raise TypeError("only struct carrays have fields")
-    engine = c._engine.field_engine(name)
+    engine = self._engine.field_engine(name)
     field = next(f for f in smeta.fields if f.name == name)
-    out = c.view()
+    out = self.view()
     out._engine = engine
     out._meta = field.meta
     out._mode = "r"
