@@ -23,7 +23,7 @@ import numpy as np
 
 from .datasets.carray_files import CarrayMeta
 from .datasets.composite_files import decimal_carray_meta
-from .format.decimal_meta import DecimalMeta, check_decimal, encode_decimals
+from .format.decimal_meta import DecimalMeta, check_decimal
 from .indexing import calc_chunklen, is_int
 
 __all__ = ["decimal", "decimal_of", "decimal_request", "new_decimal_meta"]
@@ -121,7 +121,8 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
     Raises
     ------
     TypeError, ValueError
-        An item or ``dflt`` that is not a decimal number of the type; a bad chunklen.
+        A ``dflt`` that is not a decimal number of the type; a bad chunklen
+        (the items are checked when the new carray writes them).
     """
     meta = request.meta
     source = hasattr(type(array), "iterblocks_")
@@ -133,9 +134,7 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
         values = [array] if isinstance(array, (str, bytes)) or np.ndim(array) == 0 \
             else list(np.asarray(array, dtype=object).reshape(-1)) \
             if isinstance(array, np.ndarray) else list(array)
-        items = np.empty(len(values), dtype=object)
-        items[:] = values
-        encode_decimals([v for v in values if v is not None], meta, "new carray")
+        items = np.fromiter(values, dtype=object, count=len(values))
     expectedlen = int((len(array) if source else len(items)) if expectedlen is None
                       else expectedlen)
     if chunklen is None:
