@@ -31,8 +31,7 @@ from .apidoc.carray import CARRAY_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .category_type import CodesView, category_of
-from .carray_struct import field_carray
-from .decimal_type import decimal_of
+from .carray_struct import column_type_of, field_carray, is_struct
 from .chunks.category_engine import CategoryEngine
 from .chunks.chunk import chunk
 from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
@@ -42,7 +41,6 @@ from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
 from .interop.fixed_width import tofixed as _tofixed
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
-from .struct_type import struct_of
 from .vlen_type import vlen_of
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
@@ -149,10 +147,8 @@ class carray:
     attrs = property(lambda self: self._files.attrs,
                      doc="The user attributes (an :class:`bcolz_store.attrs.attrs`).")
     category = property(lambda self: category_of(self._meta, self._engine),
-                        doc="The :class:`~bcolz_store.category` of a categorical carray, "
-                            "else None.")
-    column_type = property(lambda self: decimal_of(self._meta) or struct_of(self._meta,
-                                                                           self._engine),
+                        doc="The :class:`~bcolz_store.category` of a categorical carray, or None.")
+    column_type = property(lambda self: column_type_of(self._meta, self._engine),
                            doc="The decimal or struct type of such a carray, else None.")
     field = field_carray
     cbytes = property(lambda self: self._engine.cbytes,
@@ -283,6 +279,8 @@ class carray:
 
     def __getitem__(self, key):
         if isinstance(key, str):
+            if is_struct(self._meta):       # a struct carray's field
+                return self.field(key)
             key = _read.eval_key(key, sys._getframe(1), type(self), self.len)
         return _read.read_key(self._engine, self._meta, self._guard, key, self.len,
                               self.__getitem__)

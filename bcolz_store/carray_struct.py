@@ -10,12 +10,13 @@ import numpy as np
 
 from .carray_edit import composite_items
 from .category_type import category
+from .decimal_type import decimal_of
 from .datasets.struct_files import struct_carray_meta
 from .format.struct_meta import FieldMeta, StructMeta, field_folders
 from .indexing import calc_chunklen, is_int
-from .struct_type import struct
+from .struct_type import struct, struct_of
 
-__all__ = ["field_carray", "new_struct_meta", "struct_request"]
+__all__ = ["column_type_of", "field_carray", "is_struct", "new_struct_meta", "struct_request"]
 
 # bytes per row a field counts for when sizing chunks (text: a guess)
 _VAR_ITEM_BYTES = 16
@@ -77,6 +78,17 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
         fields.append(FieldMeta(name, folders.get(name, name), flag, fmeta))
     smeta = StructMeta(fields, request.nullable)
     return struct_carray_meta(smeta, cparams, int(chunklen), expectedlen), items
+
+
+def column_type_of(meta, engine):
+    """The :class:`~bcolz_store.decimal` or :class:`struct` type of a carray of
+    metadata ``meta`` and engine ``engine``, else None."""
+    return decimal_of(meta) or struct_of(meta, engine)
+
+
+def is_struct(meta) -> bool:
+    """Whether ``meta`` describes a struct carray (whose ``c['name']`` is a field)."""
+    return isinstance(getattr(meta, "composite", None), StructMeta)
 
 
 def field_carray(self, name):

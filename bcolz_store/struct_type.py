@@ -10,7 +10,7 @@ complete carray of its own kind in a sub-folder of the column's folder
     ...                  dtype=bcolz.struct([("a", "int32"), ("b", "str")]))
     >>> c[:].tolist()
     [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'yz'}]
-    >>> c.field("b")[:].tolist()
+    >>> c.field("b")[:].tolist()      # also c["b"]
     ['x', 'yz']
 
 A field's type is a numpy dtype (or its name), ``'str'``/``'bytes'`` or a

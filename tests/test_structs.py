@@ -40,6 +40,9 @@ def test_layout_and_round_trip(tmp_path):
     assert c[1] == items[1] and c[2] is None and c[[4, 0]].tolist() == [items[4], items[0]]
     assert c.field("a")[:].tolist() == [0, 1, 0, 3, 4]
     assert c.field("meta").field("k")[:].tolist() == [0.0, 0.5, 0.0, 1.5, 2.0]
+    assert c["meta"]["k"][:].tolist() == [0.0, 0.5, 0.0, 1.5, 2.0]
+    with pytest.raises(KeyError, match="no field named 'zz'"):
+        c["zz"]
     c.append([item(7)])
     c[0] = item(9)
     c[1:3] = [None, item(8)]
