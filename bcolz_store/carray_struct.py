@@ -40,6 +40,17 @@ def _item_bytes(kind) -> int:
     return getattr(kind, "bits", _VAR_ITEM_BYTES * 8) // 8
 
 
+def _depth(kind) -> int:
+    if not isinstance(kind, struct):
+        return 0
+    return 1 + max(_depth(k) for _, k, _ in kind.fields)
+
+
+# struct folders below a ctable column, at most (the dataset layout's MAX_NESTING
+# counts the column, the struct levels and a categorical field's categories)
+MAX_STRUCT_DEPTH = 12
+
+
 def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_ndarray,
                     new_meta):
     """The metadata of a new struct carray (and of each field's carray), and
@@ -54,7 +65,11 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
     TypeError, ValueError
         As the fields' kinds; items that are not dicts (or None) are refused
         when written.
+    ValueError
+        Structs nested more than ``MAX_STRUCT_DEPTH`` (12) deep.
     """
+    if _depth(request) > MAX_STRUCT_DEPTH:
+        raise ValueError(f"structs nest {_depth(request)} deep; at most {MAX_STRUCT_DEPTH}")
     source = hasattr(type(array), "iterblocks_")
     items = np.empty(0, dtype=object) if source else composite_items(array, where="new carray")
     expectedlen = int((len(array) if source else len(items)) if expectedlen is None
