@@ -4,8 +4,9 @@
 ``ctable``, ``open``, ``zeros``, ``ones``, ``fill``, ``arange``, ``fromiter``,
 ``iterblocks``, ``walk``, ``eval``, ``cparams``, ``defaults``, ``attrs``...; and
 ``vlen`` (the type of carrays of str or bytes of any length),
-``train_dictionary`` (a zstd dictionary for them) and ``category`` (the type
-of categorical carrays: codes plus categories).
+``train_dictionary`` (a zstd dictionary for them), ``category`` (the type
+of categorical carrays: codes plus categories), ``decimal`` (exact
+fixed-point numbers) and ``struct`` (items of named fields of any kind).
 Datasets are read and written in bcolz's on-disk format, byte for byte.
 
 Importing this package does no I/O and starts no threads.
@@ -31,6 +32,8 @@ from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
 from .category_type import category
+from .decimal_type import decimal
+from .struct_type import struct
 from .vlen_type import train_dictionary, vlen
 from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
                        print_versions, set_nthreads, walk)
@@ -57,8 +60,9 @@ __all__ = [
     "SHUFFLE", "TableNotFoundError", "UnknownFormatError", "UnsafeDataError", "VerifyReport",
     "WriteFailedError", "arange", "array2string", "attrs",
     "blosc_compressor_list", "blosc_set_nthreads", "blosc_version", "carray", "category", "chunk",
-    "cparams", "ctable", "dask_here", "defaults", "defaults_ctx", "detect_number_of_cores", "eval",
+    "cparams", "ctable", "dask_here", "decimal", "defaults", "defaults_ctx",
+    "detect_number_of_cores", "eval",
     "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "numexpr_here",
     "ones", "open", "pandas_here", "print_versions", "set_nthreads", "set_printoptions",
-    "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
+    "struct", "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
 ]

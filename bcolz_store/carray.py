@@ -5,12 +5,10 @@ trailing partial chunk (the *leftover*) stays uncompressed in memory until
 ``flush()``, when it is written as the next numbered chunk file holding only the
 leftover atoms, and ``meta/sizes`` is rewritten.
 
-The class is bcolz's API over four parts: the metadata (``CarrayMeta``), the
-chunk engine (:mod:`bcolz_store.chunks`: chunks, leftover, cache), the dataset
-(:class:`~bcolz_store.carray_dataset.CarrayDataset`: store, lock, attrs,
-commits) and the options (:class:`~bcolz_store.options.OpenOptions`).  What
-reads, writes and iteration compute is in :mod:`bcolz_store.carray_read`,
-:mod:`bcolz_store.carray_edit` and :mod:`bcolz_store.carray_ops`.
+The class is bcolz's API over four parts: the metadata (``CarrayMeta``), the chunk
+engine (:mod:`bcolz_store.chunks`), the dataset (:class:`~bcolz_store.carray_dataset.
+CarrayDataset`: store, lock, attrs, commits) and the options (``OpenOptions``).  What
+reads, writes and iteration compute is in ``carray_read``, ``carray_edit``, ``carray_ops``.
 
 Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md.
 """
@@ -32,6 +30,7 @@ from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .category_type import CodesView, category_of
+from .carray_struct import column_type_of, field_carray, is_struct
 from .chunks.category_engine import CategoryEngine
 from .chunks.chunk import chunk
 from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
@@ -145,46 +144,37 @@ class carray:
 
     # ------------------------------------------------------------ properties
 
-    attrs = property(lambda self: self._files.attrs,
-                     doc="The user attributes (an :class:`bcolz_store.attrs.attrs`).")
+    attrs = property(lambda self: self._files.attrs, doc="The user attributes (``attrs``).")
     category = property(lambda self: category_of(self._meta, self._engine),
-                        doc="The :class:`~bcolz_store.category` of a categorical carray, "
-                            "else None.")
-    cbytes = property(lambda self: self._engine.cbytes,
-                      doc="int: compressed bytes (the leftover counts as a full chunk).")
+                        doc="The :class:`~bcolz_store.category` of a categorical carray, or None.")
+    column_type = property(lambda self: column_type_of(self._meta, self._engine),
+                           doc="The decimal or struct type of such a carray, else None.")
+    field = field_carray
+    cbytes = property(lambda self: self._engine.cbytes, doc="int: compressed bytes.")
     chunklen = property(lambda self: self._meta.chunklen, doc="int: atoms per chunk.")
-    chunks = property(lambda self: self._engine.chunks,
-                      doc="The sequence of full, compressed chunks (:class:`chunk`).")
-    cparams = property(lambda self: self._meta.cparams,
-                       doc="The compression parameters (a :class:`~bcolz_store.cparams`).")
+    chunks = property(lambda self: self._engine.chunks, doc="The full chunks (``chunk``).")
+    cparams = property(lambda self: self._meta.cparams, doc="The compression parameters.")
     dataset = property(lambda self: self._files.store,
                        doc="The :class:`~bcolz_store.storage.dataset.DatasetStore` a stored "
                            "carray reads and commits through (a column's is its table's); "
                            "None in memory.")
-    dtype = property(lambda self: self._meta.atom.base,
-                     doc="numpy.dtype of the elements (the atom's base dtype).")
+    dtype = property(lambda self: self._meta.atom.base, doc="numpy.dtype of the elements.")
     leftover = property(lambda self: self._engine.nleft * self._meta.atom.itemsize,
                         doc="int: bytes held in the uncompressed leftover buffer.")
     leftover_bytes = leftover
-    leftover_array = property(lambda self: self._engine.leftover,
-                              doc="numpy.ndarray (chunklen, *atom): the leftover buffer.")
+    leftover_array = property(lambda self: self._engine.leftover, doc="The leftover buffer.")
     leftover_ptr = property(lambda self: self._engine.leftover.ctypes.data,
                             doc="int: the address of the leftover buffer.")
-    len = property(lambda self: self._engine.length,
-                   doc="int: number of atoms (the leading dimension).")
-    nchunks = property(lambda self: self._engine.nchunks,
-                       doc="int: number of full (compressed) chunks.")
+    len = property(lambda self: self._engine.length, doc="int: number of atoms (rows).")
+    nchunks = property(lambda self: self._engine.nchunks, doc="int: number of full chunks.")
     ndim = property(lambda self: len(self.shape), doc="int: number of dimensions.")
-    nleftover = property(lambda self: self._engine.nleft,
-                         doc="int: atoms held in the leftover buffer.")
+    nleftover = property(lambda self: self._engine.nleft, doc="int: atoms in the leftover.")
     leftover_elements = nleftover
     partitions = property(lambda self: [(i * self.chunklen, (i + 1) * self.chunklen)
                                         for i in range(self.nchunks)],
                           doc="list of (start, stop): the rows of every full chunk.")
-    safe = property(lambda self: self._safe,
-                    doc="bool: whether appended data is converted and checked.")
-    shape = property(lambda self: (int(self.len),) + self._meta.atom.shape,
-                     doc="tuple: (len, *atom shape).")
+    safe = property(lambda self: self._safe, doc="bool: whether appends are checked.")
+    shape = property(lambda self: (int(self.len),) + self._meta.atom.shape, doc="(len, *atom).")
     shards = property(lambda self: (self._meta.chunklen,) + self._meta.atom.shape,
                       doc="tuple (chunklen, *atom shape): the rows compressed as one "
                           "chunk (dask's ``from_array`` takes its blocks from it).")
@@ -278,6 +268,8 @@ class carray:
 
     def __getitem__(self, key):
         if isinstance(key, str):
+            if is_struct(self._meta):       # a struct carray's field
+                return self.field(key)
             key = _read.eval_key(key, sys._getframe(1), type(self), self.len)
         return _read.read_key(self._engine, self._meta, self._guard, key, self.len,
                               self.__getitem__)
@@ -503,7 +495,7 @@ class carray:
         expectedlen = kwargs.pop("expectedlen", self.len)
         kwargs.setdefault("dflt", self.dflt)
         atom = self._meta.atom
-        if self._meta.vlen is not None:     # items of any length: copied block by block
+        if self._meta.vlen is not None or self._meta.composite is not None:   # block by block
             return type(self)(self, expectedlen=expectedlen, **kwargs)
         out = type(self)(np.empty((0,) + atom.shape, dtype=atom.base),
                          expectedlen=expectedlen, **kwargs)

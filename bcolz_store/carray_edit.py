@@ -19,8 +19,8 @@ from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
 from .indexing import is_int, position, positions
 
-__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "filler_blocks",
-           "prepare_append", "to_ndarray"]
+__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
+           "filler_blocks", "prepare_append", "to_ndarray"]
 
 
 def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="carray"):
@@ -58,6 +58,8 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
                                  f"{arrlen} positions")
             items = np.full(arrlen, items[0], dtype=object)
         return items
+    if meta is not None and meta.composite is not None:    # decimal or struct items
+        return composite_items(value, arrlen, where)
     vlen = meta.vlen if meta is not None else None
     if vlen is not None:        # items of any length: one strict conversion
         return as_items(value, vlen.kind, meta.atom, vlen.nullable, arrlen, where)
@@ -88,6 +90,39 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
                              f"{arrlen} items of shape {atom.shape}") from err
         array = full
     return array
+
+
+def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
+    """``value`` as an object array of items of a decimal or struct carray: a
+    str, a number, a dict or None is one item; a masked array's masked items
+    are None.
+
+    Raises
+    ------
+    ValueError
+        Values that cannot be broadcast to ``arrlen``.
+    """
+    if isinstance(value, np.ma.MaskedArray):
+        value = value.astype(object).filled(None)
+    if is_carray(value):
+        value = value[:]
+    if hasattr(value, "to_pylist"):             # an Arrow array
+        value = value.to_pylist()
+    elif type(value).__name__ in ("Series", "Index"):
+        value = value.tolist()
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = [value[()]]
+    elif value is None or isinstance(value, (str, bytes, dict)) or \
+            not hasattr(value, "__len__"):
+        value = [value]
+    if isinstance(value, np.ndarray):
+        value = value.reshape(-1)
+    items = np.fromiter(value, dtype=object, count=len(value))
+    if arrlen is not None and len(items) != arrlen:
+        if len(items) != 1:
+            raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
+        items = np.fromiter([items[0]] * arrlen, dtype=object, count=arrlen)
+    return items
 
 
 def prepare_append(meta, engine, safe, array, convert):

@@ -13,6 +13,8 @@ import numpy as np
 
 from .carray_read import is_carray
 from .category_type import category, category_request, new_category_meta
+from .carray_struct import new_struct_meta, struct_request
+from .decimal_type import decimal_request, new_decimal_meta
 from .chunks.codec import typesize_for
 from .cparams import cparams as cparams_cls
 from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
@@ -54,6 +56,12 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
         cparams = cparams_cls.from_any(cparams)
     else:
         raise ValueError("`cparams` param must be an instance of `cparams` class")
+    found = struct_request(array, dtype)
+    if found is not None:
+        return new_struct_meta(found, array, cparams, expectedlen, chunklen, to_ndarray, new_meta)
+    found = decimal_request(array, dtype)
+    if found is not None:
+        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen)
     request = category_request(array, dtype) or vlen_request(array, dtype)
     if isinstance(request, category):
         return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)

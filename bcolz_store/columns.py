@@ -19,8 +19,9 @@ import numpy as np
 
 from .carray import carray
 from .errors import DatasetNotFoundError, FormatError, ReadOnlyError
-from .format.layout import ROOTDIRS_FILE, check_column_name, validate_names
-from .format.meta import dump_rootdirs, load_rootdirs
+from .format.layout import ROOTDIRS_FILE
+from .format.meta import load_json
+from .format.names import assign_folders, check_name, dump_names, load_names
 from .interop.pandas import fixed_columns
 from .interop.pandas_columns import vlen_values
 from .options import OpenOptions
@@ -69,6 +70,7 @@ class cols:
         self.rootdir = rootdir
         self.mode = mode
         self.names = []
+        self.dirs = {}          # name -> made-up folder (format/names.py)
         self._cols = {}
         self._store = store
         options = OpenOptions() if options is None else options
@@ -101,37 +103,50 @@ class cols:
         if not store.exists(ROOTDIRS_FILE):
             raise DatasetNotFoundError(
                 f"{store.path(ROOTDIRS_FILE)}: missing, {self.rootdir} is not a ctable")
-        names = load_rootdirs(store.get(ROOTDIRS_FILE), store.path(ROOTDIRS_FILE))
+        where = store.path(ROOTDIRS_FILE)
+        names, dirs = load_names(load_json(store.get(ROOTDIRS_FILE), where), where)
         reuse = reuse or {}
         self._cols = {}
         for name in names:
-            path = store.path(name)
-            store.check_column(name)
+            folder = dirs.get(name, name)
+            path = store.path(folder)
+            store.check_column(folder)
             old = reuse.get(name)
             dataset = old.dataset if isinstance(old, carray) else None
             if dataset is not None and dataset.shares_commits_with(store) and \
-                    dataset.prefix == name + "/":
+                    dataset.prefix == folder + "/":
                 old._read_meta()
                 self._cols[name] = old
             else:
                 # mode 'w' empties a carray on open: the table is already made
                 column = carray(rootdir=path, mode="a" if self.mode == "w" else self.mode,
-                                _store=store.sub(name), options=self.options)
+                                _store=store.sub(folder), options=self.options)
                 column.mode = self.mode
                 self._cols[name] = column
         self.names = list(names)
+        self.dirs = dirs
 
     def as_dict(self):
         """``{name: carray}`` of every column (a new dict)."""
         return dict(self._cols)
 
+    def folder(self, name) -> str:
+        """The folder of column ``name``: the name itself, or a made-up one
+        (format/names.py), given now to a new name and kept from then on."""
+        name = check_name(name)
+        if name not in self.dirs and name not in self.names:
+            made = assign_folders(self.names + [name], self.dirs).get(name)
+            if made is not None:
+                self.dirs[name] = made
+        return self.dirs.get(name, name)
+
     def column_store(self, name):
         """The store of column ``name`` (None in memory): it shares the table's journal."""
-        return self._store.sub(name) if self._store is not None else None
+        return self._store.sub(self.folder(name)) if self._store is not None else None
 
     def column_rootdir(self, name):
         """Where column ``name`` is stored (None in memory)."""
-        return self._store.path(name) if self._store is not None else None
+        return self._store.path(self.folder(name)) if self._store is not None else None
 
     def common_length(self) -> int:
         """The length of every column (0 without columns).
@@ -149,7 +164,8 @@ class cols:
     def update_meta(self):
         """Stage ``__rootdirs__`` and commit (on-disk tables only)."""
         if self.rootdir:
-            self._store.set(ROOTDIRS_FILE, dump_rootdirs(self.names))
+            self.dirs = {n: self.dirs[n] for n in self.names if n in self.dirs}
+            self._store.set(ROOTDIRS_FILE, dump_names(self.names, self.dirs))
             self._store.commit()
 
     # -- mapping interface
@@ -176,7 +192,7 @@ class cols:
         if self.names and len(value) != len(self._cols[self.names[0]]):
             raise ValueError(f"new column {name!r} has length {len(value)}, the ctable "
                              f"has {len(self._cols[self.names[0]])} rows")
-        rootdir = self.column_rootdir(check_column_name(name)) if self.rootdir else None
+        rootdir = self.column_rootdir(check_name(name)) if self.rootdir else None
         old = self._cols.get(name)
         if not isinstance(value, carray) and (old is None or old.vlen is None):
             dtype = None if old is None else old.dtype   # (the atom's shape comes with value)
@@ -285,9 +301,10 @@ def column_sources(columns, names):
         if len(names) != len(sources):
             raise ValueError(f"`columns` and `names` must have the same length "
                              f"({len(sources)} columns, {len(names)} names)")
-    names = validate_names(names)
+    names = [check_name(name) for name in names]
     if len(set(names)) != len(names):
-        raise ValueError(f"column names must be unique: {names}")
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ValueError(f"column names must be unique: {twice!r} appears twice in {names}")
     return sources, names
 
 
@@ -301,8 +318,10 @@ def column_field(name, col) -> tuple:
 def row_dtype(columns, names=None) -> np.dtype:
     """The structured dtype of one row of ``columns`` (a :class:`cols`): the
     fields of ``names`` (default all columns), in that order."""
-    return np.dtype([column_field(name, columns[name])
-                     for name in (columns.names if names is None else names)])
+    fields = [column_field(name, columns[name])
+              for name in (columns.names if names is None else names)]
+    # the dict form keeps any name (the list form renames '' to 'f<i>')
+    return np.dtype({"names": [f[0] for f in fields], "formats": [f[1] for f in fields]})
 
 
 def columns_of(columns, data) -> list:

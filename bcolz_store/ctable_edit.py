@@ -31,7 +31,7 @@ from .columns import column_sources, columns_of, row_dtype
 from .ctable_ops import as_rows, check_not_empty
 from .ctable_query import condition
 from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
-from .format.layout import check_column_name
+from .format.names import check_name
 from .interop.arrow_stream import field_records
 from .vlen_type import column_dtypes, vlen_request
 
@@ -310,9 +310,9 @@ def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=N
     after the parts, the result and the errors."""
     commits.check_writable("add a column")
     pos = len(cols.names) if pos is None else _position(pos, len(cols.names), True)
-    name = f"f{pos}" if name is None else check_column_name(name)
+    name = f"f{pos}" if name is None else check_name(name)
     if name in cols.names:
-        raise ValueError(f"'{name}' column already exists")
+        raise ValueError(f"{name!r} column already exists")
     if not isinstance(newcol, (carray, np.ndarray, list, tuple)):
         raise ValueError(f"`newcol` type not supported: {type(newcol).__name__}")
     if len(newcol) != length:
@@ -334,7 +334,7 @@ def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=N
                 if newcol.mode != "r":
                     newcol.flush()
                 shutil.move(newcol.rootdir, col_rootdir)
-                dataset.adopt(name + "/")
+                dataset.adopt(cols.folder(name) + "/")
                 newcol = carray(rootdir=col_rootdir, mode="a", _store=store,
                                 options=cols.options)
             else:
@@ -365,18 +365,19 @@ def delcol(cols, commits, then_flush, name=None, pos=None, keep=False) -> None:
     else:
         name = cols.names[_position(pos, len(cols.names), False)]
     dataset = commits.dataset
+    folder = cols.folder(name)
     with commits.operation("delcol"):  # the column's files and __rootdirs__: one commit
         col = cols.pop(name)
         if dataset is None:
             pass
         elif keep:
-            dataset.forget(name + "/")
+            dataset.forget(folder + "/")
         else:
             col.purge()
         if then_flush is not None:
             then_flush()
     if dataset is not None and not keep:
-        dataset.store.delete_prefix(name + "/")
+        dataset.store.delete_prefix(folder + "/")
 
 
 def set_item(cols, commits, length: int, frame, key, value) -> None:

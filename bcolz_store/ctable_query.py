@@ -79,10 +79,38 @@ def table_variables(cols, user_dict, frame) -> dict:
     return names
 
 
+def unnamed_columns_hint(cols, expression, err):
+    """``err`` again, with a hint when ``expression`` mentions a column whose
+    name is not an identifier (an expression cannot name it: it refers to it
+    through ``user_dict``)."""
+    if not isinstance(expression, str):
+        return err
+    found = [n for n in cols.names if not n.isidentifier() and n and n in expression]
+    if not found:
+        return err
+    name = found[0]
+    return QueryError(f"{err}; column {name!r} cannot be named in an expression (its name "
+                      f"is not an identifier): pass it under another name, e.g. "
+                      f"user_dict={{'c': t[{name!r}]}} and write 'c' in the expression")
+
+
 def evaluate(cols, expression, user_dict, frame, **kwargs):
-    """:func:`bcolz_store.eval` of ``expression`` over the columns ``cols``."""
-    return _evaluate(expression, table_variables(cols, user_dict, frame), make_result=carray,
-                     **kwargs)
+    """:func:`bcolz_store.eval` of ``expression`` over the columns ``cols``.
+
+    Raises
+    ------
+    QueryError, NameError
+        As :func:`bcolz_store.eval`; a QueryError names a column whose name
+        is not an identifier when the expression tries to name it.
+    """
+    try:
+        return _evaluate(expression, table_variables(cols, user_dict, frame),
+                         make_result=carray, **kwargs)
+    except (QueryError, NameError, SyntaxError) as err:
+        hinted = unnamed_columns_hint(cols, expression, err)
+        if hinted is err:
+            raise
+        raise hinted from err
 
 
 def condition(cols, length, expression, user_dict, vm, frame, error=QueryError):
@@ -145,8 +173,14 @@ def matching(cols, length, frame, expression, user_dict=None, vm=None, error=Que
         As :func:`condition`.
     """
     if isinstance(expression, str) and defaults.query_planning:
-        plan = plan_query(cols, length, expression, table_variables(cols, user_dict, frame), vm,
-                          indexes)
+        try:
+            plan = plan_query(cols, length, expression, table_variables(cols, user_dict, frame),
+                              vm, indexes)
+        except (QueryError, NameError, SyntaxError) as err:
+            hinted = unnamed_columns_hint(cols, expression, err)
+            if hinted is err:
+                raise
+            raise hinted from err
         if plan.strategy != "scan":
             return select(cols, plan, error)
     return condition(cols, length, expression, user_dict, vm, frame, error)
@@ -219,7 +253,9 @@ def check_outcols(cols, outcols) -> list:
         outcols = split_names(outcols)
     elif not isinstance(outcols, (list, tuple)):
         raise ValueError(f"only list/str is supported for outcols, not {type(outcols).__name__}")
-    outcols = validate_names(outcols, "outcols")
+    # a list may name any column; a str is split at commas and spaces
+    outcols = validate_names(outcols, "outcols") if any(
+        not isinstance(n, str) for n in outcols) else list(outcols)
     unknown = [n for n in outcols if n != NROW and n not in cols]
     if unknown:
         raise ValueError(f"outcols {unknown} are not columns of the ctable {cols.names}")
@@ -228,8 +264,9 @@ def check_outcols(cols, outcols) -> list:
 
 def outcols_dtype(cols, names) -> np.dtype:
     """The structured dtype of rows made of the columns ``names`` (and ``nrow__``)."""
-    return np.dtype([(NROW, np.int_) if name == NROW else column_field(name, cols[name])
-                     for name in names])
+    fields = [(NROW, np.int_) if name == NROW else column_field(name, cols[name])
+              for name in names]
+    return np.dtype({"names": [f[0] for f in fields], "formats": [f[1] for f in fields]})
 
 
 def _row_maker(names, dtype, out_flavor):

@@ -456,7 +456,7 @@ def from_dask(x, rootdir, *, cparams=None, chunklen=None, expectedlen=None, mode
         ``x`` is neither a dask array nor a dask DataFrame.
     ValueError
         A bad ``mode``, unknown block lengths, an object array, columns of
-        unsupported values or of labels that are not distinct identifiers.
+        unsupported values or of labels that are not distinct strings.
     DatasetExistsError
         ``rootdir`` holds something and ``mode`` is 'a'.
     IntegrityError

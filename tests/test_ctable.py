@@ -75,7 +75,7 @@ def test_names_as_tuple_and_for_structured_input_by_position():
     assert_array_equal(t["a"][:], [0, 1, 2])
 
 
-@pytest.mark.parametrize("names", [["1x", "y"], ["class", "y"], ["x", "x"], "xy", ["x"]])
+@pytest.mark.parametrize("names", [["x", "x"], "xy", ["x"], [1, "y"]])
 def test_bad_names_are_refused(names):
     with pytest.raises(ValueError):
         ctable([np.arange(3), np.arange(3)], names=names)
@@ -253,7 +253,7 @@ def test_addcol_delcol(rootdir):
             t.delcol(**bad)
     for bad in [dict(newcol=np.arange(9)), dict(newcol=np.arange(8), name="i"),
                 dict(newcol=np.arange(8), pos=9), dict(newcol="abcdefgh"),
-                dict(newcol=np.arange(8), name="../evil")]:
+                dict(newcol=np.arange(8), name=3)]:
         with pytest.raises(ValueError):
             t.addcol(**bad)
 

@@ -20,8 +20,11 @@ CTABLE_DOCS = {
         unless opening an existing ``rootdir``.  Carrays are used as they are
         for in-memory tables and copied into the rootdir for on-disk ones.
     names : list or tuple of str, optional
-        Column names (Python identifiers, not keywords); default the fields
-        of a structured array, else ``f0``, ``f1``...
+        Column names, any distinct str; default the fields of a structured
+        array, else ``f0``, ``f1``...  A name that is not a plain
+        identifier is stored in a made-up folder (docs/format.md, "Column
+        names"), and an expression refers to its column through
+        ``user_dict``.
     verify, allow_pickle, lock, storage_options, consolidated : optional
         The open options, keyword only (see :class:`~bcolz_store.options.OpenOptions`).
     options : OpenOptions, optional
@@ -57,7 +60,7 @@ CTABLE_DOCS = {
         Opening a rootdir that holds no ctable (with mode 'r' it is also a
         ``KeyError``, as in bcolz).
     FormatError
-        A malformed ``__rootdirs__``, unsafe column names, a column leading
+        A malformed ``__rootdirs__``, unsafe column folders, a column leading
         outside the rootdir, or columns of different lengths on disk.
     LockTimeoutError
         When ``lock`` waits past its timeout for another writer.

@@ -344,7 +344,7 @@ def from_arrow(arrow_table, rootdir=None, mode="w", *, kind=None, columns=None,
         Arrow types with no bcolz column kind.
     ValueError
         Nulls outside float/temporal columns, values a fixed width would cut,
-        column names that are not identifiers, a bad ``mode`` or ``kind``.
+        repeated column names, a bad ``mode`` or ``kind``.
     DatasetExistsError
         With mode 'a' when ``rootdir`` exists.
     FormatError

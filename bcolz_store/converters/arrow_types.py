@@ -1,44 +1,21 @@
 """numpy <-> Arrow, column by column: the type of a column each way, its values
 block by block, and the schema metadata that records what Arrow cannot say.
 
-:mod:`.arrow` moves whole tables and files with these.  Each column maps as::
+:mod:`.arrow` moves whole tables and files with these; the table of how each
+column kind maps (and what other readers see) is in docs/converting.md, "Arrow
+types".  In short: numpy's bool, ints, floats, timestamps, dates and durations
+are Arrow's own (NaT as null); other dtypes are int64 counts or fixed-size
+binary, restored from the schema metadata (:mod:`.arrow_meta`); ``S``/``U``
+are binary/string (NULs inside a value kept, numpy's trailing padding not
+written); rows of arrays are fixed-size lists; vlen columns are strings or
+binary with nulls; categoricals are dictionaries; zoned timestamps keep their
+zone (the column attr ``timezone``); decimal and struct columns are Arrow's
+own (:mod:`.arrow_structs`).  Object columns are refused.
 
-    numpy (bcolz column)        Arrow                              read back
-    bool, int*, uint*, f2/f4/f8 the same type                      the same
-    M8[s|ms|us|ns]              timestamp[unit], NaT -> null        the same
-    M8[D]                       date32, NaT -> null                 the same
-    m8[s|ms|us|ns]              duration[unit], NaT -> null         the same
-    (from time32/time64)        m8[unit] since midnight             the time type *
-    other M8/m8 units           int64 counts, NaT -> null           the same *
-    S<n>                        binary (1)                          S<n> *
-    U<n>                        string (utf8) (1)                   U<n> *
-    complex, longdouble, other  fixed_size_binary[itemsize], raw    the same *
-    rows of shape (a, b)        fixed_size_list<fixed_size_list<T>[b]>[a]
-    vlen str / bytes            large_string / large_binary,       the same vlen type *
-                                missing item -> null
-    object                      refused (TypeError)
-
-\\* restored from the metadata below; other readers see the Arrow type.
-(1) NULs inside a value are kept; trailing NULs are numpy's padding of ``S``
-and ``U`` (an item read from numpy has none), so they are not written and
-the width pads them again: the stored bytes come back exactly.  An ``M8``
-column with a ``timezone`` attr (as a zoned timestamp is read) is written
-as a timestamp in that zone.
 :func:`arrow_type` (with :func:`to_arrow_array`) and :func:`numpy_atom` (with
 :func:`from_arrow_array`) are the one place each way where a column's type
-is decided (a new column kind is added there).
-
-Metadata: the schema metadata (:mod:`.arrow_meta`) records each column's
-numpy dtype, vlen type or categories, and the attrs.  Readers given
-``strings='vlen'`` also make vlen columns of Arrow strings and binary that
-bcolz_store did not write (nulls become missing items).
-
-Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
-float columns, where they become NaN, and temporal ones, where they become
-NaT), strings or bytes that a fixed width would cut (bytes ending in NUL),
-and types with no bcolz column kind (decimal, variable-length list, struct,
-map, union).  Timezone-aware timestamps are kept as UTC, with the zone in the
-column's attrs under ``timezone``.
+is decided (a new column kind is added there).  Arrow data that a column
+cannot hold is refused, never cut.
 """
 
 from __future__ import annotations
@@ -51,6 +28,8 @@ from ..category_type import category
 from ..format.vlen_meta import vlen_result_dtype
 from ..interop.columns import check_fixed_width
 from ..interop.optional import require
+from .arrow_structs import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
+                            composite_to_arrow, is_composite)
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
@@ -222,6 +201,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, categor
     """
     if category is not None:
         return _category_to_arrow(pa, block, category)
+    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+        return composite_to_arrow(pa, block, vlen, name)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
     try:
@@ -261,6 +242,8 @@ def arrow_type(atom, vlen=None, tz=None, category=None):
     pa = import_pyarrow()
     if category is not None:
         return _category_to_arrow(pa, np.empty(0, dtype=atom), category).type
+    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+        return composite_arrow_type(vlen)
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
@@ -351,6 +334,9 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
         For Arrow types with no bcolz column kind.
     """
     pa = import_pyarrow()
+    found = column_kind_of_arrow(typ)       # decimal or struct (arrow_structs.py)
+    if found is not None:
+        return ColumnType(np.dtype(object), False, {}, found)
     shape = []
     while _is(pa, typ, "fixed_size_list"):
         shape.append(typ.list_size)
@@ -589,6 +575,8 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str, vlen=None) -> np.ndarra
     TypeError
         When the rows are not lists of the atom's row shape.
     """
+    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+        return composite_from_arrow(pa, arr, vlen, name)
     if vlen is not None:
         return _vlen_from_arrow(pa, arr, vlen.kind)
     n = len(arr)

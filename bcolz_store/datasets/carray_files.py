@@ -38,8 +38,25 @@ from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_
 from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
-__all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "load_carray", "new_engine",
-           "stage_sizes", "stage_stats", "stage_storage", "stats_problem"]
+__all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "kind_of",
+           "load_carray", "new_engine", "stage_sizes", "stage_stats", "stage_storage",
+           "stats_problem"]
+
+# Kinds whose files another module of this package reads and writes (decimal
+# and struct carrays: datasets/composite_files.py), each an object with
+# ``matches(storage_bytes)``, ``owns(composite)``, ``load(store, storage_bytes)``,
+# ``engine(meta, store, cache_budget, new)`` and ``stage_storage(store, meta, name)``.
+COMPOSITE_KINDS = []
+
+
+def kind_of(meta=None, data: bytes | None = None):
+    """The kind in :data:`COMPOSITE_KINDS` of ``meta`` (a CarrayMeta) or of the
+    bytes of a ``meta/storage``; None for bcolz's own kinds, vlen and categorical."""
+    for kind in COMPOSITE_KINDS:
+        if (meta is not None and kind.owns(meta.composite)) or \
+                (data is not None and kind.matches(data)):
+            return kind
+    return None
 
 # Blosc-1 compresses at most 2 GB per chunk; a larger chunk in meta is a lie.
 MAX_CHUNK_BYTES = 2 ** 31 - 16
@@ -71,6 +88,7 @@ class CarrayMeta:
     categories: "CarrayMeta | None" = None      # the categories' vlen carray
     initial: np.ndarray | None = None           # the categories of a new one
     dflt_code: int = -1                         # a categorical's dflt, as its code
+    composite: object = None                    # a decimal's or struct's (COMPOSITE_KINDS)
 
 
 def load_carray(store) -> CarrayMeta:
@@ -91,8 +109,12 @@ def load_carray(store) -> CarrayMeta:
         if not store.exists(key):
             raise DatasetNotFoundError(f"{store.path(key)}: missing, {store.root} is not a "
                                        f"carray")
+    data = store.get("meta/storage")
+    kind = kind_of(data=data)
+    if kind is not None:
+        return kind.load(store, data)
     sizes = load_sizes(store.get("meta/sizes"), store.path("meta/sizes"))
-    storage = load_storage(store.get("meta/storage"), store.path("meta/storage"))
+    storage = load_storage(data, store.path("meta/storage"))
     if storage.vlen is not None:
         return _load_vlen(store, sizes, storage)
     if storage.categorical is not None:
@@ -239,6 +261,8 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     The leftover of a stored carray is read from its chunk file when first
     needed, so opening a table reads no chunk at all.
     """
+    if meta.composite is not None:       # no statistics, no index
+        return kind_of(meta).engine(meta, store, cache_budget, new)
     engine = _new_engine(meta, store, cache_budget, new)
     kind, inner = None, engine
     if meta.categorical is not None:
@@ -335,6 +359,9 @@ def stage_storage(store, meta: CarrayMeta) -> None:
     the column's name), so that bcolz's refusal to open it says which it is.
     """
     name = str(store.root).rstrip("/").replace("\\", "/").rpartition("/")[2] or "carray"
+    if meta.composite is not None:
+        kind_of(meta).stage_storage(store, meta, name)
+        return
     if meta.categorical is not None:    # the codes' storage, named for bcolz's refusal
         codes = meta.categorical.codes
         store.set("meta/storage", dump_storage(StorageMeta(

@@ -91,6 +91,9 @@ MAX_INDEX_FILE_BYTES = 1 << 33          # an index segment: 2**26 rows of 64-byt
 MAX_CHUNK_FILE_BYTES = (1 << 31) + 64
 MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 
+# Folders a carray file may sit under inside a dataset: a ctable column, a
+# struct field (of a struct field...), a categorical's categories.
+MAX_NESTING = 16
 # The categories of a categorical carray: a vlen carray in this folder.
 CATEGORIES_PREFIX = "categories/"
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
@@ -109,10 +112,12 @@ def is_metadata_key(key: str) -> bool:
         return True
     if not key.endswith(_CARRAY_FILES):
         return False
-    rest = key.partition("/")[2]
-    if rest.startswith(CATEGORIES_PREFIX):
-        rest = rest[len(CATEGORIES_PREFIX):]
-    return key in _CARRAY_FILES or rest in _CARRAY_FILES
+    if key in _CARRAY_FILES:
+        return True
+    # a column's, its categories', or a struct field's (nested folders)
+    parts = key.split("/")
+    return len(parts) <= MAX_NESTING + 2 and "/".join(parts[-2:]) in _CARRAY_FILES \
+        or parts[-1] == ATTRS_FILE and len(parts) <= MAX_NESTING + 1
 
 
 def is_reserved_name(name: str) -> bool:
@@ -237,13 +242,14 @@ def commit_key_limit(key: str, where: str) -> int:
     if key == ROOTDIRS_FILE:
         return MAX_META_BYTES
     name = key
-    column, sep, rest = key.partition("/")
-    if sep and not (key in _CARRAY_FILES or _CHUNK.fullmatch(key) or
-                    _INDEX_SEGMENT.fullmatch(key)):
-        check_column_name(column, where)   # a ctable column's file
+    # a ctable column's file, its categories', or a struct field's (nested folders)
+    for _ in range(MAX_NESTING + 1):
+        column, sep, rest = name.partition("/")
+        if not sep or name in _CARRAY_FILES or _CHUNK.fullmatch(name) or \
+                _INDEX_SEGMENT.fullmatch(name):
+            break
+        check_column_name(column, where)
         name = rest
-        if name.startswith(CATEGORIES_PREFIX):
-            name = name[len(CATEGORIES_PREFIX):]    # a categorical column's categories
     if name in _CARRAY_FILES:
         return MAX_META_BYTES
     if _CHUNK.fullmatch(name):

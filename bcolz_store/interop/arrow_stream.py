@@ -49,7 +49,8 @@ def _types():
 # --- carray/ctable -> Arrow -----------------------------------------------------------
 
 def _kind(col) -> dict:
-    """How :func:`to_arrow_array` takes a column: its vlen kind, zone, category."""
+    """How :func:`to_arrow_array` takes a column: its vlen kind (or the type of a
+    decimal or struct column), zone, category."""
     cat = getattr(col, "category", None)
     vlen_ = getattr(col, "vlen", None)
     zone = None
@@ -58,6 +59,9 @@ def _kind(col) -> dict:
         found = col.attrs["timezone"]
         if count == 1 and unit in ("s", "ms", "us", "ns") and isinstance(found, str) and found:
             zone = found
+    composite = getattr(col, "column_type", None)    # a decimal or struct column's type
+    if composite is not None:
+        return {"vlen": composite, "tz": None, "category": None}
     return {"vlen": None if vlen_ is None or cat is not None else vlen_.kind, "tz": zone,
             "category": cat}
 

@@ -35,7 +35,6 @@ from ..chunks.chunk import chunk, chunk_file_parts, chunk_key
 from ..chunks.stats import stats_kind, stored_stats
 from ..cparams import cparams as cparams_cls
 from ..errors import BcolzStoreError, DatasetExistsError, IntegrityError
-from ..format.layout import validate_names
 from ..storage.dataset import DatasetStore
 from ..storage.records import blob_key, write_blob
 from ..storage.credentials import carried_options
@@ -306,7 +305,7 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
         atoms = [np.dtype((x.dtype, x.shape[1:]))]
         parts = list(x.to_delayed().ravel())
     elif is_dask_dataframe(x):
-        names = validate_names([str(n) if not isinstance(n, str) else n for n in x.columns])
+        names = [str(n) if not isinstance(n, str) else n for n in x.columns]
         if len(set(names)) != len(names) or list(names) != list(x.columns):
             raise ValueError(f"the DataFrame's column labels {list(x.columns)} must be "
                              f"distinct strings")

@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ..category_type import pandas_categorical
+from .pandas_structs import composite_column, composite_frame_values
 from ..vlen_type import vlen
 
 __all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
@@ -221,6 +222,13 @@ def frame_columns(df, names, strings, fixed):
             dtypes[name] = found[1]
             columns.append(found[0])
             continue
+        found = composite_column(df[name])     # decimal or struct (pandas_structs.py)
+        if found is not None:
+            columns.append(found[0])
+            dtypes[name] = found[1]
+            if found[2]:
+                attrs[name] = found[2]
+            continue
         found = vlen_values(df[name]) if spec != "fixed" else None
         if found is None:
             columns.append(fixed(name))
@@ -306,6 +314,9 @@ def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
             cat = col.category
             out[key] = pd.Categorical.from_codes(col.codes[rows], categories=cat.categories,
                                                  ordered=cat.ordered)
+            continue
+        if getattr(col, "column_type", None) is not None:     # decimal or struct
+            out[key] = composite_frame_values(pd, col, col[rows])
             continue
         values = col[rows]
         if isinstance(values, np.ndarray) and values.dtype.kind == "M":

@@ -295,7 +295,7 @@ def test_from_dask_refuses_what_it_cannot_store(tmp_path):
     with pytest.raises(ValueError, match="'s'"):
         bcolz.from_dask(missing, str(tmp_path / "a"))
     labels = dd.from_pandas(pd.DataFrame({0: [1, 2]}), npartitions=1)
-    with pytest.raises(ValueError, match="identifiers"):
+    with pytest.raises(ValueError, match="distinct strings"):
         bcolz.from_dask(labels, str(tmp_path / "a"))
     assert not os.path.exists(tmp_path / "a")
 

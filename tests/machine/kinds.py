@@ -311,6 +311,9 @@ def draw_kind(rng, allow=("fixed", "vlen", "category"), structured=True) -> Kind
     """A random column kind (``structured``: structured dtypes too, which a
     carray may have but a ctable column may not, as in bcolz)."""
     family = allow[int(rng.integers(0, len(allow)))]
+    if family in ("decimal", "struct"):
+        from tests.machine.kinds_nested import draw_nested
+        return draw_nested(rng, family)
     if family == "fixed":
         specs = [s for s in FIXED if structured or isinstance(s[0], str)]
         spec = specs[int(rng.integers(0, len(specs)))]

@@ -1,0 +1,92 @@
+"""Arrow <-> decimal and struct columns.
+
+=============================  ==========================================
+Arrow type                     bcolz_store column
+=============================  ==========================================
+``decimal128(p, s)``           ``decimal(p, s)`` (p <= 38)
+``decimal256(p, s)``           ``decimal(p, s)`` (p > 38: the width follows
+                               the precision, as bcolz_store stores it)
+``struct<...>``                ``struct([...])`` of the fields' kinds,
+                               names, order and nullability kept
+=============================  ==========================================
+
+Decimal items go through Arrow's own buffer: 16 or 32 bytes of unscaled
+integer per item, exactly as stored, never through floats.  pyarrow is
+imported by the callers (the functions take the module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..decimal_type import decimal
+from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
+from ..struct_type import arrow_type_of, column_type_of_arrow, struct
+
+__all__ = ["column_kind_of_arrow", "composite_arrow_type", "composite_from_arrow",
+           "composite_to_arrow", "is_composite"]
+
+
+def is_composite(kind) -> bool:
+    """Whether ``kind`` (what a column's ``column_type`` gives) is a decimal or struct type."""
+    return isinstance(kind, (decimal, struct))
+
+
+def composite_arrow_type(kind):
+    """The Arrow type of a decimal or struct column of type ``kind``."""
+    return arrow_type_of(kind)
+
+
+def _decimal_to_arrow(pa, items: np.ndarray, kind: decimal, name: str):
+    typ = arrow_type_of(kind)
+    missing = np.fromiter((v is None for v in items.tolist()), dtype=bool, count=len(items))
+    values = [0 if m else v for v, m in zip(items.tolist(), missing.tolist())]
+    raw = encode_decimals(values, kind.meta, f"column {name!r}")
+    validity = None
+    if missing.any():
+        validity = pa.py_buffer(np.packbits(~missing, bitorder="little").tobytes())
+    return pa.Array.from_buffers(typ, len(items), [validity, pa.py_buffer(raw.tobytes())],
+                                 null_count=int(missing.sum()))
+
+
+def composite_to_arrow(pa, block: np.ndarray, kind, name: str):
+    """A block of a decimal or struct column (an object array of Decimals or
+    dicts, None for a missing item) as an Arrow array of :func:`composite_arrow_type`.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Items that are not of the column's type (naming the column).
+    """
+    if isinstance(kind, decimal):
+        return _decimal_to_arrow(pa, block.reshape(-1), kind, name)
+    return pa.array(block.reshape(-1).tolist(), type=arrow_type_of(kind))
+
+
+def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:
+    """Arrow values of a decimal or struct column as an object array of its
+    items (Decimal or dict; None for a null).  Decimals are read from the
+    array's data buffer, exactly."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], arr.type)
+    if isinstance(kind, decimal) and pa.types.is_decimal(arr.type):
+        width = arr.type.byte_width
+        raw = np.frombuffer(arr.buffers()[1], dtype=f"V{width}",
+                            count=arr.offset + len(arr))[arr.offset:]
+        out = decode_decimals(raw, DecimalMeta(arr.type.precision, arr.type.scale, width * 8))
+        if arr.null_count:
+            out[np.asarray(arr.is_null())] = None
+        return out
+    items = arr.to_pylist()
+    return np.fromiter(items, dtype=object, count=len(items))
+
+
+def column_kind_of_arrow(typ):
+    """The decimal or struct type of a column of Arrow type ``typ``, else None.
+
+    Raises
+    ------
+    TypeError
+        A struct with a field of a type no column kind holds.
+    """
+    return column_type_of_arrow(typ)

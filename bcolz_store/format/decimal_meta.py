@@ -1,0 +1,224 @@
+"""Decimal carrays: what ``meta/storage`` says about them, and their items as bytes.
+
+A decimal carray stores each item as its *unscaled* integer (the value times
+``10**scale``) in 16 bytes (precision 1..38, Arrow's decimal128) or 32 bytes
+(precision 39..76, decimal256), little-endian two's complement: Arrow's
+layout, so that a column goes to and from Arrow by its buffer.  In bcolz's
+folder layout, as a carray of ``V16`` (or ``V32``) items::
+
+    ROOT/meta/storage   {"dtype": "decimal128-p12-s2: column 'NAME' holds ...",
+                         "cparams": {...}, "chunklen": L, "expectedlen": E,
+                         "dflt": "0.00",
+                         "decimal": {"precision": 12, "scale": 2, "bits": 128}}
+    ROOT/meta/sizes     {"shape": [n], "nbytes": 16 n, "cbytes": C}
+    ROOT/data/__N.blp   Blosc chunks of the 16-byte items
+
+The ``dtype`` text makes the real bcolz refuse the carray (``numpy.dtype()``
+does not understand it), naming the column; it holds no comma, which numpy
+would read as a list of fields.  ``dflt`` is the text of the item ``resize``
+fills with.
+
+Source: this library's own format (docs/format.md, "Decimal columns"),
+inside bcolz format v1.0's folder layout (seeds/001); the item layout is
+Arrow's (the Arrow columnar format, "Decimal").
+
+Pure functions: nothing here opens a file.
+"""
+
+from __future__ import annotations
+
+import decimal as _dec
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import FormatError
+
+__all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_PRECISION", "check_decimal", "decimal_bits",
+           "decimal_dtype_text",
+           "decimal_of_text", "decode_decimals", "dump_decimal", "encode_decimals",
+           "load_decimal", "to_decimal"]
+
+DECIMAL_KEY = "decimal"
+MAX_PRECISION = 76
+_TEXT = re.compile(r"decimal(128|256)-p(\d{1,2})-s(-?\d{1,3})(?::|$)")
+# Enough digits for any 256-bit integer and any scale, so nothing rounds.
+_CONTEXT = _dec.Context(prec=200, Emax=_dec.MAX_EMAX, Emin=_dec.MIN_EMIN,
+                        traps=[_dec.InvalidOperation, _dec.Inexact, _dec.Overflow])
+
+
+@dataclass(frozen=True)
+class DecimalMeta:
+    """The ``decimal`` entry of ``meta/storage``.
+
+    Attributes
+    ----------
+    precision : int
+        Significant digits, 1..76.
+    scale : int
+        Digits after the point, -76..precision (negative: the item counts
+        ``10**-scale`` units).
+    bits : int
+        128 (precision up to 38) or 256.
+    """
+
+    precision: int
+    scale: int
+    bits: int
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per item: 16 or 32."""
+        return self.bits // 8
+
+    @property
+    def storage(self) -> np.dtype:
+        """The dtype of the stored items: ``V16`` or ``V32``."""
+        return np.dtype(f"V{self.itemsize}")
+
+
+def decimal_bits(precision: int) -> int:
+    """128 for precision 1..38, 256 for 39..76."""
+    return 128 if precision <= 38 else 256
+
+
+def decimal_dtype_text(meta: DecimalMeta, name: str) -> str:
+    """The ``dtype`` text of ``meta/storage`` for a decimal carray called ``name``."""
+    shown = "".join(c if c.isprintable() and c != "," else "?" for c in str(name))[:200]
+    return (f"decimal{meta.bits}-p{meta.precision}-s{meta.scale}: column '{shown}' holds "
+            f"decimal items that bcolz cannot read; bcolz-store can convert them to float")
+
+
+def decimal_of_text(text) -> tuple | None:
+    """``(bits, precision, scale)`` when ``text`` is a decimal carray's dtype text, else None."""
+    if not isinstance(text, str):
+        return None
+    found = _TEXT.match(text)
+    if found is None:
+        return None
+    return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+def dump_decimal(meta: DecimalMeta) -> dict:
+    """The JSON value of the ``decimal`` key."""
+    return {"precision": meta.precision, "scale": meta.scale, "bits": meta.bits}
+
+
+def check_decimal(precision, scale) -> DecimalMeta:
+    """The :class:`DecimalMeta` of ``precision`` and ``scale``.
+
+    Raises
+    ------
+    ValueError
+        A precision outside 1..76 or a scale above it (or below -76).
+    TypeError
+        Non-integers.
+    """
+    for what, value in (("precision", precision), ("scale", scale)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"decimal {what} must be an int, not {type(value).__name__}")
+    precision, scale = int(precision), int(scale)
+    if not 1 <= precision <= MAX_PRECISION:
+        raise ValueError(f"decimal precision {precision} is outside 1..{MAX_PRECISION}")
+    if not -MAX_PRECISION <= scale <= precision:
+        raise ValueError(f"decimal scale {scale} is outside -{MAX_PRECISION}..{precision} "
+                         f"(the precision)")
+    return DecimalMeta(precision, scale, decimal_bits(precision))
+
+
+def load_decimal(obj, text, where: str = "meta/storage") -> DecimalMeta:
+    """Parse the ``decimal`` key of ``meta/storage`` (``text``: the dtype text).
+
+    Raises
+    ------
+    FormatError
+        A missing or malformed entry, or one that disagrees with the dtype text.
+    """
+    found = decimal_of_text(text)
+    if not isinstance(obj, dict) or found is None:
+        raise FormatError(f"{where}: the dtype names a decimal carray but the 'decimal' "
+                          f"entry is {'missing' if obj is None else 'malformed'}")
+    try:
+        meta = check_decimal(obj.get("precision"), obj.get("scale"))
+    except (TypeError, ValueError) as err:
+        raise FormatError(f"{where}: {err}") from None
+    if (obj.get("bits"), meta.precision, meta.scale) != found or meta.bits != found[0]:
+        raise FormatError(f"{where}: the 'decimal' entry {obj!r:.80} disagrees with the "
+                          f"dtype text")
+    return meta
+
+
+def to_decimal(value, meta: DecimalMeta, where: str = "decimal carray"):
+    """``value`` (a Decimal, an int or a str) as the unscaled int stored.
+
+    Raises
+    ------
+    TypeError
+        A float (it would round), a bool or another type.
+    ValueError
+        Not a finite number, more digits after the point than ``scale``, or
+        more than ``precision`` digits in all (naming ``where``).
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (_dec.Decimal, int, str, np.integer)):
+        raise TypeError(f"{where}: {value!r:.60} ({type(value).__name__}) is not a decimal "
+                        f"item; give Decimal, int or str values (a float would round)")
+    try:
+        number = _dec.Decimal(value.strip() if isinstance(value, str) else
+                              int(value) if isinstance(value, np.integer) else value)
+    except _dec.InvalidOperation:
+        raise ValueError(f"{where}: {value!r:.60} is not a decimal number") from None
+    if not number.is_finite():
+        raise ValueError(f"{where}: {value!r:.60} is not a finite decimal")
+    try:
+        scaled = number.scaleb(meta.scale, _CONTEXT)
+        unscaled = int(scaled.to_integral_exact(context=_CONTEXT))
+    except (_dec.Inexact, _dec.InvalidOperation, _dec.Overflow):
+        raise ValueError(f"{where}: {value!r:.60} has more than {meta.scale} digits after "
+                         f"the point (decimal({meta.precision}, {meta.scale})); round it "
+                         f"first") from None
+    if abs(unscaled) >= 10 ** meta.precision:
+        raise ValueError(f"{where}: {value!r:.60} does not fit decimal({meta.precision}, "
+                         f"{meta.scale}) ({meta.precision} digits, {meta.scale} after the "
+                         f"point)")
+    return unscaled
+
+
+def encode_decimals(values, meta: DecimalMeta, where: str = "decimal carray") -> np.ndarray:
+    """``values`` (an iterable of Decimal, int or str) as an array of ``V16``/``V32``
+    items (Arrow's bytes).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`to_decimal`.
+    """
+    size = meta.itemsize
+    raw = b"".join(to_decimal(v, meta, where).to_bytes(size, "little", signed=True)
+                   for v in values)
+    return np.frombuffer(raw, dtype=meta.storage).copy() if raw else \
+        np.empty(0, dtype=meta.storage)
+
+
+def decode_decimals(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
+    """``V16``/``V32`` items as an object array of ``decimal.Decimal`` (exact,
+    with ``scale`` digits after the point).
+
+    Raises
+    ------
+    FormatError
+        An item of more digits than the precision (a damaged file).
+    """
+    out = np.empty(items.shape, dtype=object)
+    flat = np.ascontiguousarray(items).reshape(-1).view(np.uint8).reshape(-1, meta.itemsize)
+    scale, limit = -meta.scale, 10 ** meta.precision
+    values = []
+    for row in flat:
+        unscaled = int.from_bytes(row.tobytes(), "little", signed=True)
+        if abs(unscaled) >= limit:
+            raise FormatError(f"a decimal item of {len(str(abs(unscaled)))} digits in a "
+                              f"decimal({meta.precision}, {meta.scale}) carray")
+        values.append(_dec.Decimal(unscaled).scaleb(scale, _CONTEXT))
+    out.reshape(-1)[:] = values
+    return out

@@ -1,0 +1,123 @@
+"""Decimal carrays and columns: exact items, Arrow's bytes, checks on every write."""
+
+import json
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+import bcolz_store as bcolz
+from bcolz_store.errors import FormatError
+
+
+def test_items_are_exact_and_checked(tmp_path):
+    root = str(tmp_path / "d")
+    c = bcolz.carray(["1.50", 2, Decimal("-0.25")], dtype=bcolz.decimal(12, 2), rootdir=root,
+                     chunklen=2)
+    assert c[:].tolist() == [Decimal("1.50"), Decimal("2.00"), Decimal("-0.25")]
+    assert str(c[0]) == "1.50" and c.column_type == bcolz.decimal(12, 2)
+    for bad, error, match in [("1.005", ValueError, "more than 2 digits after the point"),
+                              (10 ** 10, ValueError, "does not fit decimal"),
+                              (1.5, TypeError, "float"), ("x", ValueError, "not a decimal"),
+                              ("nan", ValueError, "finite"), (None, ValueError, "missing")]:
+        with pytest.raises(error, match=match):
+            c.append(bad)
+        with pytest.raises(error, match=match):
+            c[0] = bad
+    assert len(c) == 3 and c[0] == Decimal("1.50")
+    c.append(["9999999999.99", "-9999999999.99"])
+    c[1:3] = "0.01"
+    c.flush()
+    c = bcolz.open(root, mode="a")
+    assert c[:].tolist() == [Decimal(v) for v in
+                             ["1.50", "0.01", "0.01", "9999999999.99", "-9999999999.99"]]
+    c.resize(7)
+    assert c[-1] == Decimal("0.00")
+    c.trim(3)
+    assert len(bcolz.open(root)) == 4
+    assert [len(b) for b in c.iterblocks_(3)] == [3, 1]
+    assert c.copy()[:].tolist() == c[:].tolist()
+    raw = (tmp_path / "d" / "data" / "__0.blp").read_bytes()
+    assert len(raw) > 16
+    storage = json.loads((tmp_path / "d" / "meta" / "storage").read_text())
+    assert storage["decimal"] == {"precision": 12, "scale": 2, "bits": 128}
+    assert storage["dtype"].startswith("decimal128-p12-s2: column 'd'") and \
+        "," not in storage["dtype"]
+
+
+def test_wide_decimals_use_32_bytes():
+    c = bcolz.carray(["1" * 70 + ".5"], dtype=bcolz.decimal(76, 1))
+    assert c[0] == Decimal("1" * 70 + ".5") and c.column_type.bits == 256
+    assert bcolz.decimal(38, 0).bits == 128
+    for bad in [(0, 0), (77, 0), (5, 6)]:
+        with pytest.raises(ValueError):
+            bcolz.decimal(*bad)
+
+
+def test_decimal_ctable_column(tmp_path):
+    t = bcolz.ctable([np.arange(3), bcolz.carray(["1", "2.5", "3"], dtype=bcolz.decimal(5, 1))],
+                     names=["i", "price"], rootdir=str(tmp_path / "t"))
+    t.append((3, Decimal("4.5")))
+    t[0] = (9, "0.1")
+    t.flush()
+    t = bcolz.open(str(tmp_path / "t"))
+    assert t["price"][:].tolist() == [Decimal(v) for v in ["0.1", "2.5", "3.0", "4.5"]]
+    assert t[1]["price"] == Decimal("2.5")
+    with pytest.warns(UserWarning):        # numexpr cannot; Python compares the Decimals
+        assert [r.i for r in t.where("price > 2.6")] == [2, 3]
+    assert not (tmp_path / "t" / "price" / "meta" / "stats").exists()
+
+
+def test_arrow_decimals_through_buffers(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    from bcolz_store.converters.arrow import from_arrow, to_arrow
+    values = [Decimal("12345678901234567890.123456"), Decimal("-1.000001"), Decimal(0)]
+    table = pa.table({"d": pa.array(values, type=pa.decimal128(38, 6)),
+                      "w": pa.array(values, type=pa.decimal256(50, 6))})
+    t = from_arrow(table)
+    assert t["d"].column_type == bcolz.decimal(38, 6) and t["w"].column_type.bits == 256
+    assert t["d"][:].tolist() == values
+    back = to_arrow(t)
+    assert back.column("d").type == pa.decimal128(38, 6)
+    assert back.column("d").chunk(0).buffers()[1].to_pybytes() == \
+        table.column("d").chunk(0).buffers()[1].to_pybytes()
+    assert back.column("w").to_pylist() == values
+    with pytest.raises(ValueError, match="/n: item 1 is None.*no missing items"):
+        from_arrow(pa.table({"n": pa.array([Decimal(1), None], type=pa.decimal128(3, 0))}),
+                   rootdir=str(tmp_path / "t"))
+
+
+def test_pandas_round_trips():
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    df = pd.DataFrame({"o": [Decimal("1.5"), Decimal("-22.25")],
+                       "a": pd.array([Decimal("1.1"), None],
+                                     dtype=pd.ArrowDtype(pa.decimal128(10, 1)))})
+    with pytest.raises(ValueError, match="missing"):     # no missing items without nulls
+        bcolz.ctable.fromdataframe(df)
+    df = df.assign(a=pd.array([Decimal("1.1"), Decimal("7")],
+                              dtype=pd.ArrowDtype(pa.decimal128(10, 1))))
+    t = bcolz.ctable.fromdataframe(df)
+    assert t["o"].column_type == bcolz.decimal(4, 2)
+    back = t.todataframe()
+    assert back.dtypes.tolist() == df.dtypes.tolist()
+    assert back["o"].tolist() == df["o"].tolist() and back["a"].tolist() == df["a"].tolist()
+
+
+def test_real_bcolz_refuses_naming_the_column(tmp_path):
+    real = pytest.importorskip("bcolz")
+    bcolz.ctable([np.arange(2), bcolz.carray(["1", "2"], dtype=bcolz.decimal(5, 0))],
+                 names=["id", "price"], rootdir=str(tmp_path / "t"))
+    with pytest.raises(TypeError, match="column 'price'"):
+        real.open(str(tmp_path / "t"))
+    assert real.open(str(tmp_path / "t" / "id"))[:].tolist() == [0, 1]
+
+
+def test_damaged_metadata_is_refused(tmp_path):
+    root = tmp_path / "d"
+    bcolz.carray(["1"], dtype=bcolz.decimal(5, 0), rootdir=str(root))
+    storage = json.loads((root / "meta" / "storage").read_text())
+    storage["decimal"]["precision"] = 6
+    (root / "meta" / "storage").write_text(json.dumps(storage))
+    with pytest.raises(FormatError, match="disagrees"):
+        bcolz.open(str(root))
