@@ -93,6 +93,7 @@ MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 
 # The categories of a categorical carray: a vlen carray in this folder.
 CATEGORIES_PREFIX = "categories/"
+VALIDITY_PREFIX = "valid/"          # a nullable carray's validity (format/nullable_meta.py)
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", "index/meta", ATTRS_FILE)
 # Metadata files a carray may lack (its statistics, its index): a damaged one is
@@ -103,15 +104,16 @@ _INDEX_SEGMENT = re.compile(r"index/__(0|[1-9][0-9]{0,18})\.idx")
 
 def is_metadata_key(key: str) -> bool:
     """True for the small JSON files of a dataset (``meta/sizes``, ``meta/storage``,
-    ``__attrs__``, ``__rootdirs__``, of the root, of a column, or of the
-    categories of a categorical column)."""
+    ``__attrs__``, ``__rootdirs__``, of the root, of a column, of the
+    categories of a categorical column, or of a nullable column's validity)."""
     if key == ROOTDIRS_FILE:
         return True
     if not key.endswith(_CARRAY_FILES):
         return False
     rest = key.partition("/")[2]
-    if rest.startswith(CATEGORIES_PREFIX):
-        rest = rest[len(CATEGORIES_PREFIX):]
+    for prefix in (CATEGORIES_PREFIX, VALIDITY_PREFIX):
+        if rest.startswith(prefix):
+            rest = rest[len(prefix):]
     return key in _CARRAY_FILES or rest in _CARRAY_FILES
 
 
@@ -244,6 +246,8 @@ def commit_key_limit(key: str, where: str) -> int:
         name = rest
         if name.startswith(CATEGORIES_PREFIX):
             name = name[len(CATEGORIES_PREFIX):]    # a categorical column's categories
+        elif name.startswith(VALIDITY_PREFIX):
+            name = name[len(VALIDITY_PREFIX):]      # a nullable column's validity
     if name in _CARRAY_FILES:
         return MAX_META_BYTES
     if _CHUNK.fullmatch(name):

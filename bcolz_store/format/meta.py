@@ -268,6 +268,8 @@ def decode_dflt(value: Any, dtype: np.dtype, where: str = "meta/storage") -> np.
             out[()] = np.array(value, dtype="i8").view(base)
         elif base.kind == "S" and isinstance(value, str):
             out[()] = value.encode("latin-1")
+        elif base.kind == "V" and not base.names and isinstance(value, str):
+            out[()] = np.void(value.encode("latin-1").ljust(base.itemsize, b"\0"))
         elif base.names:
             out[()] = _structured(value, base)
         else:
