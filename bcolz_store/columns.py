@@ -344,6 +344,9 @@ def columns_of(columns, data) -> list:
         fixed = fixed_columns(data, names)
         values = []
         for name in names:                   # missing values of vlen columns: None
+            if columns[name].nullable:      # the column's own conversion (NA: null)
+                values.append(columns[name]._to_ndarray(data[name], None))
+                continue
             found = vlen_values(data[name]) if columns[name].vlen is not None else None
             values.append(found[0] if found is not None else fixed(name))
         return values

@@ -98,6 +98,8 @@ def as_masked(value, dtype, where: str = "carray") -> np.ma.MaskedArray:
         elif pandas_masked(value) is not None:
             data, mask = pandas_masked(value)
             data = np.asarray(data, dtype=dtype)
+        elif type(value).__name__ in ("Series", "Index") and value.dtype == object:
+            return as_masked(value.tolist(), dtype, where)
         elif isinstance(value, (list, tuple)) and any(is_null_item(v) for v in value):
             mask = np.array([is_null_item(v) for v in value], dtype=bool)
             present = [v for v in value if not is_null_item(v)]

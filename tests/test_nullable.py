@@ -203,3 +203,45 @@ def test_validity_missing_or_damaged_is_an_error(tmp_path):
     (root / "meta" / "storage").write_text(json.dumps(storage))
     with pytest.raises(FormatError, match="fill"):
         bcolz.open(str(root))[:]
+
+
+def test_pandas_round_trip_keeps_the_masked_dtypes(tmp_path):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"a": pd.array([1, None, 3], dtype="Int64"),
+                       "b": pd.array([True, None, False], dtype="boolean"),
+                       "c": pd.array([1.5, None, 2.0], dtype="Float64"),
+                       "d": pd.array([1, 2, None], dtype="UInt8"), "e": [1.0, 2.0, 3.0]})
+    t = bcolz.ctable.fromdataframe(df, rootdir=str(tmp_path / "t"), mode="w")
+    assert [t[n].nullable for n in t.names] == [True, True, True, True, False]
+    back = bcolz.open(str(tmp_path / "t")).todataframe()
+    pd.testing.assert_frame_equal(back, df)
+    t.append(df)
+    assert t["a"][:].mask.tolist() == [False, True, False] * 2
+
+
+def test_arrow_and_parquet_round_trip_nulls_apart_from_nan(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    from bcolz_store.converters.arrow import from_arrow, from_parquet, to_arrow, to_parquet
+    t = bcolz.ctable([bcolz.carray([1, None, 3], dtype="i4"),
+                      bcolz.carray([1.0, float("nan"), None], dtype="f8"),
+                      bcolz.carray([True, None, False], dtype="?"),
+                      bcolz.carray([b"ab", None, b"c"], dtype="S2"), np.arange(3)],
+                     names=["i", "f", "b", "s", "p"])
+    a = to_arrow(t)
+    assert a.column("i").null_count == 1 and a.column("f").to_pylist()[2] is None
+    assert np.isnan(a.column("f").to_pylist()[1]) and a.column("p").null_count == 0
+    for back in (from_arrow(a), None):
+        if back is None:
+            to_parquet(t, str(tmp_path / "x.parquet"))
+            back = from_parquet(str(tmp_path / "x.parquet"))
+        assert [back[n].nullable for n in back.names] == [True] * 4 + [False]
+        assert back["f"][1] is not np.ma.masked and np.isnan(back["f"][1])
+        assert back["f"][2] is np.ma.masked and back["i"][1] is np.ma.masked
+        assert [str(c) for c in to_arrow(back).columns] == [str(c) for c in a.columns]
+    foreign = pa.table({"x": pa.array([1, None], pa.int64()),
+                        "h": pa.array([np.float16(1), None], pa.float16()),
+                        "fb": pa.array([None, b"cd"], pa.binary(2)),
+                        "u": pa.array([1, None], pa.uint8()), "z": pa.array([1, 2])})
+    f = from_arrow(foreign)
+    assert [f[n].nullable for n in f.names] == [True] * 4 + [False]
+    assert to_arrow(f).select(["x", "h", "fb", "u", "z"]).to_pydict() == foreign.to_pydict()

@@ -61,6 +61,8 @@ def schema_metadata(obj) -> dict:
             entry = {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
         else:
             entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
+            if getattr(col, "nullable", False):
+                entry["nullable"] = True        # (converters/arrow_nullable.py)
         if name in colattrs:
             entry["attrs"] = colattrs[name]
         columns[name] = entry

@@ -49,6 +49,7 @@ import numpy as np
 from ..format.vlen_meta import vlen_result_dtype
 from ..interop.columns import check_fixed_width
 from .base import require
+from .arrow_nullable import masked_to_arrow
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
@@ -200,6 +201,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     """
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
+    if isinstance(block, np.ma.MaskedArray):      # a nullable column: nulls as nulls
+        return masked_to_arrow(pa, block, lambda data: to_arrow_array(pa, data, name, None, tz))
     try:
         arr = _flat_to_arrow(pa, block.reshape(-1), tz)
     except (TypeError, ValueError) as err:

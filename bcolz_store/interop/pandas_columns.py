@@ -40,6 +40,7 @@ import math
 import numpy as np
 
 from ..category_type import pandas_categorical
+from .pandas_nullable import masked_column, nullable_series
 from ..vlen_type import vlen
 
 __all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
@@ -210,6 +211,11 @@ def frame_columns(df, names, strings, fixed):
             dtypes[name] = found[1]
             columns.append(found[0])
             continue
+        found = masked_column(df[name])     # Int64, boolean, Float64...: nullable
+        if found is not None:
+            columns.append(found[0])
+            attrs[name] = {PANDAS_ATTR: found[1]}
+            continue
         found = vlen_values(df[name]) if spec != "fixed" else None
         if found is None:
             columns.append(fixed(name))
@@ -297,6 +303,10 @@ def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
                                                  ordered=cat.ordered)
             continue
         values = col[rows]
+        if getattr(col, "nullable", False) and isinstance(values, np.ma.MaskedArray):
+            out[key] = nullable_series(pd, values, col.attrs[PANDAS_ATTR] if PANDAS_ATTR
+                                       in col.attrs else {})
+            continue
         if isinstance(values, np.ndarray) and values.dtype.kind == "M":
             values = _zoned(pd, values, col, key)
         if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):
