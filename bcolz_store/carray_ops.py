@@ -213,10 +213,11 @@ def copy_dflt(c):
     return None if nullable is not None and nullable.grow == "null" else c.dflt
 
 
-def isnull(c) -> np.ndarray:
-    """Whether each item of ``c`` is null: a bool array of ``len(c)`` (all False
-    for a carray that is not nullable; None items of a vlen or categorical
-    carray are null)."""
+# carray.isnull and carray.notnull themselves (their docs: apidoc/carray.py)
+
+def isnull(self) -> np.ndarray:
+    # Whether each item of the carray ``self`` is null: a bool array of its length.
+    c = self
     engine = c._engine
     if hasattr(engine, "valid_range"):
         return ~engine.valid_range(0, c.len)
@@ -225,6 +226,5 @@ def isnull(c) -> np.ndarray:
     return np.zeros(c.len, dtype=bool)
 
 
-def notnull(c) -> np.ndarray:
-    """Whether each item of ``c`` is present: ``~isnull(c)``."""
-    return ~isnull(c)
+def notnull(self) -> np.ndarray:
+    return ~isnull(self)

@@ -36,7 +36,7 @@ from ..interop.columns import BLOCK_BYTES, atom_of, block_rows, columns_of, row_
 from ._common import Sink, local_path, progress_bar
 from .base import Converter, register_converter, require
 from ..vlen_type import vlen
-from .arrow_nullable import masked_from_arrow, nullable_names
+from .arrow_nullable import column_reader, nullable_names
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
                           numpy_atom, read_metadata, recorded_dtype, recorded_vlen,
                           schema_metadata, sized_atoms, to_arrow_array)
@@ -323,12 +323,7 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
         attrs = {**attrs, **col_attrs.pop(names[0], {})}
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
     nulls = nullable_names(pa, schema, meta, names, vlens, batches, blen)
-
-    def column(batch, name):
-        if name in nulls:
-            return masked_from_arrow(pa, batch.column(name), lambda arr: from_arrow_array(
-                pa, arr, atoms[name], name))
-        return from_arrow_array(pa, batch.column(name), atoms[name], name, vlens.get(name))
+    column = column_reader(pa, atoms, vlens, nulls, from_arrow_array)
     with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, nullable=nulls,
               **kwargs) as sink, \
             progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["masked_from_arrow", "masked_to_arrow", "nullable_names"]
+__all__ = ["column_reader", "masked_from_arrow", "masked_to_arrow", "nullable_names"]
 
 
 def masked_to_arrow(pa, block: np.ma.MaskedArray, plain):
@@ -102,3 +102,15 @@ def nullable_names(pa, schema, meta: dict, names, vlens: dict, batches, blen: in
                 if name not in out and batch.column(name).null_count:
                     out.add(name)
     return out
+
+
+def column_reader(pa, atoms: dict, vlens: dict, nulls: set, convert):
+    """``read(batch, name)``: the values of column ``name`` of a record batch,
+    a masked array for the columns of ``nulls`` (``convert(pa, arr, atom,
+    name, vlen)``: :func:`.arrow_types.from_arrow_array`)."""
+    def read(batch, name):
+        if name in nulls:
+            return masked_from_arrow(pa, batch.column(name),
+                                     lambda arr: convert(pa, arr, atoms[name], name))
+        return convert(pa, batch.column(name), atoms[name], name, vlens.get(name))
+    return read
