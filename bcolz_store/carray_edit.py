@@ -61,7 +61,8 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
         return items
     if meta is not None and meta.nullable is not None:
         return _masked_items(value, dtype, meta, arrlen, where)
-    if meta is not None and meta.atom.kind != "O" and _has_nulls(value):
+    if meta is not None and meta.vlen is None and meta.atom.kind != "O" and \
+            _has_nulls(value, meta.atom.kind in "Mm"):
         raise ValueError(f"{where}: this carray is not nullable, and the values hold null "
                          f"items (None, masked, NA); write a nullable copy first "
                          f"(carray(c, nullable=True), or ctable.addcol of one)")
@@ -97,11 +98,14 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
     return array
 
 
-def _has_nulls(value) -> bool:
-    """Whether ``value`` holds a null item a carray that is not nullable refuses."""
+def _has_nulls(value, none_is_nat: bool) -> bool:
+    """Whether ``value`` holds a null item a carray that is not nullable refuses
+    (``none_is_nat``: None in a list is NaT, as numpy converts it)."""
     if isinstance(value, np.ma.MaskedArray):
         return bool(np.ma.getmaskarray(value).any())
     if isinstance(value, (list, tuple)):
+        if none_is_nat:
+            return any(v is not None and is_null_item(v) for v in value)
         return any(is_null_item(v) for v in value)
     found = pandas_masked(value)
     return is_null_item(value) or (found is not None and bool(found[1].any()))

@@ -48,14 +48,16 @@ def nullable_request(array, dtype, nullable) -> bool:
     """Whether a new carray of ``array`` and ``dtype`` is nullable: as
     ``nullable`` says when it is given; else when ``array`` is a masked
     array, a pandas masked array (or Series of one), a nullable carray, or a
-    list holding None (``pandas.NA``, ``numpy.ma.masked``) with a ``dtype``
-    given that is not object."""
+    list (or object array) holding None (``pandas.NA``, ``numpy.ma.masked``)
+    with a ``dtype`` given that is not object."""
     if nullable is not None:
         return bool(nullable)
     if isinstance(array, np.ma.MaskedArray) or pandas_masked(array) is not None:
         return True
     if getattr(array, "nullable", False) is True and hasattr(type(array), "iterblocks_"):
         return True
+    if isinstance(array, np.ndarray) and array.dtype == object and array.ndim == 1:
+        array = list(array)         # objects: None items ask for it, as in a list
     if dtype is not None and isinstance(array, (list, tuple)):
         try:
             kind = np.dtype(dtype).kind
@@ -98,8 +100,9 @@ def as_masked(value, dtype, where: str = "carray") -> np.ma.MaskedArray:
         elif pandas_masked(value) is not None:
             data, mask = pandas_masked(value)
             data = np.asarray(data, dtype=dtype)
-        elif type(value).__name__ in ("Series", "Index") and value.dtype == object:
-            return as_masked(value.tolist(), dtype, where)
+        elif (type(value).__name__ in ("Series", "Index") or isinstance(value, np.ndarray)) \
+                and value.dtype == object and (dtype is None or dtype.kind != "O"):
+            return as_masked(list(value), dtype, where)     # objects: None items null
         elif isinstance(value, (list, tuple)) and any(is_null_item(v) for v in value):
             mask = np.array([is_null_item(v) for v in value], dtype=bool)
             present = [v for v in value if not is_null_item(v)]
