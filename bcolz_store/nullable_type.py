@@ -49,7 +49,8 @@ def nullable_request(array, dtype, nullable) -> bool:
     ``nullable`` says when it is given; else when ``array`` is a masked
     array, a pandas masked array (or Series of one), a nullable carray, or a
     list (or object array) holding None (``pandas.NA``, ``numpy.ma.masked``)
-    with a ``dtype`` given that is not object."""
+    with a ``dtype`` given that is not object (for datetime64/timedelta64,
+    None is NaT as numpy converts it: only NA or masked items ask)."""
     if nullable is not None:
         return bool(nullable)
     if isinstance(array, np.ma.MaskedArray) or pandas_masked(array) is not None:
@@ -63,6 +64,8 @@ def nullable_request(array, dtype, nullable) -> bool:
             kind = np.dtype(dtype).kind
         except TypeError:
             return False
+        if kind in "Mm":            # None is NaT, as numpy converts it
+            return any(v is not None and is_null_item(v) for v in array)
         return kind != "O" and any(is_null_item(v) for v in array)
     return False
 
