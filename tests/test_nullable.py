@@ -71,7 +71,8 @@ def test_every_fixed_dtype_round_trips(tmp_path, dtype):
 def test_fill_values_in_null_slots(tmp_path):
     for dtype, fill in [("f8", "NaN"), ("M8[us]", "NaT"), ("i4", "zeros"), ("S2", "zeros")]:
         root = tmp_path / dtype.replace("[", "").replace("]", "")
-        c = bcolz.carray([None, _sample(dtype, 1)[0]], dtype=dtype, rootdir=str(root), mode="w")
+        c = bcolz.carray([None, _sample(dtype, 1)[0]], dtype=dtype, rootdir=str(root), mode="w",
+                         nullable=True)
         storage = json.loads((root / "meta" / "storage").read_text())
         assert storage["nullable"] == {"validity": "valid", "fill": fill, "grow": "null"}
         raw = c._engine.values.read_range(0, 1)

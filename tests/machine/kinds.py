@@ -411,8 +411,9 @@ def draw_kind(rng, allow=("fixed", "vlen", "category"), structured=True) -> Kind
     """A random column kind (``structured``: structured dtypes too, which a
     carray may have but a ctable column may not, as in bcolz)."""
     family = allow[int(rng.integers(0, len(allow)))]
-    if family == "nullable":
-        return Nullable.draw(rng, NULLABLE[int(rng.integers(0, len(NULLABLE)))],
+    if family == "nullable":        # (a ctable column may not be V<n>, as in bcolz)
+        specs = [s for s in NULLABLE if structured or not s.startswith("V")]
+        return Nullable.draw(rng, specs[int(rng.integers(0, len(specs)))],
                              bool(rng.random() < 0.3))
     if family == "fixed":
         specs = [s for s in FIXED if structured or isinstance(s[0], str)]
