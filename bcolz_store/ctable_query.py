@@ -435,9 +435,12 @@ def where_blocks(cols, length, mask, blen=None, outcols=None, limit=None, skip=0
 
 def _concatenate(blocks):
     """Structured arrays joined (masked ones by numpy.ma, keeping their masks)."""
+    data = np.empty(sum(len(b) for b in blocks), dtype=blocks[0].dtype)
+    np.concatenate([np.ma.getdata(b) for b in blocks], out=data)    # (byte order kept)
     if any(isinstance(b, np.ma.MaskedArray) for b in blocks):
-        return np.ma.concatenate(blocks)
-    return np.concatenate(blocks, dtype=blocks[0].dtype)
+        return np.ma.MaskedArray(data, mask=np.concatenate([np.ma.getmaskarray(b)
+                                                            for b in blocks]))
+    return data
 
 
 def _rebuffer(blocks, blen):
