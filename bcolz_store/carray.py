@@ -54,9 +54,9 @@ class carray:
     _handle_kind = "carray"        # what a rebuilt handle's class must say (handles.py)
 
     def __init__(self, array=None, cparams=None, dtype=None, dflt=None, expectedlen=None,
-                 chunklen=None, rootdir=None, safe=True, mode="a", *, verify=False,
-                 allow_pickle=False, lock=False, storage_options=None, consolidated=None,
-                 options=None, _store=None, _dataset=None, _lock=None):
+                 chunklen=None, rootdir=None, safe=True, mode="a", *, nullable=None,
+                 verify=False, allow_pickle=False, lock=False, storage_options=None,
+                 consolidated=None, options=None, _store=None, _dataset=None, _lock=None):
         if mode not in _MODES:
             raise ValueError("mode should be 'r', 'w' or 'a'")
         if options is None:
@@ -78,7 +78,7 @@ class carray:
         self._files = CarrayDataset(rootdir, options, given=_store, prepared=_dataset, lock=_lock)
         if array is not None:
             try:
-                self._create(array, cparams, dtype, dflt, expectedlen, chunklen)
+                self._create(array, cparams, dtype, dflt, expectedlen, chunklen, nullable)
             except BaseException:
                 self._files.abandon_creation()
                 raise
@@ -94,10 +94,10 @@ class carray:
         if array is None and mode == "w":
             self.resize(0)
 
-    def _create(self, array, cparams, dtype, dflt, expectedlen, chunklen):
+    def _create(self, array, cparams, dtype, dflt, expectedlen, chunklen, nullable):
         array, dtype, rest, arrow_attrs = _arrow.carray_source(array, dtype)  # (Arrow's blocks)
         self._meta, data = new_meta(array, cparams, dtype, dflt, expectedlen, chunklen,
-                                    self._to_ndarray)
+                                    self._to_ndarray, nullable)
         store = None
         if self._files.rootdir is not None:
             store = self._files.begin_creation(self._mode)
@@ -168,6 +168,8 @@ class carray:
     len = property(lambda self: self._engine.length, doc="int: number of atoms (rows).")
     nchunks = property(lambda self: self._engine.nchunks, doc="int: number of full chunks.")
     ndim = property(lambda self: len(self.shape), doc="int: number of dimensions.")
+    nullable = property(lambda self: self._meta.nullable is not None,
+                        doc="bool: whether items may be null (reads give masked arrays).")
     nleftover = property(lambda self: self._engine.nleft, doc="int: atoms in the leftover.")
     leftover_elements = nleftover
     partitions = property(lambda self: [(i * self.chunklen, (i + 1) * self.chunklen)
@@ -324,6 +326,8 @@ class carray:
         gather = functools.partial(_read.gather, self._engine, self._meta, self._guard)
         return self._iterating(_ops.values_where(gather, boolarr, limit, skip, blen))
 
+    isnull, notnull = _ops.isnull, _ops.notnull
+
     def sum(self, dtype=None):
         dtype = _ops.sum_dtype(self._meta.atom.base, dtype, self._meta.vlen is not None)
         if _read.pickled(self._meta):
@@ -340,7 +344,7 @@ class carray:
     def append(self, array):
         engine, meta = self._engine, self._meta
         if (type(array) is np.ndarray and array.dtype is meta.atom and array.ndim == 1
-                and self._mode != "r" and array.dtype.kind != "O" and meta.vlen is None):
+                and self._mode != "r" and array.dtype.kind != "O" and meta.vlen is meta.nullable is None):
             end = engine.nleft + array.shape[0]     # the common case: into the leftover
             if end < meta.chunklen:
                 engine.leftover[engine.nleft:end] = array
@@ -493,7 +497,8 @@ class carray:
 
     def copy(self, **kwargs):
         expectedlen = kwargs.pop("expectedlen", self.len)
-        kwargs.setdefault("dflt", self.dflt)
+        kwargs.setdefault("dflt", _ops.copy_dflt(self))
+        kwargs.setdefault("nullable", self.nullable)
         atom = self._meta.atom
         if self._meta.vlen is not None or self._meta.composite is not None:   # block by block
             return type(self)(self, expectedlen=expectedlen, **kwargs)

@@ -18,6 +18,7 @@ from .chunks.category_engine import CategoryEngine, PreparedCodes
 from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
 from .indexing import is_int, position, positions
+from .nullable_type import as_masked, is_null_item, pandas_masked
 
 __all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
            "filler_blocks", "prepare_append", "to_ndarray"]
@@ -60,6 +61,13 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
         return items
     if meta is not None and meta.composite is not None:    # decimal or struct items
         return composite_items(value, arrlen, where)
+    if meta is not None and meta.nullable is not None:
+        return _masked_items(value, dtype, meta, arrlen, where)
+    if meta is not None and meta.vlen is None and meta.atom.kind != "O" and \
+            _has_nulls(value, meta.atom.kind in "Mm"):
+        raise ValueError(f"{where}: this carray is not nullable, and the values hold null "
+                         f"items (None, masked, NA); write a nullable copy first "
+                         f"(carray(c, nullable=True), or ctable.addcol of one)")
     vlen = meta.vlen if meta is not None else None
     if vlen is not None:        # items of any length: one strict conversion
         return as_items(value, vlen.kind, meta.atom, vlen.nullable, arrlen, where)
@@ -122,6 +130,33 @@ def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
         if len(items) != 1:
             raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
         items = np.fromiter([items[0]] * arrlen, dtype=object, count=arrlen)
+    return items
+
+
+def _has_nulls(value, none_is_nat: bool) -> bool:
+    """Whether ``value`` holds a null item a carray that is not nullable refuses
+    (``none_is_nat``: None in a list is NaT, as numpy converts it)."""
+    if isinstance(value, np.ma.MaskedArray):
+        return bool(np.ma.getmaskarray(value).any())
+    if isinstance(value, (list, tuple)):
+        if none_is_nat:
+            return any(v is not None and is_null_item(v) for v in value)
+        return any(is_null_item(v) for v in value)
+    found = pandas_masked(value)
+    return is_null_item(value) or (found is not None and bool(found[1].any()))
+
+
+def _masked_items(value, dtype, meta, arrlen, where) -> np.ma.MaskedArray:
+    """``value`` as a masked array for a nullable carray (:func:`to_ndarray`)."""
+    atom = meta.atom
+    items = as_masked(value, atom.base if dtype is None else dtype, where)
+    if atom.shape and items.shape == atom.shape:
+        items = items.reshape((1,) + atom.shape)
+    if arrlen is not None and len(items) != arrlen:
+        if len(items) != 1:
+            raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
+        items = np.ma.MaskedArray(np.repeat(items.data, arrlen, axis=0),
+                                  mask=np.repeat(np.ma.getmaskarray(items), arrlen, axis=0))
     return items
 
 
@@ -324,11 +359,12 @@ def filler_blocks(meta, fill, grow: int):
     appends), at most one chunk each."""
     atom = meta.atom
     block = max(meta.chunklen, 1)
+    nulls = meta.nullable is not None and meta.nullable.grow == "null"
     while grow:
         n = min(grow, block)
         filler = np.empty((n,) + atom.shape, dtype=atom.base)
         filler[...] = fill
-        yield filler
+        yield np.ma.MaskedArray(filler, mask=True) if nulls else filler
         grow -= n
 
 

@@ -21,12 +21,13 @@ from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
 from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
 from .indexing import calc_chunklen, is_int
+from .nullable_type import as_masked, new_nullable, nullable_request
 from .vlen_type import new_vlen_meta, vlen_request
 
 __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
 
 
-def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
+def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nullable=None):
     """The metadata of a new carray of any kind, and its initial data.
 
     A categorical ``dtype`` (or data) gets codes plus categories
@@ -40,6 +41,10 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
         As :func:`new_fixed_meta`.
     cparams : cparams, dict or None
         None: ``bcolz_store.defaults.cparams``.
+    nullable : bool or None
+        Whether the carray is nullable (:mod:`bcolz_store.nullable_type`);
+        None: when ``array`` asks for it (a masked array, a pandas masked
+        array, a list holding None with a fixed ``dtype`` given).
 
     Returns
     -------
@@ -66,7 +71,20 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
     if isinstance(request, category):
         return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)
     if request is not None:
+        if nullable:
+            raise ValueError("nullable=True is for carrays of a fixed dtype; vlen and "
+                             "categorical carrays hold None as a missing item already")
         return new_vlen_meta(request, array, cparams, dflt, expectedlen, chunklen)
+    if nullable_request(array, dtype, nullable):
+        if not is_carray(array):
+            array = as_masked(array, None if dtype is None else np.dtype(dtype).base,
+                              "new carray")
+        meta, data = new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen,
+                                    lambda v, d: v if d is None else v.astype(d))
+        if storage_kind(meta.atom) == "pickle":
+            raise ValueError("an object carray cannot be nullable (its items may be None)")
+        new_nullable(meta, dflt)
+        return meta, data
     return new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray)
 
 

@@ -11,9 +11,9 @@ import numpy as np
 
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
-__all__ = ["check_where", "chunk_stats", "copy_rows", "engine_sum", "item_engine", "iter_items",
-           "new_shape", "recompute_stats", "reshaped_rows", "sum_dtype", "true_positions",
-           "values_where"]
+__all__ = ["check_where", "chunk_stats", "copy_dflt", "copy_rows", "engine_sum", "isnull",
+           "item_engine", "iter_items", "new_shape", "notnull", "recompute_stats",
+           "reshaped_rows", "sum_dtype", "true_positions", "values_where"]
 
 
 def item_engine(c):
@@ -78,6 +78,11 @@ def iter_items(read, atom, chunklen, start, stop, step, limit, skip):
             skipped += drop
             block = block[drop:]
         items = block if atom.shape or atom.kind not in PYTHON_SCALAR_KINDS else block.tolist()
+        if isinstance(block, np.ma.MaskedArray):     # a nullable carray: nulls as masked
+            data = block.data if atom.shape or atom.kind not in PYTHON_SCALAR_KINDS \
+                else block.data.tolist()
+            items = [np.ma.masked if null else v for v, null in
+                     zip(data, np.ma.getmaskarray(block).reshape(len(block), -1).any(1))]
         for item in items:
             yield item
             emitted += 1
@@ -199,3 +204,27 @@ def copy_rows(engine, meta, guard, length: int, blocks, out_engine, rows=None) -
         return
     for block in blocks if rows is None else rows(blocks):
         out_engine.append(block)
+
+
+def copy_dflt(c):
+    """The ``dflt`` a copy of ``c`` is made with: None for a nullable carray
+    that grows with nulls (its copy does too), else ``c.dflt``."""
+    nullable = c._meta.nullable
+    return None if nullable is not None and nullable.grow == "null" else c.dflt
+
+
+# carray.isnull and carray.notnull themselves (their docs: apidoc/carray.py)
+
+def isnull(self) -> np.ndarray:
+    # Whether each item of the carray ``self`` is null: a bool array of its length.
+    c = self
+    engine = c._engine
+    if hasattr(engine, "valid_range"):
+        return ~engine.valid_range(0, c.len)
+    if c._meta.vlen is not None:
+        return np.fromiter((v is None for v in c[:].tolist()), dtype=bool, count=c.len)
+    return np.zeros(c.len, dtype=bool)
+
+
+def notnull(self) -> np.ndarray:
+    return ~isnull(self)

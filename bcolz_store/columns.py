@@ -315,6 +315,24 @@ def column_field(name, col) -> tuple:
     return (name, field_dtype(col)) if col.ndim == 1 else (name, (col.dtype, col.shape[1:]))
 
 
+def make_rows(dtype: np.dtype, shape, names, values):
+    """Rows of the structured ``dtype`` holding ``values`` (one array per field
+    of ``names``): a ``numpy.ma.MaskedArray`` when any of them is masked (a
+    nullable column's), its mask True in that field of a null item's row."""
+    out = np.empty(shape, dtype=dtype)
+    masked = False
+    for name, column in zip(names, values):
+        masked = masked or isinstance(column, np.ma.MaskedArray)
+        out[name] = column.data if isinstance(column, np.ma.MaskedArray) else column
+    if not masked:
+        return out
+    mask = np.zeros(shape, dtype=np.ma.make_mask_descr(dtype))
+    for name, column in zip(names, values):
+        if isinstance(column, np.ma.MaskedArray):
+            mask[name] = np.ma.getmaskarray(column)
+    return np.ma.MaskedArray(out, mask=mask)
+
+
 def row_dtype(columns, names=None) -> np.dtype:
     """The structured dtype of one row of ``columns`` (a :class:`cols`): the
     fields of ``names`` (default all columns), in that order."""
@@ -345,11 +363,14 @@ def columns_of(columns, data) -> list:
         fixed = fixed_columns(data, names)
         values = []
         for name in names:                   # missing values of vlen columns: None
+            if columns[name].nullable:      # the column's own conversion (NA: null)
+                values.append(columns[name]._to_ndarray(data[name], None))
+                continue
             found = vlen_values(data[name]) if columns[name].vlen is not None else None
             values.append(found[0] if found is not None else fixed(name))
         return values
     if isinstance(data, np.void) or (isinstance(data, np.ndarray) and data.dtype.names):
-        arr = np.asarray(data).reshape(-1)
+        arr = (data if isinstance(data, np.ma.MaskedArray) else np.asarray(data)).reshape(-1)
         fields = arr.dtype.names
         if not all(n in fields for n in names):
             if len(fields) != len(names):
@@ -357,6 +378,8 @@ def columns_of(columns, data) -> list:
             return [arr[f] for f in fields]
         return [arr[n] for n in names]
     if isinstance(data, list) and data and all(isinstance(r, (tuple, np.void)) for r in data):
+        if any(columns[n].nullable for n in names) and all(len(r) == len(names) for r in data):
+            return [[r[i] for r in data] for i in range(len(names))]   # each column converts
         dtype = row_dtype(columns)
         try:
             rows = np.array([tuple(r) for r in data], dtype=dtype)
@@ -372,7 +395,7 @@ def columns_of(columns, data) -> list:
             if isinstance(value, carray):
                 out.append(value)
                 continue
-            if col.vlen is not None:    # items of any length: the column's own conversion
+            if col.vlen is not None or col.nullable:    # the column's own conversion
                 out.append(col._to_ndarray(value, None))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \

@@ -391,7 +391,8 @@ def set_item(cols, commits, length: int, frame, key, value) -> None:
             cols[key] = value
         return
     check_not_empty(cols.names, "assign to")
-    rows = as_rows(row_dtype(cols), value)
+    rows = _nullable_rows(cols, value)
+    rows = as_rows(row_dtype(cols), value) if rows is None else rows
     if isinstance(key, str):
         mask = condition(cols, length, key, {}, None, frame)
         key = np.flatnonzero(mask[:] if isinstance(mask, carray) else mask)
@@ -400,6 +401,24 @@ def set_item(cols, commits, length: int, frame, key, value) -> None:
     with commits.operation("setitem"):
         for name in cols.names:
             cols[name][key] = rows[name]
+
+
+def _nullable_rows(cols, value):
+    """``{name: values}`` of rows for a table with a nullable column, each
+    column converting its own (None, masked: null); None where the rows are
+    converted as a whole (no nullable column, or rows of another form)."""
+    names = cols.names
+    if not any(cols[n].nullable for n in names):
+        return None
+    if isinstance(value, np.ma.MaskedArray) and value.dtype.names:
+        return {n: value[n] for n in names}
+    rows = [value] if isinstance(value, tuple) else value
+    if not isinstance(rows, list) or not all(isinstance(r, (tuple, list)) and
+                                             len(r) == len(names) for r in rows):
+        return None
+    if isinstance(value, tuple):        # one row: one item per column
+        return {n: value[i] for i, n in enumerate(names)}
+    return {n: [r[i] for r in rows] for i, n in enumerate(names)}
 
 
 def purge(commits) -> None:

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from .carray import carray
-from .columns import row_dtype
+from .columns import make_rows, row_dtype
 from .ctable_query import matching
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
@@ -101,10 +101,7 @@ def check_not_empty(names, what: str) -> None:
 
 def _rows(cols, values, n) -> np.ndarray:
     """A structured array of the columns' row dtype from per-column arrays."""
-    out = np.empty(n, dtype=row_dtype(cols))
-    for name, column in zip(cols.names, values):
-        out[name] = column
-    return out
+    return make_rows(row_dtype(cols), n, cols.names, values)
 
 
 def get_item(cols, length, frame, make_table, key, indexes=None):
@@ -121,8 +118,12 @@ def get_item(cols, length, frame, make_table, key, indexes=None):
     if isinstance(key, Selection):
         return _rows(cols, [key.read(cols[name]) for name in cols.names], len(key))
     if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        values = [cols[name][key] for name in cols.names]
+        if any(v is np.ma.masked for v in values):      # a null: a masked row
+            i = int(key) + (length if key < 0 else 0)
+            return _rows(cols, [cols[name][i:i + 1] for name in cols.names], 1)[0]
         row = np.empty(1, dtype=row_dtype(cols))
-        row[0] = tuple(cols[name][key] for name in cols.names)
+        row[0] = tuple(values)
         return row[0]
     if isinstance(key, slice):
         start, stop, step = key.indices(length)

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import threads
 from .carray import carray
-from .columns import column_field
+from .columns import column_field, make_rows
 from .ctable_plan import QueryPlan, plan_query
 from .ctable_select import Selection, row_filter, select
 from .defaults import defaults
@@ -450,10 +450,7 @@ def _where_gen(cols, mask, names, limit, skip, make):
 def _structured_blocks(cols, mask, names, limit, skip):
     dtype = outcols_dtype(cols, names)
     for values in _matching_columns(cols, mask, names, limit, skip):
-        out = np.empty(len(values[0]), dtype=dtype)
-        for name, v in zip(names, values):
-            out[name] = v
-        yield out
+        yield make_rows(dtype, len(values[0]), names, values)
 
 
 def where_blocks(cols, length, mask, blen=None, outcols=None, limit=None, skip=0):
@@ -473,6 +470,16 @@ def where_blocks(cols, length, mask, blen=None, outcols=None, limit=None, skip=0
     return _rebuffer(_structured_blocks(cols, mask, names, limit, skip), int(blen))
 
 
+def _concatenate(blocks):
+    """Structured arrays joined (masked ones by numpy.ma, keeping their masks)."""
+    data = np.empty(sum(len(b) for b in blocks), dtype=blocks[0].dtype)
+    np.concatenate([np.ma.getdata(b) for b in blocks], out=data)    # (byte order kept)
+    if any(isinstance(b, np.ma.MaskedArray) for b in blocks):
+        return np.ma.MaskedArray(data, mask=np.concatenate([np.ma.getmaskarray(b)
+                                                            for b in blocks]))
+    return data
+
+
 def _rebuffer(blocks, blen):
     """Regroup a stream of structured arrays into arrays of exactly ``blen`` rows."""
     pending, npending = [], 0
@@ -481,13 +488,13 @@ def _rebuffer(blocks, blen):
         npending += len(block)
         if npending < blen:
             continue
-        data = np.concatenate(pending, dtype=pending[0].dtype)
+        data = _concatenate(pending)
         full = (len(data) // blen) * blen
         for start in range(0, full, blen):
             yield data[start:start + blen]
         pending, npending = [data[full:]], len(data) - full
     if npending:
-        yield np.concatenate(pending, dtype=pending[0].dtype)
+        yield _concatenate(pending)
 
 
 def fetch_where(cols, length, mask, make_table, outcols=None, limit=None, skip=0,

@@ -155,6 +155,10 @@ def reduce_carray(c):
     engine = c._engine
     meta = c._meta
     request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None))
+    if meta.nullable is not None:       # nullable: its items (a masked array), its dtype
+        dflt = None if meta.nullable.grow == "null" else c.dflt
+        return (rebuild_items, (cls, c[:], meta.atom.base, meta.cparams.to_dict(),
+                                meta.chunklen, meta.expectedlen, dflt, dict(c.attrs)))
     if request is not None:             # vlen or categorical: its items and its type
         return (rebuild_items, (cls, c[:], request, meta.cparams.to_dict(), meta.chunklen,
                                 meta.expectedlen, c.dflt, dict(c.attrs)))
@@ -208,7 +212,8 @@ def rebuild_carray(cls, atom, cparams, chunklen, expectedlen, dflt, data, attrs)
 
 
 def rebuild_items(cls, items, request, cparams, chunklen, expectedlen, dflt, attrs):
-    """An in-memory vlen or categorical carray of ``items`` (its type ``request``).
+    """An in-memory vlen, categorical or nullable carray of ``items`` (its type
+    ``request``; a masked array of a numpy dtype makes a nullable one).
 
     Raises
     ------

@@ -21,6 +21,7 @@ from .carray import carray
 from . import threads
 from .chunks import codec
 from .ctable import ctable
+from .columns import make_rows
 from ._version import __version__
 from .errors import DatasetNotFoundError
 from .options import OpenOptions
@@ -228,10 +229,8 @@ def _carray_blocks(obj, blen, start, stop):
 def _ctable_blocks(obj, blen, start, stop):
     for i in range(start, stop, blen):
         j = min(i + blen, stop)
-        block = np.empty(j - i, dtype=obj.dtype)
-        for name in obj.names:
-            block[name] = obj.cols[name][i:j]
-        yield block
+        # (a masked array when a column is nullable)
+        yield make_rows(obj.dtype, j - i, obj.names, [obj.cols[name][i:j] for name in obj.names])
 
 
 # -------------------------------------------------------------------- eval

@@ -114,11 +114,13 @@ LAYERS = [
     # The Arrow column types (arrow_types, arrow_meta, arrow_structs) sit with interop/:
     # the carray and ctable classes' Arrow C stream builds its batches with them.
     [["bcolz_store.interop", "bcolz_store.converters.arrow_types",
-      "bcolz_store.converters.arrow_meta", "bcolz_store.converters.arrow_structs"],
+      "bcolz_store.converters.arrow_meta", "bcolz_store.converters.arrow_structs",
+      "bcolz_store.converters.arrow_nullable"],
      ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
     [["bcolz_store.struct_type"]],
-    [["bcolz_store.vlen_type"], ["bcolz_store.category_type"], ["bcolz_store.decimal_type"]],
+    [["bcolz_store.vlen_type"], ["bcolz_store.category_type"], ["bcolz_store.decimal_type"],
+     ["bcolz_store.nullable_type"]],
     [["bcolz_store.datasets"]],
     [["bcolz_store.chunks"], ["bcolz_store.storage"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",

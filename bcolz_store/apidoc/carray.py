@@ -5,10 +5,12 @@ Source: bcolz 1.x's carray methods (signatures, defaults, errors), with what
 bcolz_store adds said where it differs.
 """
 
+from .nullable import NULLABLE_DOCS
+
 __all__ = ["CARRAY_DOCS"]
 
 CARRAY_DOCS = {
-    "": """carray(array=None, cparams=None, dtype=None, dflt=None, expectedlen=None, chunklen=None, rootdir=None, safe=True, mode='a')
+    "": """carray(array=None, cparams=None, dtype=None, dflt=None, expectedlen=None, chunklen=None, rootdir=None, safe=True, mode='a', *, nullable=None)
 
     A compressed, enlargeable array, in memory or on disk.
 
@@ -40,6 +42,8 @@ CARRAY_DOCS = {
     mode : {'a', 'r', 'w'}, default 'a'
         'r' read-only, 'a' read and append, 'w' create anew (replacing what is
         at ``rootdir`` in the creation's one commit).
+    nullable : bool, optional
+        Keyword only: items may be null (default: masked or None data; docs/nulls.md).
     verify, allow_pickle, lock, storage_options, consolidated
         Keyword only: how a stored carray is opened
         (:class:`~bcolz_store.options.OpenOptions`); or ``options=``.
@@ -275,7 +279,7 @@ CARRAY_DOCS = {
     [0, 2, 4]
     """,
     "sum": """
-    Sum all elements.
+    Sum all elements (a nullable carray's nulls are skipped).
 
     Parameters
     ----------
@@ -558,3 +562,4 @@ CARRAY_DOCS = {
     (True, 16, 'base64:')
     """,
 }
+CARRAY_DOCS.update(NULLABLE_DOCS)     # isnull, notnull

@@ -117,6 +117,8 @@ class Sink:
     dtypes : dict of str to vlen, optional
         Columns of items of any length: name -> :class:`~bcolz_store.vlen`
         (their blocks are lists or object arrays, converted by the column).
+    nullable : collection of str, optional
+        Nullable columns (their blocks are masked arrays).
     kwargs
         Other carray/ctable constructor parameters (cparams, chunklen...).
 
@@ -137,7 +139,7 @@ class Sink:
     """
 
     def __init__(self, kind, atoms, rootdir=None, mode="w", expectedlen=None, dtypes=None,
-                 **kwargs):
+                 nullable=(), **kwargs):
         if mode not in ("w", "a"):
             raise ValueError(f"mode must be 'w' or 'a', not {mode!r}")
         if kind not in ("carray", "ctable"):
@@ -150,7 +152,8 @@ class Sink:
             raise DatasetExistsError(f"{local}: exists; use mode 'w' to replace it")
         self.atoms = dict(atoms)
         self.vlens = dict(dtypes or {})
-        empty = [np.empty(0, dtype=atom) for atom in self.atoms.values()]
+        empty = [np.ma.MaskedArray(np.empty(0, dtype=atom)) if name in nullable else
+                 np.empty(0, dtype=atom) for name, atom in self.atoms.items()]
         kwargs.setdefault("expectedlen", max(int(expectedlen or 0), 1))
         self.storage_options = kwargs.get("storage_options")
         if self.rootdir is not None:

@@ -14,14 +14,9 @@ dtype, the kind and the attrs recorded in the schema metadata
 (``b"bcolz_store"``).  Object columns are refused.  The mapping each way and
 the metadata are drawn in :mod:`.arrow_types`.
 
-Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
-float columns, where they become NaN, and temporal ones, where they become
-NaT), strings or bytes that a fixed width would cut (bytes ending in NUL),
-and types with no bcolz column kind (decimal, variable-length list, struct,
-map, union).  Timezone-aware timestamps are kept as UTC, with the zone in the
-column's attrs under ``timezone``, and written back in that zone.  Bytes and
-text keep the NULs inside their values (pyarrow's own conversion of numpy
-``S``/``U`` would cut them at the first one).
+What a column cannot hold is refused, never cut (docs/converting.md, "Data
+from elsewhere"); nulls become missing items of nullable, vlen and list
+columns; zoned timestamps keep their zone (the column attr ``timezone``).
 """
 
 from __future__ import annotations
@@ -40,6 +35,7 @@ from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
 from ..vlen_type import vlen
 from ._common import Sink, local_path, progress_bar
 from .base import Converter, register_converter, require
+from .arrow_nullable import column_reader, nullable_names
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
                           numpy_atom, read_metadata, sized_atoms)
 
@@ -290,11 +286,13 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     if kind == "carray":
         attrs = {**attrs, **col_attrs.pop(names[0], {})}
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
-    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, **kwargs) as sink, \
+    nulls = nullable_names(pa, schema, meta, names, vlens, batches, blen)
+    column = column_reader(pa, atoms, vlens, nulls, from_arrow_array)
+    with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, nullable=nulls,
+              **kwargs) as sink, \
             progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:
         for batch in batches(names, blen):
-            sink.append([from_arrow_array(pa, batch.column(name), atoms[name], name,
-                                          vlens.get(name)) for name in names])
+            sink.append([column(batch, name) for name in names])
             bar.update(batch.num_rows)
         obj = sink.finish(attrs, col_attrs)
     # the Arrow fields the columns would not be written back as (once their attrs are set)

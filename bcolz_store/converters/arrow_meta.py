@@ -63,6 +63,8 @@ def schema_metadata(obj) -> dict:
             entry = {"dtype": repr(col.column_type).partition("(")[0]}
         else:
             entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
+            if getattr(col, "nullable", False):
+                entry["nullable"] = True        # (converters/arrow_nullable.py)
         if name in colattrs:
             entry["attrs"] = colattrs[name]
         columns[name] = entry

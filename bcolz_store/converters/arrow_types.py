@@ -30,6 +30,7 @@ from ..interop.columns import check_fixed_width
 from ..interop.optional import require
 from .arrow_structs import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
                             composite_to_arrow, is_composite)
+from .arrow_nullable import masked_to_arrow
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
@@ -205,6 +206,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, categor
         return composite_to_arrow(pa, block, vlen, name)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
+    if isinstance(block, np.ma.MaskedArray):      # a nullable column: nulls as nulls
+        return masked_to_arrow(pa, block, lambda data: to_arrow_array(pa, data, name, None, tz))
     try:
         arr = _flat_to_arrow(pa, block.reshape(-1), tz)
     except (TypeError, ValueError) as err:

@@ -8,7 +8,9 @@ files, read into a chunk engine, and staged back for a commit.
     ROOT/data/__N.blp     chunk N (the leftover is chunk ``length // chunklen``)
 
 A carray of variable-length items has ``data/__N.vlen`` chunk files instead
-and a ``vlen`` entry in ``meta/storage`` (format/vlen_meta.py).
+and a ``vlen`` entry in ``meta/storage`` (format/vlen_meta.py).  A nullable
+carray has a ``nullable`` entry and its validity, a carray of bool, in
+``ROOT/valid`` (format/nullable_meta.py).
 
 Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md; the bytes of the
 JSON files are those of :mod:`bcolz_store.format.meta`.
@@ -29,18 +31,20 @@ from ..chunks.stats import attach_stats, stats_kind
 from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine
+from ..chunks.nullable_engine import NullableEngine
 from ..chunks.vlen import dictionary_id
 from ..chunks.vlen_chunks import vlen_chunk_key
 from ..chunks.vlen_engine import VlenEngine
 from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
                            load_sizes, load_storage, storage_kind)
+from ..format.nullable_meta import VALIDITY_DIR, NullableMeta
 from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "kind_of",
-           "load_carray", "new_engine", "stage_sizes", "stage_stats", "stage_storage",
-           "stats_problem"]
+           "load_carray", "new_engine", "new_validity_meta", "stage_sizes", "stage_stats",
+           "stage_storage", "stats_problem"]
 
 # Kinds whose files another module of this package reads and writes (decimal
 # and struct carrays: datasets/composite_files.py), each an object with
@@ -89,6 +93,8 @@ class CarrayMeta:
     initial: np.ndarray | None = None           # the categories of a new one
     dflt_code: int = -1                         # a categorical's dflt, as its code
     composite: object = None                    # a decimal's or struct's (COMPOSITE_KINDS)
+    nullable: NullableMeta | None = None        # a nullable carray's entry
+    validity: "CarrayMeta | None" = None        # ... and its validity's metadata
 
 
 def load_carray(store) -> CarrayMeta:
@@ -120,6 +126,8 @@ def load_carray(store) -> CarrayMeta:
     if storage.categorical is not None:
         return _load_categorical(store, sizes, storage)
     meta = _fixed_meta(store, sizes, storage)
+    if storage.nullable is not None:
+        _load_validity(store, meta, storage.nullable)
     pickled = storage_kind(meta.atom) == "pickle"
     _check_end_files(store, meta, meta.length if pickled else -(-meta.length // meta.chunklen),
                      chunk_key)
@@ -142,6 +150,64 @@ def _fixed_meta(store, sizes: SizesMeta, storage: StorageMeta,
                           f"{atom.itemsize}-byte atoms exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
     return CarrayMeta(atom, cparams, storage.chunklen, storage.expectedlen, storage.dflt,
                       sizes.shape[0], sizes.cbytes)
+
+
+def _load_validity(store, meta: CarrayMeta, nullable: NullableMeta) -> None:
+    """The validity of a nullable carray (format/nullable_meta.py), checked.
+
+    Raises
+    ------
+    FormatError
+        Naming ``ROOT/valid``: missing, not a carray of bool, of another
+        chunklen, or damaged.
+    """
+    where = store.path(VALIDITY_DIR)
+    if storage_kind(meta.atom) == "pickle":
+        raise FormatError(f"{store.path('meta/storage')}: an object carray cannot be nullable")
+    try:
+        validity = load_carray(store.sub(VALIDITY_DIR))
+    except DatasetNotFoundError as err:
+        raise FormatError(f"{where}: the validity of this nullable carray is missing "
+                          f"({err})") from None
+    if (validity.atom != np.dtype(bool) or validity.vlen is not None
+            or validity.nullable is not None or validity.categorical is not None):
+        raise FormatError(f"{where}: the validity of a nullable carray must be a carray of "
+                          f"bool, not of {validity.atom}")
+    if validity.chunklen != meta.chunklen:
+        raise FormatError(f"{where}: chunklen {validity.chunklen} of the validity differs "
+                          f"from the values' {meta.chunklen}")
+    meta.nullable, meta.validity = nullable, validity
+
+
+def new_validity_meta(meta: CarrayMeta) -> CarrayMeta:
+    """The metadata of the validity (bool, True: present) of the new nullable
+    carray ``meta``."""
+    return CarrayMeta(np.dtype(bool), meta.cparams, meta.chunklen, meta.expectedlen,
+                      np.ones((), dtype=bool))
+
+
+def _nullable_engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> NullableEngine:
+    """A NullableEngine: values and validity in two ChunkEngines (when ``new``,
+    the validity's ``meta/storage`` is staged at once)."""
+    sub = store.sub(VALIDITY_DIR) if store is not None else None
+    if new:
+        valid = new_validity_meta(meta)
+        if sub is not None:
+            sub.makedirs("data", "meta")
+            stage_storage(sub, valid)
+        values = ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store,
+                             cache_budget=cache_budget)
+        validity = ChunkEngine(valid.atom, valid.cparams, valid.chunklen, sub,
+                               cache_budget=cache_budget)
+        return NullableEngine(values, validity)
+    valid = meta.validity
+    nfull, nleft = divmod(meta.length, meta.chunklen)
+    values = ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store, nfull, nleft,
+                         meta.cbytes, cache_budget=cache_budget)
+    nfull, nleft = divmod(valid.length, valid.chunklen)
+    validity = ChunkEngine(valid.atom, valid.cparams, valid.chunklen, sub, nfull, nleft,
+                           valid.cbytes, cache_budget=cache_budget)
+    return NullableEngine(values, validity)
 
 
 def _check_end_files(store, meta: CarrayMeta, nfiles: int, key) -> None:
@@ -269,8 +335,8 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
         kind, inner = stats_kind(meta.categorical.codes, categorical=True), engine.codes
     elif meta.vlen is not None:
         kind = stats_kind(meta.atom, meta.vlen.kind)
-    elif storage_kind(meta.atom) != "pickle":
-        kind = stats_kind(meta.atom)
+    elif storage_kind(meta.atom) != "pickle" and meta.nullable is None:
+        kind = stats_kind(meta.atom)     # a nullable carray keeps none (nulls' fill)
     attach_stats(inner, kind, meta.chunklen, store, meta.length, new)
     if not new and kind is not None and not kind.startswith("vlen:"):
         attach_index(inner, store, kind, meta.length)
@@ -280,6 +346,8 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
 def _new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
     if meta.categorical is not None:
         return _category_engine(meta, store, cache_budget, new)
+    if meta.nullable is not None:
+        return _nullable_engine(meta, store, cache_budget, new)
     if meta.vlen is not None:
         if new:
             return VlenEngine(meta.vlen, meta.chunklen, store, cache_budget=cache_budget)
@@ -301,6 +369,10 @@ def stage_stats(store, engine) -> None:
     """Stage ``meta/stats`` for the engine's chunks as they are now (chunks/stats.py)
     and bring its index up to date (chunks/index.py); nothing for a kind
     without statistics."""
+    if isinstance(engine, NullableEngine):     # the validity, at the values' length
+        validity = engine.validity
+        stage_sizes(validity.store, (validity.length,), validity.length, validity.cbytes)
+        return
     engine = engine.codes if isinstance(engine, CategoryEngine) else engine
     stats = getattr(engine, "stats", None)
     if stats is not None:
@@ -372,7 +444,7 @@ def stage_storage(store, meta: CarrayMeta) -> None:
     text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None
     store.set("meta/storage", dump_storage(StorageMeta(
         meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-        meta.vlen, text)))
+        meta.vlen, text, nullable=meta.nullable)))
 
 
 def stage_sizes(store, shape: tuple, nbytes: int, cbytes: int) -> None:

@@ -96,6 +96,7 @@ MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 MAX_NESTING = 16
 # The categories of a categorical carray: a vlen carray in this folder.
 CATEGORIES_PREFIX = "categories/"
+VALIDITY_PREFIX = "valid/"          # a nullable carray's validity (format/nullable_meta.py)
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", "index/meta", ATTRS_FILE)
 # Metadata files a carray may lack (its statistics, its index): a damaged one is
@@ -106,8 +107,8 @@ _INDEX_SEGMENT = re.compile(r"index/__(0|[1-9][0-9]{0,18})\.idx")
 
 def is_metadata_key(key: str) -> bool:
     """True for the small JSON files of a dataset (``meta/sizes``, ``meta/storage``,
-    ``__attrs__``, ``__rootdirs__``, of the root, of a column, or of the
-    categories of a categorical column)."""
+    ``__attrs__``, ``__rootdirs__``, of the root, of a column, of the
+    categories of a categorical column, or of a nullable column's validity)."""
     if key == ROOTDIRS_FILE:
         return True
     if not key.endswith(_CARRAY_FILES):

@@ -36,6 +36,7 @@ from ..errors import FormatError
 from .layout import check_column_name
 from .category_meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
                             load_category)
+from .nullable_meta import NULLABLE_KEY, NullableMeta, dump_nullable, load_nullable
 from .vlen_meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
                         load_vlen, vlen_kind_of_text)
 
@@ -267,6 +268,8 @@ def decode_dflt(value: Any, dtype: np.dtype, where: str = "meta/storage") -> np.
             out[()] = np.array(value, dtype="i8").view(base)
         elif base.kind == "S" and isinstance(value, str):
             out[()] = value.encode("latin-1")
+        elif base.kind == "V" and not base.names and isinstance(value, str):
+            out[()] = np.void(value.encode("latin-1").ljust(base.itemsize, b"\0"))
         elif base.names:
             out[()] = _structured(value, base)
         else:
@@ -342,6 +345,7 @@ class StorageMeta:
     vlen: VlenMeta | None = None
     dtype_text: str | None = None
     categorical: CategoryMeta | None = None
+    nullable: NullableMeta | None = None
 
 
 def dump_storage(meta: StorageMeta) -> bytes:
@@ -361,6 +365,8 @@ def dump_storage(meta: StorageMeta) -> bytes:
         out[VLEN_KEY] = dump_vlen(vlen)
     if meta.categorical is not None:
         out[CATEGORY_KEY] = dump_category(meta.categorical)
+    if meta.nullable is not None:       # an extra key, which bcolz ignores
+        out[NULLABLE_KEY] = dump_nullable(meta.nullable)
     return _dump(out)
 
 
@@ -411,8 +417,12 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
         expectedlen = chunklen
     if vlen is None:
         dflt = decode_dflt(obj.get("dflt"), dtype, where)
+        nullable = None
+        if NULLABLE_KEY in obj and categorical is None:
+            nullable = load_nullable(obj[NULLABLE_KEY], dtype, where)
         return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt,
-                           dtype_text=text if categorical else None, categorical=categorical)
+                           dtype_text=text if categorical else None, categorical=categorical,
+                           nullable=nullable)
     dflt = np.empty((), dtype=dtype)
     dflt[()] = decode_vlen_dflt(obj.get("dflt"), vlen, where)
     return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, vlen, text)

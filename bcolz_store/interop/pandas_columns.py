@@ -41,6 +41,7 @@ import numpy as np
 
 from ..category_type import pandas_categorical
 from .pandas_structs import composite_column, composite_frame_values
+from .pandas_nullable import masked_column, nullable_series
 from ..vlen_type import vlen
 
 __all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
@@ -229,6 +230,11 @@ def frame_columns(df, names, strings, fixed):
             if found[2]:
                 attrs[name] = found[2]
             continue
+        found = masked_column(df[name])     # Int64, boolean, Float64...: nullable
+        if found is not None:
+            columns.append(found[0])
+            attrs[name] = {PANDAS_ATTR: found[1]}
+            continue
         found = vlen_values(df[name]) if spec != "fixed" else None
         if found is None:
             columns.append(fixed(name))
@@ -319,6 +325,10 @@ def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
             out[key] = composite_frame_values(pd, col, col[rows])
             continue
         values = col[rows]
+        if getattr(col, "nullable", False) and isinstance(values, np.ma.MaskedArray):
+            out[key] = nullable_series(pd, values, col.attrs[PANDAS_ATTR] if PANDAS_ATTR
+                                       in col.attrs else {})
+            continue
         if isinstance(values, np.ndarray) and values.dtype.kind == "M":
             values = _zoned(pd, values, col, key)
         if getattr(col, "vlen", None) is None or not isinstance(values, np.ndarray):

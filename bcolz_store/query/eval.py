@@ -231,6 +231,7 @@ class _Operands:
     def __init__(self, expression: str, variables: dict):
         self.variables = variables
         self.vlen = set()       # columns of variable-length items: 'python' engine only
+        self.nullable = set()   # nullable columns: masked blocks, 'python' engine only
         self.rows = {}
         self.nrows = None
         self.chunklen = 0
@@ -249,6 +250,8 @@ class _Operands:
                 self.chunklen = max(self.chunklen, value.chunklen)
                 if is_vlen_operand(value):
                     self.vlen.add(name)
+                if getattr(value, "nullable", False) is True:
+                    self.nullable.add(name)
             elif not hasattr(value, "dtype"):
                 raise QueryError(
                     f"variable {name!r} of {expression!r} is a {type(value).__name__}: only "
@@ -278,7 +281,9 @@ class _Operands:
     def block(self, start: int, stop: int) -> dict:
         out = dict(self.variables)
         for name, value in self.rows.items():
-            out[name] = np.asarray(value[start:stop])
+            block = value[start:stop]
+            # a nullable column's block stays masked: its nulls satisfy no comparison
+            out[name] = block if name in self.nullable else np.asarray(block)
             if name in self.vlen:
                 out[name] = as_operand(out[name])
         return out
@@ -288,11 +293,14 @@ class _Operands:
 
 def _run_python(code, expression, variables):
     try:
-        return builtins.eval(code, {**_python_namespace(), **variables})
+        result = builtins.eval(code, {**_python_namespace(), **variables})
     except NameError:
         raise
     except Exception as err:
         raise QueryError(f"cannot evaluate {expression!r}: {type(err).__name__}: {err}") from err
+    if isinstance(result, np.ma.MaskedArray) and result.dtype == np.bool_:
+        return result.filled(False)     # a condition on a null: false (SQL's semantics)
+    return result
 
 
 def _run_numexpr(expression, variables):
@@ -438,7 +446,8 @@ def _evaluate_blocks(expression, tree, operands, vm, out_flavor, blen, kwargs, m
         return _scalar(result)
 
     if out_flavor == "numpy":
-        result = np.empty((nrows,) + first.shape[1:], dtype=first.dtype)
+        empty = np.ma.empty if isinstance(first, np.ma.MaskedArray) else np.empty
+        result = empty((nrows,) + first.shape[1:], dtype=first.dtype)   # (masked: nulls kept)
         result[:first_rows] = first
 
         def fill(start, block):
@@ -551,6 +560,9 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
     operands = _Operands(expression, resolve_variables(expression, variables, vm))
     if vm == "numexpr" and operands.uses_uint64():
         vm = "python"  # numexpr silently casts uint64 to int64
+    if operands.nullable or any(isinstance(v, np.ma.MaskedArray) for v in
+                                operands.rows.values()):
+        vm = "python"  # masked blocks: numpy.ma's comparisons, nulls false
     if operands.vlen or any(is_vlen_operand(v) for v in operands.rows.values()):
         vm = "python"  # items of any length: numpy's string functions, block by block
     if operands.nrows is None:

@@ -153,7 +153,10 @@ def contains(x, sub):
 
 
 def isnull(x):
-    """Whether each item is missing (None)."""
+    """Whether each item is missing (None; a null of a nullable column)."""
+    if isinstance(x, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(x)
+        return mask.reshape(len(x), -1).any(axis=1) if mask.ndim > 1 else mask.copy()
     x = np.asarray(x)
     if x.dtype.kind in "TO":
         return _missing(x)

@@ -390,6 +390,8 @@ def make_sources(out: Path) -> dict:
     bs("u1_zstd", (np.arange(300) % 256).astype("u1"), chunklen=64,
        cparams=bcolz_store.cparams(cname="zstd"))
     bs("M8", np.arange(50).astype("M8[ns]"), chunklen=16)
+    bs("nullable_f8", np.ma.MaskedArray(np.arange(40.0), mask=np.arange(40) % 3 == 0),
+       chunklen=8)                  # values plus valid/ (format.md, "Nullable columns")
     words = ["w%d" % (i * 7 % 13) * (i % 4) + ("é" if i % 5 == 0 else "") for i in range(60)]
     bs("vlen_str", [None if i % 9 == 4 else w for i, w in enumerate(words)], {"v": 1},
        chunklen=16, dtype="vlen-str")

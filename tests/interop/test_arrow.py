@@ -122,11 +122,12 @@ def test_foreign_types_map_to_bcolz_dtypes():
     # an Arrow dictionary is a categorical column, its dictionary the categories
     assert t.cols["c"].category == bcolz.category(["a", "b"])
     assert t.cols["z"].attrs.getall() == {"timezone": "Europe/Paris"}
-    assert np.isnan(t["n"][1]) and t["c"][1] == "b"
+    # a float null stays a null (a nullable column), apart from NaN
+    assert t.cols["n"].nullable and t["n"][1] is np.ma.masked and t["c"][1] == "b"
 
 
 @pytest.mark.parametrize("column, error, match", [
-    (pa.array([1, None]), ValueError, "1 nulls"),
+    # (integer nulls make a nullable column: tests/test_nullable.py; string nulls vlen ones)
     (pa.array([b"a\x00", b"b"]), ValueError, "ending in NUL"),
     (pa.array([[1], [1, 2]]), TypeError, "no bcolz column kind"),
     (pa.array([{"a": [1]}, {"a": [2]}]), TypeError, "no struct field kind"),

@@ -297,6 +297,106 @@ class Categorical(Vlen):
         return bcolz_store.carray([item, None], dtype=bcolz_store.category())
 
 
+#: the dtypes of the nullable kinds the machines draw (docs/nulls.md).
+NULLABLE = ["int32", "float64", "bool", "datetime64[ns]", "S4", "uint8", "V16"]
+
+
+class Nullable(Kind):
+    """Items of one fixed numpy dtype, some null: the model holds numpy scalars
+    and None (a null); reads are masked arrays (``numpy.ma.masked`` for one
+    null item)."""
+
+    itemwise = True
+    where_ok = False
+    frame_ok = False
+
+    def __init__(self, dtype, dflt):
+        self.dtype = np.dtype(dtype)
+        self.dflt = dflt
+        self.label = f"nullable-{self.dtype.str}"
+        self.fixed = Fixed(self.dtype, (), None)
+
+    @classmethod
+    def draw(cls, rng, spec, with_dflt):
+        kind = cls(spec, None)
+        if with_dflt:
+            kind.dflt = kind.values(rng, 8)[-1]     # (None, sometimes: grows with nulls)
+        return kind
+
+    def create_kwargs(self):
+        out = {"dtype": self.dtype, "nullable": True}
+        if self.dflt is not None:
+            out["dflt"] = self.dflt
+        return out
+
+    def _raw(self, rng, n):
+        if self.dtype.kind == "V":      # fixed bytes (as a decimal's V16)
+            return np.frombuffer(rng.bytes(self.dtype.itemsize * n), dtype=self.dtype).copy()
+        return self.fixed.values(rng, n)
+
+    def values(self, rng, n):
+        raw = self._raw(rng, n)
+        if self.dtype.kind in "Mm":       # NaT is written as a null
+            raw[np.isnat(raw)] = np.array(0, dtype=self.dtype)
+        out = np.empty(n, dtype=object)
+        out[:] = [None if rng.random() < 0.2 else v for v in raw]
+        return out
+
+    def filler(self, n):
+        out = np.empty(n, dtype=object)
+        out[:] = [self.dflt] * n
+        return out
+
+    def masked(self, values):
+        """``values`` as a masked array of the dtype (None: masked)."""
+        data = np.array([np.zeros((), self.dtype)[()] if v is None else v for v in values],
+                        dtype=self.dtype).reshape(len(values))
+        return np.ma.MaskedArray(data, mask=np.array([v is None for v in values], dtype=bool))
+
+    def as_input(self, values, rng):
+        pick = rng.random()
+        if pick < 0.3:
+            return values.tolist()
+        if pick < 0.6:
+            return self.masked(values)
+        return values
+
+    def bad_values(self, n):
+        return self.fixed.bad_values(n)
+
+    def as_carray(self, values, rng):
+        return bcolz_store.carray(values, dtype=self.dtype, nullable=True)
+
+    def _items(self, got):
+        if isinstance(got, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(got)
+            return [None if m else v for v, m in zip(got.data, mask)]
+        return [None if _null(v) else v for v in np.asarray(got, dtype=object)]
+
+    def check(self, got, expected, what):
+        if isinstance(got, np.ma.MaskedArray):
+            assert got.dtype == self.dtype, f"{what}: dtype {got.dtype} != {self.dtype}"
+        items = self._items(got)
+        assert len(items) == len(expected), f"{what}: {len(items)} items != {len(expected)}"
+        for i, (g, w) in enumerate(zip(items, expected)):
+            self.check_item(g, w, f"{what} item {i}")
+
+    def check_item(self, got, expected, what):
+        if _null(got):
+            got = None
+        if expected is None or got is None:
+            if not (expected is None and got is None):
+                raise AssertionError(f"{what}: {got!r} != {expected!r}")
+            return
+        self.fixed.check_item(got, expected, what)
+
+
+def _null(value) -> bool:
+    """A null item read: ``numpy.ma.masked`` (or a masked array all masked)."""
+    return value is np.ma.masked or (isinstance(value, np.ma.MaskedArray)
+                                      and bool(np.ma.getmaskarray(value).all()))
+
+
 def _is_missing(value) -> bool:
     if value is None:
         return True
@@ -314,6 +414,10 @@ def draw_kind(rng, allow=("fixed", "vlen", "category"), structured=True) -> Kind
     if family in ("decimal", "struct"):
         from tests.machine.kinds_nested import draw_nested
         return draw_nested(rng, family)
+    if family == "nullable":        # (a ctable column may not be V<n>, as in bcolz)
+        specs = [s for s in NULLABLE if structured or not s.startswith("V")]
+        return Nullable.draw(rng, specs[int(rng.integers(0, len(specs)))],
+                             bool(rng.random() < 0.3))
     if family == "fixed":
         specs = [s for s in FIXED if structured or isinstance(s[0], str)]
         spec = specs[int(rng.integers(0, len(specs)))]

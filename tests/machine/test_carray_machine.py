@@ -36,7 +36,7 @@ CNAMES = ["blosclz", "lz4", "zstd", "zlib"]
 class CarrayMachine(StoreMachine):
     """One carray and its model (``model``, ``committed``, ``attrs``)."""
 
-    families = ("fixed", "fixed", "vlen", "category", "decimal", "struct")
+    families = ("fixed", "fixed", "vlen", "category", "decimal", "struct", "nullable")
 
     # ------------------------------------------------------------ state
 

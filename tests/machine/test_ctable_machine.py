@@ -30,7 +30,7 @@ from hypothesis.stateful import initialize, invariant, precondition, rule
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 from tests.machine.base import BETWEEN, StoreMachine, run_machine, random_key, random_positions
-from tests.machine.kinds import Categorical, Fixed, concat, draw_kind
+from tests.machine.kinds import Categorical, Fixed, Nullable, concat, draw_kind
 from tests.stats_check import check_stats
 from bcolz_store.carray_index import usable_index
 
@@ -67,8 +67,8 @@ class CtableMachine(StoreMachine):
         return len(self.model[self.names[0]])
 
     def new_kind(self):
-        kind = draw_kind(self.rng, ("fixed", "fixed", "vlen", "category", "decimal", "struct"),
-                         structured=False)
+        kind = draw_kind(self.rng, ("fixed", "fixed", "vlen", "category", "decimal", "struct",
+                                    "nullable"), structured=False)
         if isinstance(kind, Categorical):
             kind.explicit = True        # (implicit ones would need all categories in the data)
         return kind
@@ -93,9 +93,15 @@ class CtableMachine(StoreMachine):
     def structured(self, values, n):
         dtype = self.t.dtype
         out = np.empty(n, dtype=dtype)
+        nulls = np.zeros(n, dtype=np.ma.make_mask_descr(dtype))
         for name in self.names:
-            out[name] = values[name]
-        return out
+            if isinstance(self.kinds[name], Nullable):     # a masked field: None is null
+                nulls[name] = [v is None for v in values[name]]
+                out[name] = [np.zeros((), dtype[name])[()] if v is None else v
+                             for v in values[name]]
+            else:
+                out[name] = values[name]
+        return np.ma.MaskedArray(out, mask=nulls) if nulls.view(np.uint8).any() else out
 
     # ------------------------------------------------------------ rules
 
@@ -138,8 +144,9 @@ class CtableMachine(StoreMachine):
                                           **self.kinds[n].create_kwargs()) for n in self.names]
             self.obj = bcolz_store.ctable(columns, names=self.names, **kwargs)
         else:
-            self.obj = bcolz_store.ctable([self.model[n] for n in self.names], names=self.names,
-                                          dtype=dtypes, **kwargs)
+            self.obj = bcolz_store.ctable([self.kinds[n].masked(self.model[n]) if isinstance(
+                self.kinds[n], Nullable) else self.model[n] for n in self.names],
+                names=self.names, dtype=dtypes, **kwargs)
         self.attrs = {}
         self.committed_now()
 
