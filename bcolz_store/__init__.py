@@ -32,6 +32,7 @@ from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
 from .category_type import category
 from .vlen_type import train_dictionary, vlen
+from .list_type import list_, map_, struct_items
 from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
                        print_versions, set_nthreads, walk)
 
@@ -58,7 +59,7 @@ __all__ = [
     "WriteFailedError", "arange", "array2string", "attrs",
     "blosc_compressor_list", "blosc_set_nthreads", "blosc_version", "carray", "category", "chunk",
     "cparams", "ctable", "dask_here", "defaults", "defaults_ctx", "detect_number_of_cores", "eval",
-    "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "numexpr_here",
-    "ones", "open", "pandas_here", "print_versions", "set_nthreads", "set_printoptions",
-    "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
+    "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "list_", "map_",
+    "numexpr_here", "ones", "open", "pandas_here", "print_versions", "set_nthreads", "set_printoptions",
+    "struct_items", "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
 ]

@@ -18,6 +18,7 @@ from .chunks.category_engine import CategoryEngine, PreparedCodes
 from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
 from .indexing import is_int, position, positions
+from .list_type import as_list_items
 
 __all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "filler_blocks",
            "prepare_append", "to_ndarray"]
@@ -58,6 +59,8 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
                                  f"{arrlen} positions")
             items = np.full(arrlen, items[0], dtype=object)
         return items
+    if meta is not None and meta.listtype is not None:     # lists: one item or several
+        return as_list_items(value, meta.listtype, arrlen, where)
     vlen = meta.vlen if meta is not None else None
     if vlen is not None:        # items of any length: one strict conversion
         return as_items(value, vlen.kind, meta.atom, vlen.nullable, arrlen, where)
@@ -105,8 +108,8 @@ def prepare_append(meta, engine, safe, array, convert):
         str items for a carray of bytes, or bytes for one of str.
     """
     atom = meta.atom
-    if meta.vlen is not None:
-        if is_carray(array):
+    if meta.variable:
+        if is_carray(array) and meta.vlen is not None:
             return prepare_carray(meta, engine, array, convert)
         return engine.prepare(convert(array, atom))
     if is_carray(array):

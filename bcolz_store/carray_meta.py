@@ -19,6 +19,7 @@ from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
 from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
 from .indexing import calc_chunklen, is_int
+from .list_type import list_request, new_list_meta
 from .vlen_type import new_vlen_meta, vlen_request
 
 __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
@@ -27,7 +28,8 @@ __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
 def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
     """The metadata of a new carray of any kind, and its initial data.
 
-    A categorical ``dtype`` (or data) gets codes plus categories
+    A list or map ``dtype`` (or data) gets encoded lists
+    (:mod:`bcolz_store.list_type`), a categorical one codes plus categories
     (:mod:`bcolz_store.category_type`), a vlen one items of any length
     (:mod:`bcolz_store.vlen_type`), anything else fixed-size atoms
     (:func:`new_fixed_meta`).
@@ -54,6 +56,9 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray):
         cparams = cparams_cls.from_any(cparams)
     else:
         raise ValueError("`cparams` param must be an instance of `cparams` class")
+    lists = list_request(array, dtype)
+    if lists is not None:
+        return new_list_meta(lists, array, cparams, dflt, expectedlen, chunklen)
     request = category_request(array, dtype) or vlen_request(array, dtype)
     if isinstance(request, category):
         return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)

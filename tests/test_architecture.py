@@ -113,7 +113,7 @@ LAYERS = [
       "bcolz_store.handles", "bcolz_store.carray_index"]],
     [["bcolz_store.interop"], ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
-    [["bcolz_store.vlen_type"], ["bcolz_store.category_type"]],
+    [["bcolz_store.vlen_type"], ["bcolz_store.category_type"], ["bcolz_store.list_type"]],
     [["bcolz_store.datasets"]],
     [["bcolz_store.chunks"], ["bcolz_store.storage"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",

@@ -29,6 +29,7 @@ from ..chunks.stats import attach_stats, stats_kind
 from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine
+from ..chunks.list_engine import ListEngine
 from ..chunks.vlen import dictionary_id
 from ..chunks.vlen_chunks import vlen_chunk_key
 from ..chunks.vlen_engine import VlenEngine
@@ -36,6 +37,7 @@ from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, Forma
 from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
                            load_sizes, load_storage, storage_kind)
 from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
+from ..format.list_meta import list_dtype_text
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "load_carray", "new_engine",
@@ -56,6 +58,9 @@ class CarrayMeta:
     A categorical carray (format/category_meta.py) has ``categorical`` set,
     ``categories`` the metadata of its categories (a vlen carray) and
     ``vlen`` the kind of its items; ``atom`` is the dtype its reads return.
+    A list carray (format/list_meta.py) has ``listtype`` set (a ListType or
+    MapType), ``atom`` object and ``listlevel`` the zstd level of its
+    chunks, vlen chunks of the encoded items.
     """
 
     atom: np.dtype
@@ -71,6 +76,18 @@ class CarrayMeta:
     categories: "CarrayMeta | None" = None      # the categories' vlen carray
     initial: np.ndarray | None = None           # the categories of a new one
     dflt_code: int = -1                         # a categorical's dflt, as its code
+    listtype: object = None                     # a list carray's ListType or MapType
+    listlevel: int = 6
+
+    @property
+    def variable(self) -> bool:
+        """Whether items have any length (vlen, categorical and list carrays)."""
+        return self.vlen is not None or self.listtype is not None
+
+    @property
+    def items_vlen(self) -> VlenMeta:
+        """The vlen type of a list carray's encoded items: bytes, missing allowed."""
+        return VlenMeta("bytes", self.listlevel, True)
 
 
 def load_carray(store) -> CarrayMeta:
@@ -97,6 +114,12 @@ def load_carray(store) -> CarrayMeta:
         return _load_vlen(store, sizes, storage)
     if storage.categorical is not None:
         return _load_categorical(store, sizes, storage)
+    if storage.lists is not None:
+        plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen,
+                            storage.expectedlen, storage.dflt, VlenMeta("bytes", nullable=True))
+        meta = _load_vlen(store, sizes, plain)
+        meta.vlen, meta.listtype, meta.listlevel = None, storage.lists[0], storage.lists[1]
+        return meta
     meta = _fixed_meta(store, sizes, storage)
     pickled = storage_kind(meta.atom) == "pickle"
     _check_end_files(store, meta, meta.length if pickled else -(-meta.length // meta.chunklen),
@@ -245,6 +268,8 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
         kind, inner = stats_kind(meta.categorical.codes, categorical=True), engine.codes
     elif meta.vlen is not None:
         kind = stats_kind(meta.atom, meta.vlen.kind)
+    elif meta.listtype is not None:
+        inner = engine.inner
     elif storage_kind(meta.atom) != "pickle":
         kind = stats_kind(meta.atom)
     attach_stats(inner, kind, meta.chunklen, store, meta.length, new)
@@ -256,6 +281,11 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
 def _new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
     if meta.categorical is not None:
         return _category_engine(meta, store, cache_budget, new)
+    if meta.listtype is not None:
+        nfull, nleft = divmod(0 if new else meta.length, meta.chunklen)
+        return ListEngine(VlenEngine(meta.items_vlen, meta.chunklen, store, nfull, nleft,
+                                     0 if new else meta.nbytes, 0 if new else meta.cbytes,
+                                     cache_budget=cache_budget), meta.listtype)
     if meta.vlen is not None:
         if new:
             return VlenEngine(meta.vlen, meta.chunklen, store, cache_budget=cache_budget)
@@ -341,6 +371,11 @@ def stage_storage(store, meta: CarrayMeta) -> None:
             codes, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
             np.array(meta.dflt_code, dtype=codes), None, category_dtype_text(codes, name),
             meta.categorical)))
+        return
+    if meta.listtype is not None:
+        store.set("meta/storage", dump_storage(StorageMeta(
+            meta.atom, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
+            None, list_dtype_text(name), lists=(meta.listtype, meta.listlevel))))
         return
     text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None
     store.set("meta/storage", dump_storage(StorageMeta(

@@ -34,6 +34,8 @@ Pure functions: nothing here opens a file.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import decimal
 import struct
 
@@ -42,7 +44,8 @@ import numpy as np
 from ..errors import FormatError, LimitError
 from .list_meta import DecimalItems, ListType, MapType, StructItems
 
-__all__ = ["decode_item", "decode_items", "encode_item", "encode_items"]
+__all__ = ["decode_item", "decode_items", "decode_list_dflt", "encode_item", "encode_items",
+           "encode_list_dflt"]
 
 _HDR = struct.Struct("<IB")
 _U32 = np.dtype("<u4")
@@ -459,3 +462,33 @@ def decode_items(raw, typ, where: str = "list carray", check=None) -> np.ndarray
     for i, r in zip(present, items):
         out[i] = decode_item(r, typ, f"{where}: item {i}", check)
     return out
+
+
+def encode_list_dflt(value, typ):
+    """The JSON ``dflt`` of a list carray: null (a missing list) or the base64
+    text of the encoded item."""
+    if value is None:
+        return None
+    return base64.b64encode(encode_item(value, typ, "dflt")).decode("ascii")
+
+
+def decode_list_dflt(value, typ, where: str = "meta/storage"):
+    """The fill value the JSON ``dflt`` of a list carray stands for.
+
+    Raises
+    ------
+    FormatError
+        Neither null nor the base64 text of an item of the type (nor null
+        for a type that is not nullable).
+    """
+    if value is None:
+        if not typ.nullable:
+            raise FormatError(f"{where}: dflt null for a list type that is not nullable")
+        return None
+    if not isinstance(value, str) or len(value) > 1 << 20:
+        raise FormatError(f"{where}: dflt of a list carray must be null or base64 text")
+    try:
+        data = base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as err:
+        raise FormatError(f"{where}: dflt of a list carray is not base64 ({err})") from None
+    return decode_item(data, typ, f"{where}: dflt")
