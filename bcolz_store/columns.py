@@ -353,7 +353,7 @@ def columns_of(columns, data) -> list:
             if isinstance(value, carray):
                 out.append(value)
                 continue
-            if col.vlen is not None:    # items of any length: the column's own conversion
+            if col.vlen is not None or col.listtype is not None:    # the column's own
                 out.append(col._to_ndarray(value, None))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \

@@ -245,6 +245,9 @@ class _Operands:
                         "numeric, bool, string and datetime arrays can be evaluated")
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
             elif _is_chunked(value):
+                if getattr(value, "listtype", None) is not None:
+                    raise QueryError(f"{name!r} in {expression!r} holds lists (or maps), which "
+                                     f"are not comparable; read the column and test its items")
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
                 self.chunklen = max(self.chunklen, value.chunklen)
                 if is_vlen_operand(value):
