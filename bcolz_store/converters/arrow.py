@@ -55,9 +55,9 @@ def _pq():
 # --- carray/ctable -> Arrow -----------------------------------------------------------
 
 def _vlen_kind(col):
-    """'str' or 'bytes' for a vlen column, else None."""
+    """'str' or 'bytes' for a vlen column, a list column's type, else None."""
     vlen = getattr(col, "vlen", None)
-    return None if vlen is None else vlen.kind
+    return getattr(col, "listtype", None) if vlen is None else vlen.kind
 
 
 def _zone(col):
@@ -70,7 +70,8 @@ def _zone(col):
 
 
 def _schema(pa, obj):
-    fields = [pa.field(name, arrow_type(atom_of(col), _vlen_kind(col), _zone(col)))
+    fields = [pa.field(name, arrow_type(atom_of(col), _vlen_kind(col), _zone(col)),
+                       getattr(getattr(col, "listtype", None), "nullable", True))
               for name, col in columns_of(obj)]
     return pa.schema(fields, metadata=schema_metadata(obj))
 
@@ -301,7 +302,8 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
         if given is None and strings == "vlen":
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
                          else "str", nullable=True)
-        column = numpy_atom(typ, recorded_dtype(meta, name, where), name, given)
+        column = numpy_atom(typ, recorded_dtype(meta, name, where), name, given,
+                            schema.field(name).nullable)
         if column.vlen is not None:
             vlens[name] = column.vlen
         atoms[name] = column.atom

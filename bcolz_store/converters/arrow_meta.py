@@ -59,6 +59,8 @@ def schema_metadata(obj) -> dict:
             entry = {"dtype": "category", "category": category_to_json(cat)}
         elif vlen_ is not None:
             entry = {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
+        elif getattr(col, "listtype", None) is not None:    # its type is the Arrow type's
+            entry = {"dtype": "list"}
         else:
             entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
         if name in colattrs:
@@ -136,7 +138,7 @@ def recorded_dtype(meta: dict, name: str, where: str):
     """
     entry = meta.get("columns", {}).get(name)
     if not isinstance(entry, dict) or "dtype" not in entry or \
-            entry["dtype"] in ("vlen", "category"):
+            entry["dtype"] in ("vlen", "category", "list"):
         return None
     descr = entry["dtype"]
     try:

@@ -46,7 +46,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..format.list_meta import ListType, MapType
 from ..format.vlen_meta import vlen_result_dtype
+from ..interop.arrow_lists import (arrow_list_type, is_arrow_list, list_arrow_type,
+                                   lists_from_arrow, lists_to_arrow)
 from ..interop.columns import check_fixed_width
 from .base import require
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
@@ -198,6 +201,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None):
     ValueError
         For datetime64[D] values outside Arrow's date32 range.
     """
+    if isinstance(vlen, (ListType, MapType)):       # a list column (interop/arrow_lists.py)
+        return lists_to_arrow(pa, block, vlen, name)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
     try:
@@ -233,6 +238,8 @@ def arrow_type(atom, vlen=None, tz=None):
         For object dtypes.
     """
     pa = import_pyarrow()
+    if isinstance(vlen, (ListType, MapType)):
+        return list_arrow_type(pa, vlen)
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
@@ -294,7 +301,7 @@ class ColumnType(NamedTuple):
     vlen: object = None  # the vlen type of a column of items of any length
 
 
-def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
+def numpy_atom(typ, recorded=None, name="?", vlen=None, nullable=True) -> ColumnType:
     """The numpy atom of a column of Arrow type ``typ``.
 
     Parameters
@@ -323,6 +330,11 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
         For Arrow types with no bcolz column kind.
     """
     pa = import_pyarrow()
+    if is_arrow_list(pa, typ):      # a list column; ``nullable``: its field's
+        try:
+            return ColumnType(np.dtype(object), False, {}, arrow_list_type(pa, typ, nullable))
+        except TypeError as err:
+            raise TypeError(f"column {name!r}: {err}") from None
     shape = []
     while _is(pa, typ, "fixed_size_list"):
         shape.append(typ.list_size)
@@ -503,6 +515,8 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str, vlen=None) -> np.ndarra
     TypeError
         When the rows are not lists of the atom's row shape.
     """
+    if isinstance(vlen, (ListType, MapType)):
+        return lists_from_arrow(pa, arr, vlen)
     if vlen is not None:
         return _vlen_from_arrow(pa, arr, vlen.kind)
     n = len(arr)

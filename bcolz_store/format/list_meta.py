@@ -26,9 +26,11 @@ A type ``T`` is a JSON object with ``"type"`` one of:
 - ``"list"``: ``item`` (a T), ``nullable`` (a whole list may be missing),
   ``item_nullable`` (elements may be missing), ``size`` (null, or the length
   of every list: Arrow's fixed_size_list), ``large`` (Arrow large_list),
-  ``field`` (the name of Arrow's item field);
+  ``field`` (the name of Arrow's item field), and optionally ``arrow``;
 - ``"map"``: ``key`` and ``value`` (T), ``nullable``, ``value_nullable``,
-  ``keys_sorted``, ``names`` (Arrow's entries, key and value field names);
+  ``keys_sorted``, ``names`` (Arrow's entries, key and value field names),
+  and optionally ``arrow`` (for both: the base64 of the Arrow IPC schema of
+  the Arrow type a column came from, written back as it was);
 - ``"struct"``: ``fields``, a list of ``[name, T, nullable]`` (at least one);
 - ``"fixed"``: ``dtype``, the text of a little-endian numpy dtype
   (``"<i8"``, ``"<M8[ns]"``, ``"|b1"``, ``"<U4"``...);
@@ -44,7 +46,7 @@ Pure functions: nothing here opens a file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field as _field
 
 import numpy as np
 
@@ -119,6 +121,7 @@ class ListType:
     size: int | None = None
     large: bool = False
     field: str = "item"
+    arrow: str | None = _field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "item", item_type(self.item))
@@ -145,6 +148,7 @@ class MapType:
     value_nullable: bool = True
     keys_sorted: bool = False
     names: tuple = ("entries", "key", "value")
+    arrow: str | None = _field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "key", item_type(self.key))
@@ -214,11 +218,11 @@ def type_to_json(typ) -> dict:
     if isinstance(typ, ListType):
         return {"type": "list", "item": type_to_json(typ.item), "nullable": typ.nullable,
                 "item_nullable": typ.item_nullable, "size": typ.size, "large": typ.large,
-                "field": typ.field}
+                "field": typ.field, **_arrow(typ)}
     if isinstance(typ, MapType):
         return {"type": "map", "key": type_to_json(typ.key), "value": type_to_json(typ.value),
                 "nullable": typ.nullable, "value_nullable": typ.value_nullable,
-                "keys_sorted": typ.keys_sorted, "names": list(typ.names)}
+                "keys_sorted": typ.keys_sorted, "names": list(typ.names), **_arrow(typ)}
     if isinstance(typ, StructItems):
         return {"type": "struct",
                 "fields": [[n, type_to_json(t), nl] for n, t, nl in typ.fields]}
@@ -227,6 +231,17 @@ def type_to_json(typ) -> dict:
     if typ in ("str", "bytes"):
         return {"type": typ}
     return {"type": "fixed", "dtype": typ.str}
+
+
+def _arrow(typ) -> dict:
+    return {} if typ.arrow is None else {"arrow": typ.arrow}
+
+
+def _arrow_of(obj: dict, where: str):
+    text = obj.get("arrow")
+    if text is not None and (not isinstance(text, str) or len(text) > 1 << 20):
+        raise FormatError(f"{where}: list type: 'arrow' must be base64 text of at most 1 MiB")
+    return text
 
 
 def _get(obj: dict, key: str, kinds: tuple, where: str):
@@ -262,12 +277,14 @@ def type_from_json(obj, where: str = "meta/storage", depth: int = 0):
                 raise FormatError(f"{where}: list type: size must be an integer or null")
             return ListType(sub("item"), _get(obj, "nullable", (bool,), where),
                             _get(obj, "item_nullable", (bool,), where), size,
-                            _get(obj, "large", (bool,), where), _get(obj, "field", (str,), where))
+                            _get(obj, "large", (bool,), where), _get(obj, "field", (str,), where),
+                            _arrow_of(obj, where))
         if kind == "map":
             names = _get(obj, "names", (list,), where)
             return MapType(sub("key"), sub("value"), _get(obj, "nullable", (bool,), where),
                            _get(obj, "value_nullable", (bool,), where),
-                           _get(obj, "keys_sorted", (bool,), where), tuple(names))
+                           _get(obj, "keys_sorted", (bool,), where), tuple(names),
+                           _arrow_of(obj, where))
         if kind == "struct":
             fields = _get(obj, "fields", (list,), where)
             if not fields or len(fields) > _MAX_FIELDS:
