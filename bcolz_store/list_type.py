@@ -163,6 +163,8 @@ def _is_one(value, typ, arrlen) -> bool:
         return True
     if not _seq_like(value):
         return False
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        return value.ndim == 1
     n = len(value)
     if arrlen is not None and n != arrlen:
         return arrlen == 1
@@ -178,7 +180,8 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
     ``value`` is one item (None, a dict for a map, a list of scalars, a 1-d
     numeric array), or a sequence of items: a list, tuple, object array, 2-d
     array, pandas Series, pyarrow array or carray (a list of None: missing
-    items; an empty list: no items).  With ``arrlen``, one item is repeated
+    items; an empty list: no items; a 0-d object array: the one item it
+    holds).  With ``arrlen``, one item is repeated
     ``arrlen`` times.
 
     Raises
@@ -197,7 +200,10 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
         value = list(value.to_numpy(dtype=object)) if len(value) else []
     if isinstance(value, np.ndarray) and value.dtype.kind != "O" and value.ndim == 2:
         value = list(value)
-    one = _is_one(value, typ, arrlen)
+    zero_d = isinstance(value, np.ndarray) and value.ndim == 0     # a row's field: one item
+    if zero_d:
+        value = value[()]
+    one = zero_d or _is_one(value, typ, arrlen)
     if not one and not _seq_like(value):
         try:
             value = list(value)

@@ -67,7 +67,8 @@ class CtableMachine(StoreMachine):
         return len(self.model[self.names[0]])
 
     def new_kind(self):
-        kind = draw_kind(self.rng, ("fixed", "fixed", "vlen", "category"), structured=False)
+        kind = draw_kind(self.rng, ("fixed", "fixed", "vlen", "category", "list"),
+                         structured=False)
         if isinstance(kind, Categorical):
             kind.explicit = True        # (implicit ones would need all categories in the data)
         return kind
