@@ -17,8 +17,8 @@ the metadata are drawn in :mod:`.arrow_types`.
 Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
 float columns, where they become NaN, and temporal ones, where they become
 NaT), strings or bytes that a fixed width would cut (bytes ending in NUL),
-and types with no bcolz column kind (decimal, variable-length list, struct,
-map, union).  Timezone-aware timestamps are kept as UTC, with the zone in the
+and types with no bcolz column kind (decimal, struct, union; lists and maps
+become list columns).  Timezone-aware timestamps are kept as UTC, with the zone in the
 column's attrs under ``timezone``, and written back in that zone.  Bytes and
 text keep the NULs inside their values (pyarrow's own conversion of numpy
 ``S``/``U`` would cut them at the first one).

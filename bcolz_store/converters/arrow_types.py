@@ -15,6 +15,8 @@ block by block, and the schema metadata that records what Arrow cannot say.
     rows of shape (a, b)        fixed_size_list<fixed_size_list<T>[b]>[a]
     vlen str / bytes            large_string / large_binary,       the same vlen type *
                                 missing item -> null
+    list / map column           list, large_list, fixed_size_list, the same list type,
+                                map (interop/arrow_lists.py)       the same Arrow type
     object                      refused (TypeError)
 
 \\* restored from the metadata below; other readers see the Arrow type.
@@ -35,8 +37,8 @@ bcolz_store did not write (nulls become missing items).
 Arrow data that bcolz cannot hold is refused, never cut: nulls (except in
 float columns, where they become NaN, and temporal ones, where they become
 NaT), strings or bytes that a fixed width would cut (bytes ending in NUL),
-and types with no bcolz column kind (decimal, variable-length list, struct,
-map, union).  Timezone-aware timestamps are kept as UTC, with the zone in the
+and types with no bcolz column kind (decimal, struct, union; lists and maps
+become list columns).  Timezone-aware timestamps are kept as UTC, with the zone in the
 column's attrs under ``timezone``.
 """
 
@@ -272,8 +274,8 @@ def _default_base(pa, typ, name: str) -> np.dtype:
         return np.dtype("S1")
     if _is(pa, typ, "fixed_size_binary"):
         return np.dtype(f"S{typ.byte_width}")
-    raise TypeError(f"column {name!r}: Arrow type {typ} has no bcolz column kind (decimal, "
-                    f"variable-length list, struct, map and union are refused); cast it first")
+    raise TypeError(f"column {name!r}: Arrow type {typ} has no bcolz column kind (decimal "
+                    f"and struct columns and union are refused); cast it first")
 
 
 def _fits(pa, typ, recorded: np.dtype) -> bool:

@@ -127,7 +127,6 @@ def test_foreign_types_map_to_bcolz_dtypes():
     (pa.array([1, None]), ValueError, "1 nulls"),
     (pa.array(["a", None]), ValueError, "nulls"),
     (pa.array([b"a\x00", b"b"]), ValueError, "ending in NUL"),
-    (pa.array([[1], [1, 2]]), TypeError, "no bcolz column kind"),
     (pa.array([{"a": 1}, {"a": 2}]), TypeError, "no bcolz column kind"),
     (pa.array([1, 2], type=pa.decimal128(5, 2)), TypeError, "no bcolz column kind"),
 ])
