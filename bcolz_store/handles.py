@@ -154,8 +154,9 @@ def reduce_carray(c):
                               options.consolidated))
     engine = c._engine
     meta = c._meta
-    request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None))
-    if request is not None:             # vlen or categorical: its items and its type
+    request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None)) or \
+        meta.listtype
+    if request is not None:             # vlen, categorical or list: its items and its type
         return (rebuild_items, (cls, c[:], request, meta.cparams.to_dict(), meta.chunklen,
                                 meta.expectedlen, c.dflt, dict(c.attrs)))
     if meta.atom.kind == "O":
