@@ -219,6 +219,8 @@ def test_ctable_columns(tmp_path):
     assert [r.id for r in t.where("id > 2")] == [3, 4]
     with pytest.raises(QueryError, match="not comparable"):
         t.where("tags == 1")
+    assert [r.id for r in t.where("isnull(tags)")] == [3]
+    assert [r.id for r in t.where("notnull(tags) & (id > 0)")] == [1, 2, 4]
     with pytest.raises(TypeError, match="list"):
         real = pytest.importorskip("bcolz")
         real.open(root)
@@ -324,3 +326,10 @@ def test_pandas_round_trips(tmp_path):
     mixed = pd.DataFrame({"o": [[1], ["a"]]})       # no one element type: objects, as before
     t = bcolz.ctable.fromdataframe(mixed)
     assert t["o"].listtype is None
+
+
+def test_pickles_keep_the_list_type():
+    import pickle
+    c = bcolz.carray([[1, 2], None], dtype=bcolz.list_("int8"), dflt=[3])
+    d = pickle.loads(pickle.dumps(c))
+    assert d.listtype == c.listtype and _same(d[:], c[:]) and d.dflt[()] == [3]
