@@ -227,7 +227,8 @@ def encode_item(value, typ, where: str = "list item") -> bytes:
         raise ValueError(f"{where}: a list of {len(value)} elements where every list has "
                          f"{typ.size}")
     item = typ.item
-    if isinstance(item, np.dtype) and type(value) is np.ndarray and value.dtype == item:
+    if isinstance(item, np.dtype) and type(value) is np.ndarray and value.dtype == item \
+            and value.ndim == 1:
         return _HDR.pack(len(value), 0) + value.tobytes()       # the common case, fast
     return _sequence(value, item, typ.item_nullable, where)
 
