@@ -430,7 +430,8 @@ def _fast_fixed(raw: list, typ: ListType, where: str):
     keep = np.ones(len(joined), dtype=bool)
     keep[cols.ravel()] = False
     values = joined[keep].view(dtype)
-    return np.split(values, np.cumsum(n)[:-1])
+    ends = np.cumsum(n).tolist()
+    return [values[a:b] for a, b in zip([0] + ends[:-1], ends)]
 
 
 def decode_items(raw, typ, where: str = "list carray", check=None) -> np.ndarray:
