@@ -135,6 +135,12 @@ def list_request(array, dtype):
     return None
 
 
+def _pandas_missing(value) -> bool:
+    """A missing value of a pandas column: None, NaN, NA or NaT."""
+    return value is None or (isinstance(value, float) and value != value) or \
+        type(value).__name__ in ("NAType", "NaTType")
+
+
 def _seq_like(value) -> bool:
     return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim)
 
@@ -197,7 +203,10 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
     if module.startswith("pyarrow"):
         value = value.to_pylist()
     elif module.startswith("pandas") and hasattr(value, "to_numpy"):
-        value = list(value.to_numpy(dtype=object)) if len(value) else []
+        if type(getattr(value, "dtype", None)).__name__ == "ArrowDtype":
+            value = value.array.__arrow_array__().to_pylist()   # nulls stay None
+        else:
+            value = [None if _pandas_missing(v) else v for v in value.to_numpy(dtype=object)]
     if isinstance(value, np.ndarray) and value.dtype.kind != "O" and value.ndim == 2:
         value = list(value)
     zero_d = isinstance(value, np.ndarray) and value.ndim == 0     # a row's field: one item

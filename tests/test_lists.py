@@ -333,3 +333,19 @@ def test_pickles_keep_the_list_type():
     c = bcolz.carray([[1, 2], None], dtype=bcolz.list_("int8"), dflt=[3])
     d = pickle.loads(pickle.dumps(c))
     assert d.listtype == c.listtype and _same(d[:], c[:]) and d.dflt[()] == [3]
+
+
+def test_pandas_and_arrow_inputs():
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    want = _objects(np.ma.MaskedArray(np.array([1, 0], "i2"), mask=[False, True]), None,
+                    np.array([], "i2"))
+    s = pd.Series([[1, None], None, []], dtype=pd.ArrowDtype(pa.list_(pa.int16())))
+    assert _same(bcolz.carray(s, dtype=bcolz.list_("int16"))[:], want)
+    assert _same(bcolz.carray(pa.array([[1, None], None, []]), dtype=bcolz.list_("int16"))[:],
+                 want)
+    got = bcolz.carray(pd.Series([[1, 2], np.nan]), dtype=bcolz.list_("int8"))[:]
+    assert _same(got, _objects(np.array([1, 2], "i1"), None))
+    ragged = np.empty(2, dtype=object)
+    ragged[0], ragged[1] = np.arange(3), np.arange(1)
+    assert _same(bcolz.carray(ragged, dtype=bcolz.list_("int64"))[:], ragged)
