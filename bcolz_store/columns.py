@@ -349,7 +349,8 @@ def columns_of(columns, data) -> list:
             raise ValueError(f"expected {len(names)} column values, got {len(data)}")
         out = []
         row = isinstance(data, tuple) and all(   # one row: a list column's value is one item
-            np.ndim(v) == 0 for n, v in zip(names, data) if columns[n].listtype is None)
+            np.ndim(v) == len(columns[n].shape) - 1 for n, v in zip(names, data)
+            if columns[n].listtype is None)
         for name, value in zip(names, data):
             col = columns[name]
             if row and col.listtype is not None:
