@@ -160,6 +160,9 @@ def test_huge_counts_are_refused_before_allocating():
     raw = b"\xff\xff\xff\xff\x00"
     with pytest.raises(FormatError):
         decode_item(raw, t)
+    s = bcolz.list_(bcolz.struct_items([("a", "int8")]))
+    with pytest.raises(FormatError):
+        decode_item(raw, s)
     calls = []
     decode_item(encode_item(["a"] * 3, t), t, check=lambda n, what: calls.append(n))
     assert calls

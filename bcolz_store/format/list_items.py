@@ -340,6 +340,8 @@ def _seq(buf, pos: int, end: int, typ, where: str, check, tuples: bool = False):
 
 
 def _struct_rows(buf, pos, end, n, valid, typ: StructItems, where, check, tuples):
+    if n * len(typ.fields) > end - pos:         # every field's value takes a byte at least
+        raise _damaged(where, f"{n} structs of {len(typ.fields)} fields in {end - pos} bytes")
     check(n * _OBJ_BYTES * (1 + len(typ.fields)), f"{where}: decoding {n} structs")
     cols = []
     for name, ftyp, _ in typ.fields:
