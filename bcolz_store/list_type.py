@@ -234,6 +234,25 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
     return out
 
 
+def _zero(typ):
+    """The zero element of ``typ``: 0, '', b'', an empty list, a struct of zeros."""
+    if isinstance(typ, (ListType, MapType)):
+        return _empty_item(typ)
+    if isinstance(typ, StructItems):
+        return {name: _zero(t) for name, t, _ in typ.fields}
+    if isinstance(typ, np.dtype):
+        return np.zeros((), typ)[()]
+    return {"str": "", "bytes": b""}.get(typ, 0)
+
+
+def _empty_item(typ):
+    """The fill value of a list type that is not nullable: an empty list (of
+    ``size`` zero elements for a fixed-size one)."""
+    if isinstance(typ, ListType) and typ.size:
+        return [_zero(typ.item)] * typ.size
+    return []
+
+
 def new_list_meta(request, array, cparams, dflt, expectedlen, chunklen):
     """The metadata of a new list carray, and its initial items.
 
@@ -267,7 +286,7 @@ def new_list_meta(request, array, cparams, dflt, expectedlen, chunklen):
     if isinstance(dflt, np.ndarray) and dflt.ndim == 0:
         dflt = dflt[()]
     if dflt is None and not request.nullable:
-        dflt = [0] * request.size if isinstance(request, ListType) and request.size else []
+        dflt = _empty_item(request)
     if dflt is not None:
         encode_item(dflt, request, "dflt")          # refused now, not on resize
     expectedlen = int(length if expectedlen is None else expectedlen)

@@ -352,3 +352,14 @@ def test_pandas_and_arrow_inputs():
     ragged = np.empty(2, dtype=object)
     ragged[0], ragged[1] = np.arange(3), np.arange(1)
     assert _same(bcolz.carray(ragged, dtype=bcolz.list_("int64"))[:], ragged)
+
+
+def test_types_that_are_not_nullable_grow_with_empty_lists():
+    c = bcolz.carray([], dtype=bcolz.list_("str", nullable=False, size=2))
+    c.resize(1)
+    assert c[0].tolist() == ["", ""]
+    m = bcolz.carray([], dtype=bcolz.map_("str", "int8", nullable=False))
+    m.resize(1)
+    assert m[0] == []
+    with pytest.raises(ValueError, match="not nullable"):
+        m.append([None])
