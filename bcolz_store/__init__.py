@@ -35,6 +35,7 @@ from .category_type import category
 from .decimal_type import decimal
 from .struct_type import struct
 from .vlen_type import train_dictionary, vlen
+from .list_type import list_, map_, struct_items
 from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
                        print_versions, set_nthreads, walk)
 
@@ -62,7 +63,8 @@ __all__ = [
     "blosc_compressor_list", "blosc_set_nthreads", "blosc_version", "carray", "category", "chunk",
     "cparams", "ctable", "dask_here", "decimal", "defaults", "defaults_ctx",
     "detect_number_of_cores", "eval",
-    "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "numexpr_here",
+    "fill", "filters", "from_dask", "fromiter", "get_printoptions", "iterblocks", "list_", "map_",
+    "numexpr_here",
     "ones", "open", "pandas_here", "print_versions", "set_nthreads", "set_printoptions",
-    "struct", "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
+    "struct", "struct_items", "tables_here", "train_dictionary", "verify", "vlen", "walk", "zeros",
 ]

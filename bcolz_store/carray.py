@@ -181,6 +181,8 @@ class carray:
                       doc="tuple (chunklen, *atom shape): the rows compressed as one "
                           "chunk (dask's ``from_array`` takes its blocks from it).")
     size = property(lambda self: int(np.prod(self.shape)), doc="int: number of elements.")
+    listtype = property(lambda self: self._meta.listtype, doc="The list or map type of a "
+                        "list carray (:func:`~bcolz_store.list_`), else None.")
     vlen = property(lambda self: vlen_of(self._meta.vlen),
                     doc="The :class:`~bcolz_store.vlen` type of a carray of variable-length "
                         "items (or of a categorical carray's items), else None.")
@@ -500,7 +502,7 @@ class carray:
         kwargs.setdefault("dflt", _ops.copy_dflt(self))
         kwargs.setdefault("nullable", self.nullable)
         atom = self._meta.atom
-        if self._meta.vlen is not None or self._meta.composite is not None:   # block by block
+        if self._meta.variable or self._meta.composite is not None:   # block by block
             return type(self)(self, expectedlen=expectedlen, **kwargs)
         out = type(self)(np.empty((0,) + atom.shape, dtype=atom.base),
                          expectedlen=expectedlen, **kwargs)
@@ -535,7 +537,7 @@ class carray:
         return out
 
     def _reshaped(self, newshape: tuple, rootdir):
-        if self._meta.vlen is not None:     # one-dimensional: the same items
+        if self._meta.variable:     # one-dimensional: the same items
             return self.copy(rootdir=rootdir, mode="w", cparams=self._meta.cparams)
         base = self._meta.atom.base
         out = type(self)(np.empty((0,) + newshape[1:], dtype=base), cparams=self._meta.cparams,

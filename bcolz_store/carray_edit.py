@@ -19,6 +19,7 @@ from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
 from .indexing import is_int, position, positions
 from .nullable_type import as_masked, is_null_item, pandas_masked
+from .list_type import as_list_items
 
 __all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
            "filler_blocks", "prepare_append", "to_ndarray"]
@@ -61,6 +62,8 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
         return items
     if meta is not None and meta.composite is not None:    # decimal or struct items
         return composite_items(value, arrlen, where)
+    if meta is not None and meta.listtype is not None:     # lists: one item or several
+        return as_list_items(value, meta.listtype, arrlen, where)
     if meta is not None and meta.nullable is not None:
         return _masked_items(value, dtype, meta, arrlen, where)
     if meta is not None and meta.vlen is None and meta.atom.kind != "O" and \
@@ -175,8 +178,8 @@ def prepare_append(meta, engine, safe, array, convert):
         str items for a carray of bytes, or bytes for one of str.
     """
     atom = meta.atom
-    if meta.vlen is not None:
-        if is_carray(array):
+    if meta.variable:
+        if is_carray(array) and meta.vlen is not None:
             return prepare_carray(meta, engine, array, convert)
         return engine.prepare(convert(array, atom))
     if is_carray(array):

@@ -22,6 +22,7 @@ from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
 from .indexing import calc_chunklen, is_int
 from .nullable_type import as_masked, new_nullable, nullable_request
+from .list_type import list_request, new_list_meta
 from .vlen_type import new_vlen_meta, vlen_request
 
 __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
@@ -30,7 +31,8 @@ __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
 def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nullable=None):
     """The metadata of a new carray of any kind, and its initial data.
 
-    A categorical ``dtype`` (or data) gets codes plus categories
+    A list or map ``dtype`` (or data) gets encoded lists
+    (:mod:`bcolz_store.list_type`), a categorical one codes plus categories
     (:mod:`bcolz_store.category_type`), a vlen one items of any length
     (:mod:`bcolz_store.vlen_type`), anything else fixed-size atoms
     (:func:`new_fixed_meta`).
@@ -67,6 +69,9 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
     found = decimal_request(array, dtype)
     if found is not None:
         return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen)
+    lists = list_request(array, dtype)
+    if lists is not None:
+        return new_list_meta(lists, array, cparams, dflt, expectedlen, chunklen)
     request = category_request(array, dtype) or vlen_request(array, dtype)
     if isinstance(request, category):
         return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)

@@ -28,7 +28,8 @@ def is_carray(value) -> bool:
 
 def pickled(meta) -> bool:
     """Whether items are Python objects stored as pickles (bcolz's object carrays)."""
-    return meta.atom.kind == "O" and meta.vlen is None and meta.composite is None
+    return meta.atom.kind == "O" and meta.vlen is None and meta.composite is None and \
+        meta.listtype is None
 
 
 def read_range(engine, meta, guard, start: int, stop: int) -> np.ndarray:

@@ -390,12 +390,18 @@ def columns_of(columns, data) -> list:
         if len(data) != len(names):
             raise ValueError(f"expected {len(names)} column values, got {len(data)}")
         out = []
+        row = isinstance(data, tuple) and all(   # one row: a list column's value is one item
+            np.ndim(v) == len(columns[n].shape) - 1 for n, v in zip(names, data)
+            if columns[n].listtype is None)
         for name, value in zip(names, data):
             col = columns[name]
+            if row and col.listtype is not None:
+                value, one = np.empty((), dtype=object), value
+                value[()] = one
             if isinstance(value, carray):
                 out.append(value)
                 continue
-            if col.vlen is not None or col.nullable:    # the column's own conversion
+            if col.vlen is not None or col.nullable or col.listtype is not None:   # its own
                 out.append(col._to_ndarray(value, None))
                 continue
             if isinstance(value, np.ndarray) and value.dtype.kind == "V" and \

@@ -154,12 +154,13 @@ def reduce_carray(c):
                               options.consolidated))
     engine = c._engine
     meta = c._meta
-    request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None))
+    request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None)) or \
+        meta.listtype
     if meta.nullable is not None:       # nullable: its items (a masked array), its dtype
         dflt = None if meta.nullable.grow == "null" else c.dflt
         return (rebuild_items, (cls, c[:], meta.atom.base, meta.cparams.to_dict(),
                                 meta.chunklen, meta.expectedlen, dflt, dict(c.attrs)))
-    if request is not None:             # vlen or categorical: its items and its type
+    if request is not None:             # vlen, categorical or list: its items and its type
         return (rebuild_items, (cls, c[:], request, meta.cparams.to_dict(), meta.chunklen,
                                 meta.expectedlen, c.dflt, dict(c.attrs)))
     if meta.atom.kind == "O":

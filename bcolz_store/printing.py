@@ -301,6 +301,8 @@ def format_carray_repr(obj) -> str:
         lines[2:4] = [f"  category := {obj.category!r}", f"  chunklen := {obj.chunklen}"]
     elif getattr(obj, "vlen", None) is not None:      # items of any length, zstd chunks
         lines[2:4] = [f"  vlen := {obj.vlen!r}", f"  chunklen := {obj.chunklen}"]
+    elif getattr(obj, "listtype", None) is not None:  # encoded lists, zstd chunks
+        lines[2:4] = [f"  listtype := {obj.listtype!r}", f"  chunklen := {obj.chunklen}"]
     if obj.rootdir:
         lines.append(f"  rootdir := '{obj.rootdir}'")
         lines.append(f"  mode    := '{obj.mode}'")

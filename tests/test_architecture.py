@@ -120,7 +120,7 @@ LAYERS = [
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
     [["bcolz_store.struct_type"]],
     [["bcolz_store.vlen_type"], ["bcolz_store.category_type"], ["bcolz_store.decimal_type"],
-     ["bcolz_store.nullable_type"]],
+     ["bcolz_store.nullable_type"], ["bcolz_store.list_type"]],
     [["bcolz_store.datasets"]],
     [["bcolz_store.chunks"], ["bcolz_store.storage"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",

@@ -61,6 +61,8 @@ def schema_metadata(obj) -> dict:
             entry = {"dtype": "vlen", "vlen": vlen_to_json(vlen_)}
         elif getattr(col, "column_type", None) is not None:    # the Arrow type tells it
             entry = {"dtype": repr(col.column_type).partition("(")[0]}
+        elif getattr(col, "listtype", None) is not None:    # its type is the Arrow type's
+            entry = {"dtype": "list"}
         else:
             entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
             if getattr(col, "nullable", False):
@@ -140,7 +142,7 @@ def recorded_dtype(meta: dict, name: str, where: str):
     """
     entry = meta.get("columns", {}).get(name)
     if not isinstance(entry, dict) or "dtype" not in entry or \
-            entry["dtype"] in ("vlen", "category", "decimal", "struct"):
+            entry["dtype"] in ("vlen", "category", "decimal", "struct", "list"):
         return None
     descr = entry["dtype"]
     try:

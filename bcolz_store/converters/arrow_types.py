@@ -1,21 +1,14 @@
 """numpy <-> Arrow, column by column: the type of a column each way, its values
 block by block, and the schema metadata that records what Arrow cannot say.
 
-:mod:`.arrow` moves whole tables and files with these; the table of how each
-column kind maps (and what other readers see) is in docs/converting.md, "Arrow
-types".  In short: numpy's bool, ints, floats, timestamps, dates and durations
-are Arrow's own (NaT as null); other dtypes are int64 counts or fixed-size
-binary, restored from the schema metadata (:mod:`.arrow_meta`); ``S``/``U``
-are binary/string (NULs inside a value kept, numpy's trailing padding not
-written); rows of arrays are fixed-size lists; vlen columns are strings or
-binary with nulls; categoricals are dictionaries; zoned timestamps keep their
-zone (the column attr ``timezone``); decimal and struct columns are Arrow's
-own (:mod:`.arrow_structs`).  Object columns are refused.
-
-:func:`arrow_type` (with :func:`to_arrow_array`) and :func:`numpy_atom` (with
-:func:`from_arrow_array`) are the one place each way where a column's type
-is decided (a new column kind is added there).  Arrow data that a column
-cannot hold is refused, never cut.
+:mod:`.arrow` moves whole tables and files with these; how each column kind
+maps is drawn in docs/converting.md ("Arrow types").  :func:`arrow_type` (with
+:func:`to_arrow_array`) and :func:`numpy_atom` (with :func:`from_arrow_array`)
+are the one place each way where a column's type is decided (a new column kind
+is added there: nullable columns through :mod:`.arrow_nullable`, decimal and
+struct columns :mod:`.arrow_structs`, lists and maps
+:mod:`bcolz_store.interop.arrow_lists`).  Arrow data that a column cannot hold
+is refused, never cut.
 """
 
 from __future__ import annotations
@@ -25,7 +18,10 @@ from typing import NamedTuple
 import numpy as np
 
 from ..category_type import category
+from ..format.list_meta import ListType, MapType
 from ..format.vlen_meta import vlen_result_dtype
+from ..interop.arrow_lists import (arrow_list_type, is_arrow_list, list_arrow_type,
+                                   lists_from_arrow, lists_to_arrow)
 from ..interop.columns import check_fixed_width
 from ..interop.optional import require
 from .arrow_structs import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
@@ -35,9 +31,8 @@ from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, 
                          schema_metadata)
 
 __all__ = ["ColumnType", "META_KEY", "META_VERSION", "arrow_type", "dictionary_category",
-           "from_arrow_array",
-           "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype", "recorded_vlen",
-           "schema_metadata", "sized_atoms", "to_arrow_array"]
+           "from_arrow_array", "import_pyarrow", "numpy_atom", "read_metadata", "recorded_dtype",
+           "recorded_vlen", "schema_metadata", "sized_atoms", "to_arrow_array"]
 
 _ARROW_TIME_UNITS = ("s", "ms", "us", "ns")
 _TEXT = ("string", "large_string", "string_view")
@@ -204,6 +199,8 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, categor
         return _category_to_arrow(pa, block, category)
     if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
         return composite_to_arrow(pa, block, vlen, name)
+    if isinstance(vlen, (ListType, MapType)):       # a list column (interop/arrow_lists.py)
+        return lists_to_arrow(pa, block, vlen, name)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)
     if isinstance(block, np.ma.MaskedArray):      # a nullable column: nulls as nulls
@@ -247,6 +244,8 @@ def arrow_type(atom, vlen=None, tz=None, category=None):
         return _category_to_arrow(pa, np.empty(0, dtype=atom), category).type
     if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
         return composite_arrow_type(vlen)
+    if isinstance(vlen, (ListType, MapType)):
+        return list_arrow_type(pa, vlen)
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
@@ -279,8 +278,8 @@ def _default_base(pa, typ, name: str) -> np.dtype:
         return np.dtype("S1")
     if _is(pa, typ, "fixed_size_binary"):
         return np.dtype(f"S{typ.byte_width}")
-    raise TypeError(f"column {name!r}: Arrow type {typ} has no bcolz column kind (decimal, "
-                    f"variable-length list, struct, map and union are refused); cast it first")
+    raise TypeError(f"column {name!r}: Arrow type {typ} has no bcolz column kind (decimal "
+                    f"and struct columns and union are refused); cast it first")
 
 
 def _fits(pa, typ, recorded: np.dtype) -> bool:
@@ -308,7 +307,7 @@ class ColumnType(NamedTuple):
     vlen: object = None  # the vlen type of a column of items of any length
 
 
-def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
+def numpy_atom(typ, recorded=None, name="?", vlen=None, nullable=True) -> ColumnType:
     """The numpy atom of a column of Arrow type ``typ``.
 
     Parameters
@@ -340,6 +339,11 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None) -> ColumnType:
     found = column_kind_of_arrow(typ)       # decimal or struct (arrow_structs.py)
     if found is not None:
         return ColumnType(np.dtype(object), False, {}, found)
+    if is_arrow_list(pa, typ):      # a list column; ``nullable``: its field's
+        try:
+            return ColumnType(np.dtype(object), False, {}, arrow_list_type(pa, typ, nullable))
+        except TypeError as err:
+            raise TypeError(f"column {name!r}: {err}") from None
     shape = []
     while _is(pa, typ, "fixed_size_list"):
         shape.append(typ.list_size)
@@ -580,6 +584,8 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str, vlen=None) -> np.ndarra
     """
     if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
         return composite_from_arrow(pa, arr, vlen, name)
+    if isinstance(vlen, (ListType, MapType)):
+        return lists_from_arrow(pa, arr, vlen)
     if vlen is not None:
         return _vlen_from_arrow(pa, arr, vlen.kind)
     n = len(arr)

@@ -32,6 +32,7 @@ from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
 from ..chunks.category_engine import CategoryEngine
 from ..chunks.nullable_engine import NullableEngine
+from ..chunks.list_engine import ListEngine
 from ..chunks.vlen import dictionary_id
 from ..chunks.vlen_chunks import vlen_chunk_key
 from ..chunks.vlen_engine import VlenEngine
@@ -40,6 +41,7 @@ from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_
                            load_sizes, load_storage, storage_kind)
 from ..format.nullable_meta import VALIDITY_DIR, NullableMeta
 from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
+from ..format.list_meta import list_dtype_text
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "kind_of",
@@ -77,6 +79,9 @@ class CarrayMeta:
     A categorical carray (format/category_meta.py) has ``categorical`` set,
     ``categories`` the metadata of its categories (a vlen carray) and
     ``vlen`` the kind of its items; ``atom`` is the dtype its reads return.
+    A list carray (format/list_meta.py) has ``listtype`` set (a ListType or
+    MapType), ``atom`` object and ``listlevel`` the zstd level of its
+    chunks, vlen chunks of the encoded items.
     """
 
     atom: np.dtype
@@ -95,6 +100,18 @@ class CarrayMeta:
     composite: object = None                    # a decimal's or struct's (COMPOSITE_KINDS)
     nullable: NullableMeta | None = None        # a nullable carray's entry
     validity: "CarrayMeta | None" = None        # ... and its validity's metadata
+    listtype: object = None                     # a list carray's ListType or MapType
+    listlevel: int = 6
+
+    @property
+    def variable(self) -> bool:
+        """Whether items have any length (vlen, categorical and list carrays)."""
+        return self.vlen is not None or self.listtype is not None
+
+    @property
+    def items_vlen(self) -> VlenMeta:
+        """The vlen type of a list carray's encoded items: bytes, missing allowed."""
+        return VlenMeta("bytes", self.listlevel, True)
 
 
 def load_carray(store) -> CarrayMeta:
@@ -125,6 +142,12 @@ def load_carray(store) -> CarrayMeta:
         return _load_vlen(store, sizes, storage)
     if storage.categorical is not None:
         return _load_categorical(store, sizes, storage)
+    if storage.lists is not None:
+        plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen,
+                            storage.expectedlen, storage.dflt, VlenMeta("bytes", nullable=True))
+        meta = _load_vlen(store, sizes, plain)
+        meta.vlen, meta.listtype, meta.listlevel = None, storage.lists[0], storage.lists[1]
+        return meta
     meta = _fixed_meta(store, sizes, storage)
     if storage.nullable is not None:
         _load_validity(store, meta, storage.nullable)
@@ -335,6 +358,8 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
         kind, inner = stats_kind(meta.categorical.codes, categorical=True), engine.codes
     elif meta.vlen is not None:
         kind = stats_kind(meta.atom, meta.vlen.kind)
+    elif meta.listtype is not None:
+        inner = engine.inner
     elif storage_kind(meta.atom) != "pickle" and meta.nullable is None:
         kind = stats_kind(meta.atom)     # a nullable carray keeps none (nulls' fill)
     attach_stats(inner, kind, meta.chunklen, store, meta.length, new)
@@ -348,6 +373,11 @@ def _new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
         return _category_engine(meta, store, cache_budget, new)
     if meta.nullable is not None:
         return _nullable_engine(meta, store, cache_budget, new)
+    if meta.listtype is not None:
+        nfull, nleft = divmod(0 if new else meta.length, meta.chunklen)
+        return ListEngine(VlenEngine(meta.items_vlen, meta.chunklen, store, nfull, nleft,
+                                     0 if new else meta.nbytes, 0 if new else meta.cbytes,
+                                     cache_budget=cache_budget), meta.listtype)
     if meta.vlen is not None:
         if new:
             return VlenEngine(meta.vlen, meta.chunklen, store, cache_budget=cache_budget)
@@ -440,6 +470,11 @@ def stage_storage(store, meta: CarrayMeta) -> None:
             codes, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
             np.array(meta.dflt_code, dtype=codes), None, category_dtype_text(codes, name),
             meta.categorical)))
+        return
+    if meta.listtype is not None:
+        store.set("meta/storage", dump_storage(StorageMeta(
+            meta.atom, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
+            None, list_dtype_text(name), lists=(meta.listtype, meta.listlevel))))
         return
     text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None
     store.set("meta/storage", dump_storage(StorageMeta(

@@ -37,6 +37,8 @@ from .layout import check_column_name
 from .category_meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
                             load_category)
 from .nullable_meta import NULLABLE_KEY, NullableMeta, dump_nullable, load_nullable
+from .list_items import decode_list_dflt, encode_list_dflt
+from .list_meta import LIST_KEY, dump_list, list_type_of_text, load_list
 from .vlen_meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
                         load_vlen, vlen_kind_of_text)
 
@@ -346,6 +348,7 @@ class StorageMeta:
     dtype_text: str | None = None
     categorical: CategoryMeta | None = None
     nullable: NullableMeta | None = None
+    lists: tuple | None = None          # a list carray's (type, level): format/list_meta.py
 
 
 def dump_storage(meta: StorageMeta) -> bytes:
@@ -367,6 +370,9 @@ def dump_storage(meta: StorageMeta) -> bytes:
         out[CATEGORY_KEY] = dump_category(meta.categorical)
     if meta.nullable is not None:       # an extra key, which bcolz ignores
         out[NULLABLE_KEY] = dump_nullable(meta.nullable)
+    if meta.lists is not None:
+        out["dflt"] = encode_list_dflt(meta.dflt[()], meta.lists[0])
+        out[LIST_KEY] = dump_list(*meta.lists)
     return _dump(out)
 
 
@@ -387,7 +393,8 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
     codes = category_codes_of_text(text)
     categorical = load_category(obj.get(CATEGORY_KEY), codes, where) if codes is not None \
         else None
-    dtype = codes if codes is not None else \
+    lists = load_list(obj.get(LIST_KEY), where) if list_type_of_text(text) else None
+    dtype = codes if codes is not None else np.dtype(object) if lists is not None else \
         decode_dtype(text, where) if vlen is None else vlen.dtype
     raw = _require(obj, "cparams", (dict,), where)
     clevel = _require(raw, "clevel", (int,), where + " cparams")
@@ -415,6 +422,11 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
     expectedlen = obj.get("expectedlen", chunklen)
     if not isinstance(expectedlen, int):
         expectedlen = chunklen
+    if lists is not None:
+        dflt = np.empty((), dtype=object)
+        dflt[()] = decode_list_dflt(obj.get("dflt"), lists[0], where)
+        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, dtype_text=text,
+                           lists=lists)
     if vlen is None:
         dflt = decode_dflt(obj.get("dflt"), dtype, where)
         nullable = None

@@ -60,6 +60,8 @@ def _kind(col) -> dict:
         if count == 1 and unit in ("s", "ms", "us", "ns") and isinstance(found, str) and found:
             zone = found
     composite = getattr(col, "column_type", None)    # a decimal or struct column's type
+    if composite is None:
+        composite = getattr(col, "listtype", None)    # a list or map column's
     if composite is not None:
         return {"vlen": composite, "tz": None, "category": None}
     return {"vlen": None if vlen_ is None or cat is not None else vlen_.kind, "tz": zone,
@@ -99,7 +101,9 @@ def column_field(pa, name, col):
     recorded = recorded_field(pa, col, name)
     if recorded is not None:
         return recorded
-    return pa.field(name, _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col)))
+    typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col))
+    listtype = getattr(col, "listtype", None)       # a list column says its field's flag
+    return pa.field(name, typ, getattr(listtype, "nullable", True))
 
 
 #: the most bytes of items a vlen column written as Arrow ``string``/``binary``
@@ -111,7 +115,7 @@ def _small_type(pa, col):
     """``string``/``binary`` for a vlen column whose items all fit 32-bit
     offsets (Arrow's large types only where needed), else None."""
     kind = _kind(col)["vlen"]
-    if kind is None or col.nbytes > SMALL_VLEN_BYTES:
+    if kind not in ("str", "bytes") or col.nbytes > SMALL_VLEN_BYTES:
         return None
     return pa.string() if kind == "str" else pa.binary()
 
@@ -298,7 +302,8 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         if given is None and strings == "vlen":
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
                          else "str", nullable=True)
-        column = _types().numpy_atom(typ, _types().recorded_dtype(meta, name, where), name, given)
+        column = _types().numpy_atom(typ, _types().recorded_dtype(meta, name, where), name, given,
+                                     schema.field(name).nullable)
         if column.vlen is not None:
             vlens[name] = column.vlen
         atoms[name] = column.atom

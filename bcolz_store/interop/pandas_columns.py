@@ -43,6 +43,7 @@ from ..category_type import pandas_categorical
 from .pandas_structs import composite_column, composite_frame_values
 from .pandas_nullable import masked_column, nullable_series
 from ..vlen_type import vlen
+from .pandas_lists import list_frame_values, list_values
 
 __all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
            "utc_values", "vlen_values"]
@@ -218,6 +219,11 @@ def frame_columns(df, names, strings, fixed):
         if not (isinstance(spec, vlen) or spec in _STRINGS):
             raise ValueError(f"strings must be 'fixed', 'vlen', a vlen type or a dict of them "
                              f"(column {name!r}: {spec!r})")
+        found = list_values(df[name])   # lists, whatever ``strings`` says (pandas_lists.py)
+        if found is not None:
+            columns.append(found[0])
+            dtypes[name], attrs[name] = found[1], {PANDAS_ATTR: found[2]}
+            continue
         found = _categorical(df[name])
         if found is not None:           # codes + categories, whatever ``strings`` says
             dtypes[name] = found[1]
@@ -316,6 +322,10 @@ def frame_data(table, names, pd, rows: slice = slice(None)) -> dict:
     out = {}
     for key in names:
         col = table.cols[key]
+        if getattr(col, "listtype", None) is not None:
+            out[key] = list_frame_values(pd, col, rows, key, col.attrs[PANDAS_ATTR]
+                                         if PANDAS_ATTR in col.attrs else None)
+            continue
         if getattr(col, "category", None) is not None:
             cat = col.category
             out[key] = pd.Categorical.from_codes(col.codes[rows], categories=cat.categories,

@@ -45,6 +45,7 @@ import contextlib
 import functools
 import importlib
 import math
+import re
 import warnings
 from collections.abc import Mapping
 
@@ -225,6 +226,22 @@ def _is_sequence(value) -> bool:
     return not (isinstance(value, np.ndarray) and value.ndim == 0)
 
 
+def _only_null_tests(expression: str, name: str) -> None:
+    """Refuse a list column ``name`` used in ``expression`` other than as
+    ``isnull(name)`` or ``notnull(name)`` (lists are not comparable).
+
+    Raises
+    ------
+    QueryError
+        Naming the column.
+    """
+    word = re.escape(name)
+    rest = re.sub(rf"\b(?:isnull|notnull)\s*\(\s*{word}\s*\)", "", expression)
+    if re.search(rf"(?<![\w.]){word}(?!\w)", rest):
+        raise QueryError(f"{name!r} in {expression!r} holds lists (or maps), which are not "
+                         f"comparable; only isnull({name}) and notnull({name}) test it")
+
+
 class _Operands:
     """The expression's variables, split in row operands (sliced per block) and the rest."""
 
@@ -246,6 +263,9 @@ class _Operands:
                         "numeric, bool, string and datetime arrays can be evaluated")
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
             elif _is_chunked(value):
+                if getattr(value, "listtype", None) is not None:
+                    _only_null_tests(expression, name)
+                    self.vlen.add(name)
                 rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
                 self.chunklen = max(self.chunklen, value.chunklen)
                 if is_vlen_operand(value):

@@ -129,7 +129,6 @@ def test_foreign_types_map_to_bcolz_dtypes():
 @pytest.mark.parametrize("column, error, match", [
     # (integer nulls make a nullable column: tests/test_nullable.py; string nulls vlen ones)
     (pa.array([b"a\x00", b"b"]), ValueError, "ending in NUL"),
-    (pa.array([[1], [1, 2]]), TypeError, "no bcolz column kind"),
     (pa.array([{"a": [1]}, {"a": [2]}]), TypeError, "no struct field kind"),
     (pa.array([1, None], type=pa.decimal128(5, 2)), ValueError, "holds no missing items"),
 ])

@@ -80,6 +80,10 @@ class Kind:
         """A DataFrame column of this kind as a model array."""
         return series.to_numpy()
 
+    def one(self, item):
+        """``item`` as ``append`` and ``x[i] = ...`` take one item."""
+        return item
+
 
 class Fixed(Kind):
     """Atoms of one numpy dtype and shape."""
@@ -407,7 +411,7 @@ def _is_missing(value) -> bool:
         return False
 
 
-def draw_kind(rng, allow=("fixed", "vlen", "category"), structured=True) -> Kind:
+def draw_kind(rng, allow=("fixed", "vlen", "category", "list"), structured=True) -> Kind:
     """A random column kind (``structured``: structured dtypes too, which a
     carray may have but a ctable column may not, as in bcolz)."""
     family = allow[int(rng.integers(0, len(allow)))]
@@ -422,6 +426,9 @@ def draw_kind(rng, allow=("fixed", "vlen", "category"), structured=True) -> Kind
         specs = [s for s in FIXED if structured or isinstance(s[0], str)]
         spec = specs[int(rng.integers(0, len(specs)))]
         return Fixed.draw(rng, spec, bool(rng.random() < 0.4))
+    if family == "list":
+        return Lists.draw(rng, "int32" if rng.random() < 0.5 else "str",
+                          bool(rng.random() < 0.3))
     kind = "str" if rng.random() < 0.6 else "bytes"
     if family == "vlen":
         return Vlen.draw(rng, kind, bool(rng.random() < 0.4))
@@ -444,3 +451,100 @@ def concat(*parts: np.ndarray) -> np.ndarray:
         out[pos:pos + len(part)] = part
         pos += len(part)
     return out
+
+
+class Lists(Kind):
+    """List items (``bcolz_store.list_``) of int32 or str elements, some lists
+    and some elements missing.  The model holds the items as reads give them:
+    int32 arrays (masked where elements are missing) or object arrays of str
+    and None, and None for a missing list."""
+
+    itemwise = True
+    where_ok = False
+    frame_ok = False
+
+    def __init__(self, item: str, dflt):
+        self.item_kind = item
+        self.dflt = dflt
+        self.label = f"list-{item}"
+
+    @classmethod
+    def draw(cls, rng, item, with_dflt):
+        dflt = None
+        if with_dflt:
+            dflt = np.array([7, -1], dtype="int32") if item == "int32" else \
+                np.array(["d", None], dtype=object)
+        return cls(item, dflt)
+
+    @property
+    def dtype(self):
+        return bcolz_store.list_(self.item_kind)
+
+    def create_kwargs(self):
+        out = {"dtype": self.dtype}
+        if self.dflt is not None:
+            out["dflt"] = self.dflt
+        return out
+
+    def item(self, rng):
+        if rng.random() < 0.1:
+            return None
+        n = int(rng.integers(0, 6 if rng.random() < 0.9 else 40))
+        if self.item_kind == "int32":
+            data = rng.integers(-2 ** 31, 2 ** 31, n).astype("int32")
+            missing = rng.random(n) < 0.1
+            return np.ma.MaskedArray(data, mask=missing) if missing.any() else data
+        out = np.empty(n, dtype=object)
+        for i in range(n):
+            out[i] = None if rng.random() < 0.1 else _random_str(rng, _TEXT, 6)
+        return out
+
+    def values(self, rng, n):
+        out = np.empty(n, dtype=object)
+        for i in range(n):
+            out[i] = self.item(rng)
+        return out
+
+    def filler(self, n):
+        out = np.empty(n, dtype=object)
+        for i in range(n):
+            out[i] = self.dflt
+        return out
+
+    def one(self, item):
+        return [item]         # one item, wrapped: [] or [None] alone read as no/missing items
+
+    def as_input(self, values, rng):
+        return values.tolist() if rng.random() < 0.5 else values
+
+    def bad_values(self, n):
+        if not n:
+            return None
+        return [["not a number"]] * n if self.item_kind == "int32" else [[3.5]] * n
+
+    def as_carray(self, values, rng):
+        return bcolz_store.carray(values, dtype=self.dtype)
+
+    def _same(self, got, want) -> bool:
+        if want is None or got is None:
+            return got is None and want is None
+        if type(got) is not type(want) or got.dtype != want.dtype or got.shape != want.shape:
+            return False
+        if isinstance(want, np.ma.MaskedArray):
+            return bool((np.ma.getmaskarray(got) == np.ma.getmaskarray(want)).all()) and \
+                got.data.tobytes() == want.filled(0).tobytes()
+        if want.dtype == object:
+            return all(type(a) is type(b) and a == b for a, b in zip(got.tolist(), want.tolist()))
+        return got.tobytes() == want.tobytes()
+
+    def check(self, got, expected, what):
+        got_items = list(got) if not isinstance(got, list) else got
+        assert len(got_items) == len(expected), \
+            f"{what}: {len(got_items)} items != {len(expected)}"
+        for i, (g, w) in enumerate(zip(got_items, expected)):
+            if not self._same(g, w):
+                raise AssertionError(f"{what}: item {i} is {g!r}, expected {w!r}")
+
+    def check_item(self, got, expected, what):
+        if not self._same(got, expected):
+            raise AssertionError(f"{what}: {got!r} != {expected!r}")

@@ -36,7 +36,7 @@ CNAMES = ["blosclz", "lz4", "zstd", "zlib"]
 class CarrayMachine(StoreMachine):
     """One carray and its model (``model``, ``committed``, ``attrs``)."""
 
-    families = ("fixed", "fixed", "vlen", "category", "decimal", "struct", "nullable")
+    families = ("fixed", "fixed", "vlen", "category", "decimal", "struct", "nullable", "list")
 
     # ------------------------------------------------------------ state
 
@@ -98,7 +98,7 @@ class CarrayMachine(StoreMachine):
         self.between(between)
         rows = self.values(1 if form == "one" else n)
         if form == "one":
-            self.c.append(rows[0] if isinstance(self.kind, Fixed) else rows[0])
+            self.c.append(self.kind.one(rows[0]))
         elif form == "carray":
             self.c.append(self.kind.as_carray(rows, self.rng))
         else:
@@ -144,7 +144,7 @@ class CarrayMachine(StoreMachine):
             return
         i = data.draw(st.integers(-n, n - 1), label="index")
         value = self.values(1)[0]
-        self.c[i] = value
+        self.c[i] = self.kind.one(value)
         self.model[i] = value
         self.commits()
 

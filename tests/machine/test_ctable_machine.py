@@ -68,7 +68,7 @@ class CtableMachine(StoreMachine):
 
     def new_kind(self):
         kind = draw_kind(self.rng, ("fixed", "fixed", "vlen", "category", "decimal", "struct",
-                                    "nullable"), structured=False)
+                                    "nullable", "list"), structured=False)
         if isinstance(kind, Categorical):
             kind.explicit = True        # (implicit ones would need all categories in the data)
         return kind

@@ -1,0 +1,303 @@
+"""List and map columns <-> Arrow: types and values, exactly each way.
+
+=============================================== ==========================================
+Arrow                                           list carray type (format/list_meta.py)
+=============================================== ==========================================
+list, large_list, fixed_size_list of T          ``list_(T, size=, large=, field=)``
+map<K, V> (keys_sorted)                         ``map_(K, V, keys_sorted=)``
+struct<...> (as an element)                     ``struct_items([...])``
+bool, int*, uint*, float*                       the numpy dtype
+timestamp[unit] (any zone), duration[unit]      ``M8[unit]`` (UTC values), ``m8[unit]``
+date32                                          ``M8[D]``
+string, large_string / binary, large_binary,    'str' / 'bytes'
+fixed_size_binary
+decimal128(P, S)                                ``decimal128(P,S)`` (``decimal.Decimal``)
+=============================================== ==========================================
+
+Nullability (of a whole list, of elements, of struct fields, of map values)
+goes into the type.  A type read from Arrow also keeps the Arrow type itself
+(its IPC schema, base64, in the type's ``arrow``), so that writing the column
+back gives the same type: list vs large_list, field names, zones, string vs
+large_string.  A column's own type written to Arrow maps as the table says.
+
+pyarrow is passed in by the callers; nothing here imports it at module level.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+
+import numpy as np
+
+from ..format.list_meta import DecimalItems, ListType, MapType, StructItems
+
+__all__ = ["arrow_list_type", "is_arrow_list", "list_arrow_type", "lists_from_arrow",
+           "lists_to_arrow"]
+
+_UNITS = ("s", "ms", "us", "ns")
+
+
+def _is(pa, typ, *names) -> bool:
+    return any(getattr(pa.types, f"is_{n}", lambda t: False)(typ) for n in names)
+
+
+def is_arrow_list(pa, typ) -> bool:
+    """Whether ``typ`` makes a list column: a list, large_list or map, or a
+    fixed_size_list whose elements are not plain numbers, bools or times
+    (those stay rows of a fixed shape, as before)."""
+    if _is(pa, typ, "list", "large_list", "map"):
+        return True
+    if _is(pa, typ, "fixed_size_list"):
+        inner = typ.value_type
+        while _is(pa, inner, "fixed_size_list"):
+            inner = inner.value_type
+        return not _is(pa, inner, "boolean", "integer", "floating", "timestamp", "date32",
+                       "duration", "string", "large_string", "binary", "large_binary",
+                       "fixed_size_binary")
+    return False
+
+
+def _element(pa, typ):
+    """The element type of Arrow type ``typ``."""
+    if _is(pa, typ, "list", "large_list", "fixed_size_list", "map"):
+        return arrow_list_type(pa, typ, True, keep=False)
+    if _is(pa, typ, "struct"):
+        return StructItems(tuple((typ.field(i).name, _element(pa, typ.field(i).type),
+                                  typ.field(i).nullable) for i in range(typ.num_fields)))
+    if _is(pa, typ, "boolean", "integer", "floating"):
+        return np.dtype(typ.to_pandas_dtype())
+    if _is(pa, typ, "timestamp"):
+        return np.dtype(f"M8[{typ.unit}]")
+    if _is(pa, typ, "duration"):
+        return np.dtype(f"m8[{typ.unit}]")
+    if _is(pa, typ, "date32"):
+        return np.dtype("M8[D]")
+    if _is(pa, typ, "string", "large_string"):
+        return "str"
+    if _is(pa, typ, "binary", "large_binary", "fixed_size_binary"):
+        return "bytes"
+    if _is(pa, typ, "decimal128"):
+        return DecimalItems(typ.precision, typ.scale)
+    raise TypeError(f"Arrow type {typ} cannot be the element of a list column")
+
+
+def arrow_list_type(pa, typ, nullable: bool = True, keep: bool = True):
+    """The list (or map) type of a column of Arrow type ``typ``.
+
+    Parameters
+    ----------
+    pa : module
+    typ : pyarrow.DataType
+        A list, large_list, fixed_size_list or map type.
+    nullable : bool
+        Whether the column's field is nullable.
+    keep : bool
+        Keep ``typ`` itself in the result (``arrow``), for an exact export.
+
+    Raises
+    ------
+    TypeError
+        Elements of a type that has no list element type (see the module's table).
+    """
+    if _is(pa, typ, "map"):
+        key, item = typ.key_field, typ.item_field
+        out = MapType(_element(pa, key.type), _element(pa, item.type), nullable,
+                      item.nullable, bool(typ.keys_sorted), ("entries", key.name, item.name))
+    else:
+        field = typ.value_field
+        size = typ.list_size if _is(pa, typ, "fixed_size_list") else None
+        out = ListType(_element(pa, field.type), nullable, field.nullable, size,
+                       _is(pa, typ, "large_list"), field.name)
+    if keep:
+        raw = pa.schema([pa.field("x", typ, nullable)]).serialize().to_pybytes()
+        out = dataclasses.replace(out, arrow=base64.b64encode(raw).decode("ascii"))
+    return out
+
+
+def _recorded(pa, typ):
+    text = getattr(typ, "arrow", None)
+    if not text:
+        return None
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text))).field(0).type
+    except Exception:           # a damaged record: the type's own mapping
+        return None
+
+
+def _arrow_element(pa, typ, nullable=True):
+    if isinstance(typ, (ListType, MapType)):
+        return list_arrow_type(pa, typ)
+    if isinstance(typ, StructItems):
+        return pa.struct([pa.field(n, _arrow_element(pa, t), nl) for n, t, nl in typ.fields])
+    if isinstance(typ, DecimalItems):
+        return pa.decimal128(typ.precision, typ.scale)
+    if typ == "str":
+        return pa.string()
+    if typ == "bytes":
+        return pa.binary()
+    if typ.kind == "M" and np.datetime_data(typ)[0] == "D":
+        return pa.date32()
+    return pa.from_numpy_dtype(typ)
+
+
+def list_arrow_type(pa, typ):
+    """The Arrow type of a list column of type ``typ`` (the Arrow type it came
+    from, when it came from Arrow).
+
+    Raises
+    ------
+    TypeError
+        Elements with no Arrow type (complex numbers...).
+    """
+    found = _recorded(pa, typ)
+    if found is not None:
+        return found
+    if isinstance(typ, MapType):
+        return pa.map_(pa.field(typ.names[1], _arrow_element(pa, typ.key), False),
+                       pa.field(typ.names[2], _arrow_element(pa, typ.value),
+                                typ.value_nullable), typ.keys_sorted)
+    field = pa.field(typ.field, _arrow_element(pa, typ.item), typ.item_nullable)
+    if typ.size is not None:
+        return pa.list_(field, typ.size)
+    return pa.large_list(field) if typ.large else pa.list_(field)
+
+
+def _pyvalue(value, typ):
+    """A decoded item (or element) as Python values pyarrow takes exactly."""
+    if value is None:
+        return None
+    if isinstance(typ, MapType):
+        return [(_pyvalue(k, typ.key), _pyvalue(v, typ.value)) for k, v in value]
+    if isinstance(typ, StructItems):
+        return {n: _pyvalue(value.get(n), t) for n, t, _ in typ.fields}
+    if isinstance(typ, ListType):
+        return _pylist(value, typ.item)
+    if isinstance(typ, np.dtype):
+        if value is np.ma.masked:
+            return None
+        if typ.kind in "Mm":
+            return int(np.asarray(value).view(np.int64))
+        return value.item() if hasattr(value, "item") else value
+    return value
+
+
+def _pylist(values, item):
+    if isinstance(item, np.dtype) and isinstance(values, np.ndarray):
+        mask = np.ma.getmaskarray(values) if isinstance(values, np.ma.MaskedArray) else None
+        data = np.asarray(values.data if mask is not None else values, dtype=item)
+        out = (data.view(np.int64) if item.kind in "Mm" else data).tolist()
+        if mask is not None:
+            out = [None if m else v for v, m in zip(out, mask.tolist())]
+        return out
+    return [_pyvalue(v, item) for v in values]
+
+
+def lists_to_arrow(pa, block: np.ndarray, typ, name: str):
+    """A block of a list column's items (an object array, None: missing) as an
+    Arrow array of :func:`list_arrow_type`.
+
+    Raises
+    ------
+    ValueError
+        Values Arrow refuses for that type, naming the column.
+    """
+    target = list_arrow_type(pa, typ)
+    values = [_pyvalue(v, typ) for v in block]
+    try:
+        return pa.array(values, type=target)
+    except (pa.ArrowException, TypeError, ValueError) as err:
+        raise ValueError(f"column {name!r}: {err}") from None
+
+
+def _numbers(pa, arr, dtype: np.dtype):
+    """A flat Arrow array of a fixed element type as numpy values (and the
+    mask of its nulls, or None)."""
+    mask = None
+    if arr.null_count:
+        mask = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    if dtype.kind in "Mm":
+        if _is(pa, arr.type, "date32"):
+            ints = arr.cast(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False)
+        else:
+            ints = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        data = ints.astype(np.int64).view(dtype)
+    else:
+        if mask is not None:
+            arr = arr.fill_null(pa.scalar(False if dtype.kind == "b" else 0, arr.type))
+        data = np.asarray(arr.to_numpy(zero_copy_only=False), dtype=dtype)
+    return data, mask
+
+
+def _elements(pa, arr, item):
+    """The values of a flat Arrow array of elements of ``item``: a numpy array
+    and mask for a fixed dtype, else a list."""
+    if isinstance(item, np.dtype):
+        return _numbers(pa, arr, item)
+    if isinstance(item, (ListType, MapType)):
+        return _items(pa, arr, item), None
+    if isinstance(item, StructItems):
+        cols = [_as_list(*_elements(pa, f, t)) for f, (_, t, _) in zip(arr.flatten(),
+                                                                        item.fields)]
+        names = [f[0] for f in item.fields]
+        valid = arr.is_valid().to_pylist() if arr.null_count else None
+        rows = [dict(zip(names, r)) for r in zip(*cols)] if cols else []
+        if valid is not None:
+            rows = [r if ok else None for r, ok in zip(rows, valid)]
+        return rows, None
+    return arr.to_pylist(), None
+
+
+def _as_list(values, mask):
+    if isinstance(values, np.ndarray):
+        out = list(values)
+        if mask is not None:
+            out = [None if m else v for v, m in zip(out, mask.tolist())]
+        return out
+    return values
+
+
+def _items(pa, arr, typ) -> list:
+    """The items of an Arrow list (or map) array, as the list carray takes them."""
+    if _is(pa, arr.type, "fixed_size_list"):
+        size = arr.type.list_size
+        start = arr.offset * size
+        offsets = np.arange(len(arr) + 1, dtype=np.int64) * size + start
+    else:
+        offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    child = arr.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0])) if len(arr) \
+        else arr.values.slice(0, 0)
+    offsets = offsets - offsets[0]
+    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
+    if isinstance(typ, MapType):
+        keys, _ = _elements(pa, child.field(0), typ.key)
+        vals = _as_list(*_elements(pa, child.field(1), typ.value))
+        keys = _as_list(keys, None)
+        out = [list(zip(keys[a:b], vals[a:b])) for a, b in zip(offsets[:-1], offsets[1:])]
+    else:
+        values, mask = _elements(pa, child, typ.item)
+        if isinstance(values, np.ndarray):
+            parts = np.split(values, offsets[1:-1])
+            if mask is not None:
+                masks = np.split(mask, offsets[1:-1])
+                parts = [np.ma.MaskedArray(p, mask=m) if m.any() else p
+                         for p, m in zip(parts, masks)]
+            out = parts if len(arr) else []
+        else:
+            out = [values[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+    if valid is not None:
+        out = [v if ok else None for v, ok in zip(out, valid)]
+    return out
+
+
+def lists_from_arrow(pa, arr, typ) -> np.ndarray:
+    """An Arrow array of a list column as an object array of its items (None:
+    missing), values exact (times as their integer counts, no Python
+    datetime in between)."""
+    if _is(pa, arr.type, "dictionary"):
+        arr = arr.dictionary_decode()
+    items = _items(pa, arr, typ)
+    out = np.empty(len(items), dtype=object)
+    for i, v in enumerate(items):
+        out[i] = v
+    return out
