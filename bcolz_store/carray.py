@@ -168,7 +168,8 @@ class carray:
     len = property(lambda self: self._engine.length, doc="int: number of atoms (rows).")
     nchunks = property(lambda self: self._engine.nchunks, doc="int: number of full chunks.")
     ndim = property(lambda self: len(self.shape), doc="int: number of dimensions.")
-    nullable = property(lambda self: self._meta.nullable is not None,
+    nullable = property(lambda self: self._meta.nullable is not None or
+                        bool(getattr(self._meta.composite, "nullable", False)),
                         doc="bool: whether items may be null (reads give masked arrays).")
     nleftover = property(lambda self: self._engine.nleft, doc="int: atoms in the leftover.")
     leftover_elements = nleftover

@@ -114,7 +114,9 @@ def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
         Values that cannot be broadcast to ``arrlen``.
     """
     if isinstance(value, np.ma.MaskedArray):
-        value = value.astype(object).filled(None)
+        masked = np.ma.getmaskarray(value)      # (``filled(None)`` would fill '?')
+        value = np.ma.getdata(value).astype(object)
+        value[masked] = None
     if is_carray(value):
         value = value[:]
     if hasattr(value, "to_pylist"):             # an Arrow array

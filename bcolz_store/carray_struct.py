@@ -10,7 +10,7 @@ import numpy as np
 
 from .carray_edit import composite_items
 from .category_type import category
-from .decimal_type import decimal_of
+from .decimal_type import decimal, decimal_of
 from .datasets.struct_files import struct_carray_meta
 from .format.struct_meta import FieldMeta, StructMeta, field_folders
 from .indexing import calc_chunklen, is_int
@@ -85,8 +85,13 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
         values = [item[name] for item in items.tolist() if isinstance(item, dict)
                   and name in item and item[name] is not None] if wanted else []
         sample = composite_items(values) if isinstance(kind, struct) else values
+        nullable = None                 # a field that may hold nulls: a nullable carray
+        if flag and isinstance(kind, decimal) and kind.nullable is None:
+            kind = decimal(kind.precision, kind.scale, True)
+        elif flag and isinstance(kind, np.dtype) and kind.kind not in "OV":
+            nullable = True
         fmeta, _ = new_meta(sample, cparams, kind, None, expectedlen, int(chunklen),
-                            to_ndarray)
+                            to_ndarray, nullable)
         if fmeta.chunklen != int(chunklen) or (fmeta.composite is None and fmeta.atom.shape):
             raise TypeError(f"struct field {name!r}: its carray cannot share the struct's "
                             f"chunks")

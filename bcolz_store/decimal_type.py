@@ -30,7 +30,7 @@ __all__ = ["decimal", "decimal_of", "decimal_request", "new_decimal_meta"]
 
 
 class decimal:
-    """decimal(precision, scale=0)
+    """decimal(precision, scale=0, nullable=None)
 
     The dtype of a decimal carray or ctable column (Arrow's ``decimal128``
     for precision 1..38, ``decimal256`` for 39..76).
@@ -41,6 +41,10 @@ class decimal:
         Significant digits, 1..76.
     scale : int, default 0
         Digits after the point, -76..precision.
+    nullable : bool, optional
+        Whether items may be missing (None).  Default: a new carray is
+        nullable when its initial items hold None, or they come from Arrow
+        or pandas' Arrow-backed columns (which may hold nulls).
 
     Raises
     ------
@@ -56,12 +60,13 @@ class decimal:
     refuses such a column, naming it.
     """
 
-    __slots__ = ("precision", "scale")
+    __slots__ = ("nullable", "precision", "scale")
 
-    def __init__(self, precision, scale=0):
+    def __init__(self, precision, scale=0, nullable=None):
         meta = check_decimal(precision, scale)
         self.precision = meta.precision
         self.scale = meta.scale
+        self.nullable = None if nullable is None else bool(nullable)
 
     @property
     def bits(self) -> int:
@@ -88,7 +93,7 @@ def decimal_of(meta) -> decimal | None:
     """The :class:`decimal` type of a carray's metadata (None unless a decimal carray)."""
     found = getattr(meta, "composite", None)
     if isinstance(found, DecimalMeta):
-        return decimal(found.precision, found.scale)
+        return decimal(found.precision, found.scale, found.nullable)
     return None
 
 
@@ -105,7 +110,7 @@ def decimal_request(array, dtype) -> decimal | None:
         return found
     arrow = getattr(getattr(array, "dtype", None), "pyarrow_dtype", None)
     if arrow is not None and str(arrow).startswith("decimal"):
-        return decimal(arrow.precision, arrow.scale)
+        return decimal(arrow.precision, arrow.scale, nullable=True)
     return None
 
 
@@ -141,5 +146,11 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
         chunklen = calc_chunklen(expectedlen, meta.itemsize)
     elif not is_int(chunklen) or chunklen < 1:
         raise ValueError("chunklen must be a positive integer")
+    nullable = request.nullable
+    if nullable is None:        # as the source says, or the items
+        found = getattr(getattr(array, "column_type", None), "nullable", None) if source \
+            else any(v is None for v in items.tolist())
+        nullable = bool(found)
+    meta = DecimalMeta(meta.precision, meta.scale, meta.bits, nullable)
     out: CarrayMeta = decimal_carray_meta(meta, cparams, int(chunklen), expectedlen, dflt)
     return out, items

@@ -232,5 +232,7 @@ def _field_of_arrow(pa, typ, nullable: bool):
     except (NotImplementedError, TypeError):
         dtype = np.dtype(object)
     if dtype.kind in "OV":
-        raise TypeError(f"no struct field kind holds Arrow type {typ}")
+        raise TypeError(f"no struct field kind holds Arrow type {typ} (a struct's fields may "
+                        f"be numbers, times, text, categoricals, decimals or structs, not lists "
+                        f"or maps)")
     return dtype

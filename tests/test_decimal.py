@@ -82,9 +82,14 @@ def test_arrow_decimals_through_buffers(tmp_path):
     assert back.column("d").chunk(0).buffers()[1].to_pybytes() == \
         table.column("d").chunk(0).buffers()[1].to_pybytes()
     assert back.column("w").to_pylist() == values
-    with pytest.raises(ValueError, match="/n: item 1 is None.*no missing items"):
-        from_arrow(pa.table({"n": pa.array([Decimal(1), None], type=pa.decimal128(3, 0))}),
-                   rootdir=str(tmp_path / "t"))
+    # nulls: a nullable decimal column (values plus a validity in valid/)
+    nulls = pa.table({"n": pa.array([Decimal(1), None], type=pa.decimal128(3, 0))})
+    t = from_arrow(nulls, rootdir=str(tmp_path / "t"))
+    assert t["n"][:].tolist() == [Decimal(1), None] and t.cols["n"].nullable
+    assert (tmp_path / "t" / "n" / "valid" / "meta" / "storage").exists()
+    assert to_arrow(bcolz.open(str(tmp_path / "t"))).column("n").equals(nulls.column("n"))
+    with pytest.raises(ValueError, match="no missing items"):
+        bcolz.carray([Decimal(1)], dtype=bcolz.decimal(3, 0, nullable=False)).append([None])
 
 
 def test_pandas_round_trips():
@@ -93,8 +98,8 @@ def test_pandas_round_trips():
     df = pd.DataFrame({"o": [Decimal("1.5"), Decimal("-22.25")],
                        "a": pd.array([Decimal("1.1"), None],
                                      dtype=pd.ArrowDtype(pa.decimal128(10, 1)))})
-    with pytest.raises(ValueError, match="missing"):     # no missing items without nulls
-        bcolz.ctable.fromdataframe(df)
+    back = bcolz.ctable.fromdataframe(df).todataframe()     # nulls too
+    assert back["a"].dtype == df["a"].dtype and back["a"].tolist() == df["a"].tolist()
     df = df.assign(a=pd.array([Decimal("1.1"), Decimal("7")],
                               dtype=pd.ArrowDtype(pa.decimal128(10, 1))))
     t = bcolz.ctable.fromdataframe(df)

@@ -76,7 +76,9 @@ class DecimalEngine:
         if isinstance(items, PreparedDecimals):
             return items.raw
         if isinstance(items, np.ma.MaskedArray):
-            items = items.astype(object).filled(None)
+            masked = np.ma.getmaskarray(items)      # (``filled(None)`` would fill '?')
+            items = np.ma.getdata(items).astype(object)
+            items[masked] = None
         items = np.asarray(items, dtype=object).reshape(-1) if not isinstance(
             items, np.ndarray) or items.dtype != object else items.reshape(-1)
         missing = np.fromiter((v is None for v in items.tolist()), dtype=bool,

@@ -60,6 +60,8 @@ class NullableEngine:
         The engine of the validity (bool, True: present), same chunklen.
     """
 
+    nullable = True         # (a wrapper, as a decimal carray's engine, asks)
+
     def __init__(self, values, validity):
         self.values = values
         self.validity = validity

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..format.nullable_meta import fill_value
+from .nullable_engine import NullableEngine
 from .vlen_engine import VlenEngine
 from .vlen_items import as_items
 from .engine import ChunkEngine
@@ -24,8 +26,10 @@ __all__ = ["StructEngine"]
 
 def _python_items(values) -> list:
     """A field's read values as Python items (None for a masked item)."""
-    if isinstance(values, np.ma.MaskedArray):
-        return values.astype(object).filled(None).tolist()
+    if isinstance(values, np.ma.MaskedArray):       # (``filled(None)`` fills with '?')
+        out = np.ma.getdata(values).astype(object)
+        out[np.ma.getmaskarray(values)] = None
+        return out.tolist()
     return values.tolist()
 
 
@@ -133,6 +137,14 @@ class StructEngine:
                     raise ValueError(f"item {pos} is None, and the field holds no missing "
                                      f"items")
                 return np.asarray(values, dtype=engine.atom).reshape(-1)
+            if isinstance(engine, NullableEngine):     # None: a null item of the field
+                atom = engine.values.atom
+                valid = np.fromiter((v is not None for v in values), dtype=bool,
+                                    count=len(values))
+                fill = fill_value(atom.base)[()]
+                data = np.asarray([v if ok else fill for v, ok in zip(values, valid)],
+                                  dtype=atom.base).reshape(-1)
+                return data, valid
             items = np.fromiter(values, dtype=object, count=len(values))
             prepare = getattr(engine, "prepare", None)
             return prepare(items) if prepare is not None else items

@@ -336,8 +336,13 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None, nullable=True) -> Column
         For Arrow types with no bcolz column kind.
     """
     pa = import_pyarrow()
-    found = column_kind_of_arrow(typ)       # decimal or struct (arrow_structs.py)
+    try:
+        found = column_kind_of_arrow(typ)   # decimal or struct (arrow_structs.py)
+    except TypeError as err:
+        raise TypeError(f"column {name!r}: {err}") from None
     if found is not None:
+        if getattr(found, "nullable", False) is None:   # a decimal: as its field may hold nulls
+            found.nullable = bool(nullable)
         return ColumnType(np.dtype(object), False, {}, found)
     if is_arrow_list(pa, typ):      # a list column; ``nullable``: its field's
         try:

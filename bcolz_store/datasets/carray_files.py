@@ -399,6 +399,8 @@ def stage_stats(store, engine) -> None:
     """Stage ``meta/stats`` for the engine's chunks as they are now (chunks/stats.py)
     and bring its index up to date (chunks/index.py); nothing for a kind
     without statistics."""
+    if isinstance(getattr(engine, "values", None), NullableEngine):
+        engine = engine.values                  # a nullable decimal's values
     if isinstance(engine, NullableEngine):     # the validity, at the values' length
         validity = engine.validity
         stage_sizes(validity.store, (validity.length,), validity.length, validity.cbytes)

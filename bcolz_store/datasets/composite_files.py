@@ -11,6 +11,7 @@ inside bcolz format v1.0's folder layout (seeds/001).
 
 from __future__ import annotations
 
+import dataclasses
 import decimal as _dec
 
 import numpy as np
@@ -22,7 +23,9 @@ from ..format.decimal_meta import (DECIMAL_KEY, DecimalMeta, decimal_dtype_text,
                                    dump_decimal, load_decimal, to_decimal)
 from ..format.kind_storage import dump_kind_storage, load_kind_storage, storage_text_starts
 from ..format.meta import StorageMeta, load_sizes
-from .carray_files import COMPOSITE_KINDS, CarrayMeta, _cparams, _fixed_meta
+from ..format.nullable_meta import NullableMeta
+from .carray_files import (COMPOSITE_KINDS, CarrayMeta, _cparams, _fixed_meta, _load_validity,
+                           _nullable_engine)
 
 __all__ = ["DECIMAL_KIND", "decimal_carray_meta"]
 
@@ -78,18 +81,26 @@ class _DecimalKind:
         values = _fixed_meta(store, sizes, plain, one_d="a decimal")
         dflt = obj.get("dflt")
         try:
-            return decimal_carray_meta(meta, _cparams(store, storage), values.chunklen,
-                                       values.expectedlen, "0" if dflt is None else dflt,
-                                       values.length, values.cbytes)
+            out = decimal_carray_meta(meta, _cparams(store, storage), values.chunklen,
+                                      values.expectedlen, "0" if dflt is None else dflt,
+                                      values.length, values.cbytes)
         except (TypeError, ValueError) as err:
             raise FormatError(f"{where}: dflt {dflt!r:.60} is not an item of the carray "
                               f"({err})") from None
+        if meta.nullable:           # its validity, checked as a nullable carray's
+            values = dataclasses.replace(out, atom=meta.storage)
+            _load_validity(store, values, NullableMeta("zeros", "dflt"))
+            out.validity = values.validity
+        return out
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> DecimalEngine:
         dec = meta.composite
         where = store.root if store is not None else "decimal carray"
-        if new:
+        if dec.nullable:        # V16/V32 values and a validity, as a nullable carray's
+            values = _nullable_engine(dataclasses.replace(meta, atom=dec.storage), store,
+                                      cache_budget, new)
+        elif new:
             values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store,
                                  cache_budget=cache_budget)
         else:

@@ -61,11 +61,15 @@ class DecimalMeta:
         ``10**-scale`` units).
     bits : int
         128 (precision up to 38) or 256.
+    nullable : bool
+        Whether items may be missing: then a bool validity carray sits in
+        the folder ``valid`` (as a nullable carray's, format/nullable_meta.py).
     """
 
     precision: int
     scale: int
     bits: int
+    nullable: bool = False      # items may be missing (a validity in ``valid/``)
 
     @property
     def itemsize(self) -> int:
@@ -102,7 +106,10 @@ def decimal_of_text(text) -> tuple | None:
 
 def dump_decimal(meta: DecimalMeta) -> dict:
     """The JSON value of the ``decimal`` key."""
-    return {"precision": meta.precision, "scale": meta.scale, "bits": meta.bits}
+    out = {"precision": meta.precision, "scale": meta.scale, "bits": meta.bits}
+    if meta.nullable:
+        out["nullable"] = True
+    return out
 
 
 def check_decimal(precision, scale) -> DecimalMeta:
@@ -146,7 +153,10 @@ def load_decimal(obj, text, where: str = "meta/storage") -> DecimalMeta:
     if (obj.get("bits"), meta.precision, meta.scale) != found or meta.bits != found[0]:
         raise FormatError(f"{where}: the 'decimal' entry {obj!r:.80} disagrees with the "
                           f"dtype text")
-    return meta
+    nullable = obj.get("nullable", False)
+    if not isinstance(nullable, bool):
+        raise FormatError(f"{where}: the 'decimal' entry's 'nullable' must be true or false")
+    return DecimalMeta(meta.precision, meta.scale, meta.bits, nullable)
 
 
 def to_decimal(value, meta: DecimalMeta, where: str = "decimal carray"):
