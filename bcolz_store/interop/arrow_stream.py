@@ -428,11 +428,22 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
                                                 where))
     atoms, vlens = types.atoms, types.vlens
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
+    nulls = _nullable_columns(pa, obj, schema, meta, names, vlens, head)
+    from ..converters.arrow_nullable import column_reader
+    read = column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array)
 
     def blocks(batch):
-        convert = _types().from_arrow_array
-        return [convert(pa, batch.column(name), atoms[name], name, vlens.get(name))
-                for name in names]
+        try:
+            return [read(batch, name) for name in names]
+        except ValueError as err:
+            late = next((name for name in names if name not in nulls and name not in vlens
+                         and batch.column(name).null_count), None)
+            if late is None:
+                raise
+            raise ValueError(f"column {late!r}: nulls first appear after the first batch of "
+                             f"this stream, and the column was made without them; make the "
+                             f"source a pyarrow Table first (pa.table(source)), whose nulls "
+                             f"are counted before anything is written") from err
 
     if head is None:
         first = [np.empty(0, dtype=atoms[name]) for name in names]
@@ -472,6 +483,18 @@ def field_records(fields: dict, columns) -> dict:
         if not field.with_name(name).equals(default, check_metadata=True):
             out[name] = {FIELD_ATTR: dump_field(pa, field.with_name(name))}
     return out
+
+
+def _nullable_columns(pa, obj, schema, meta, names, vlens, head) -> set:
+    """The columns of an Arrow source that become nullable: recorded so, or (with
+    no record) of a fixed type and holding nulls, in the whole source when it is
+    a pyarrow Table (its null counts are known), else in its first batch."""
+    def first(names_, blen):
+        if isinstance(obj, pa.Table):
+            return obj.select(names_).to_batches()
+        return [] if head is None else [head.select(names_)]
+    from ..converters.arrow_nullable import nullable_names
+    return nullable_names(pa, schema, meta, names, vlens, first, 0)
 
 
 def _chain(head, batches):

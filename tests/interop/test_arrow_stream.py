@@ -175,3 +175,31 @@ def test_without_pyarrow_the_error_names_the_extra(monkeypatch):
     monkeypatch.delitem(__import__("sys").modules, "pyarrow")
     with pytest.raises(ImportError, match=r"bcolz_store\[arrow\]"):
         bcolz.carray(np.arange(3)).__arrow_c_stream__()
+
+
+def test_nulls_of_every_kind_cross_the_stream_both_ways(tmp_path):
+    pl = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
+    df = pl.DataFrame({"a": [1, None, 3], "s": ["x", None, "z"], "l": [[1, 2], None, []],
+                       "f": [1.5, None, float("nan")], "b": [True, None, False]})
+    t = bcolz.ctable(df, rootdir=str(tmp_path / "t"))
+    assert t.cols["a"].nullable and t.cols["b"].nullable and t.cols["f"].nullable
+    assert t["a"][:].tolist() == [1, None, 3] and t["l"][1] is None
+    back = pl.DataFrame(bcolz.open(str(tmp_path / "t")))
+    assert back.equals(df, null_equal=True) and back.schema == df.schema
+    assert duckdb.sql("select count(a), sum(a), count(*) from t").fetchall() == [(2, 4, 3)]
+    built = bcolz.ctable(duckdb.sql("select * from (values (1), (null), (7)) v(x)"))
+    assert built["x"][:].tolist() == [1, None, 7]
+
+
+def test_nulls_that_appear_after_the_first_batch_of_a_stream_are_named():
+    pa = pytest.importorskip("pyarrow")
+    schema = pa.schema([("x", pa.int64())])
+    batches = [pa.record_batch([pa.array([1, 2])], schema=schema),
+               pa.record_batch([pa.array([None, 4])], schema=schema)]
+    reader = pa.RecordBatchReader.from_batches(schema, iter(batches))
+    with pytest.raises(ValueError, match=r"column 'x': nulls first appear after the first"):
+        bcolz.ctable(reader)
+    # a Table's nulls are counted first: the column is nullable from the start
+    t = bcolz.ctable(pa.Table.from_batches(batches))
+    assert t["x"][:].tolist() == [1, 2, None, 4]
