@@ -31,7 +31,7 @@ from bcolz_store.interop.columns import column_attrs
 from bcolz_store.storage.base import Store
 from bcolz_store.storage.urls import open_store
 
-__all__ = ["Sink", "check_attrs_kept", "is_remote", "local_path", "local_rootdir",
+__all__ = ["Sink", "check_attrs_kept", "refuse_arrow_kinds", "is_remote", "local_path", "local_rootdir",
            "progress_bar", "rootdir_arg"]
 
 
@@ -247,3 +247,28 @@ def local_path(location):
     if isinstance(location, str) and location.lower().startswith("file://"):
         return Path(urllib.request.url2pathname(urllib.parse.urlparse(location).path))
     return Path(os.fspath(location))
+
+
+def refuse_arrow_kinds(obj, fmt: str) -> None:
+    """Refuse, naming the column, a column of a kind only Arrow and Parquet keep
+    (nullable, list or map, struct, decimal), before ``fmt`` writes anything:
+    ``fmt`` has no place for its missing items or its items' type, and writing
+    the values alone would lose them.
+
+    Raises
+    ------
+    TypeError
+        For the first such column.
+    """
+    from bcolz_store.interop.columns import columns_of
+    for name, col in columns_of(obj):
+        if getattr(col, "listtype", None) is not None:
+            kind = "a list or map column"
+        elif getattr(col, "column_type", None) is not None:
+            kind = f"a {type(col.column_type).__name__} column"
+        elif getattr(col, "nullable", False):
+            kind = "a nullable column (its missing items)"
+        else:
+            continue
+        raise TypeError(f"column {name!r}: {fmt} cannot hold {kind}; write Parquet or Arrow "
+                        f"IPC, which keep it exactly")

@@ -63,7 +63,7 @@ from ..errors import (BcolzStoreError, DatasetExistsError, DatasetNotFoundError,
                       LimitError)
 from ..limits import MAX_NDIM
 from ..interop.columns import check_fixed_width, columns_of, row_blocks
-from ._common import Sink, check_attrs_kept, progress_bar
+from ._common import refuse_arrow_kinds, Sink, check_attrs_kept, progress_bar
 from .base import Converter, register_converter, require
 from .datadings_index import BLOOM_MAGIC, bloom_filter, key_hashes, read_offsets, write_index
 
@@ -191,6 +191,7 @@ def to_datadings(obj, path, *, key_column="key", drop_attrs=False, overwrite=Fal
     -----
     Nothing is left behind when writing fails.
     """
+    refuse_arrow_kinds(obj, "datadings")
     msgpack = _msgpack()
     check_attrs_kept(obj, drop_attrs, "a datadings dataset")
     files = _files(Path(os.fspath(path)))

@@ -25,7 +25,7 @@ import bcolz_store
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError, FormatError
 
 from ..interop.columns import BLOCK_BYTES, columns_of, kind_of
-from ._common import Sink, check_attrs_kept, progress_bar
+from ._common import refuse_arrow_kinds, Sink, check_attrs_kept, progress_bar
 from .base import Converter, register_converter, require
 from ..interop.hdf5 import fromhdf5, hdf5_attrs, plain_attr, reading_hdf5, tohdf5
 
@@ -65,6 +65,7 @@ def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=Fal
     ValueError
         When columns have attrs and ``drop_attrs`` is False.
     """
+    refuse_arrow_kinds(obj, "HDF5")
     path = os.fspath(path)
     unicode = [name for name, col in columns_of(obj) if col.dtype.kind == "U"]
     if unicode:

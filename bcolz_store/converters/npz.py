@@ -58,7 +58,7 @@ from ..limits import check_alloc
 from ..format.vlen_meta import vlen_result_dtype
 from ..vlen_type import vlen_from_json, vlen_to_json
 from ..interop.columns import block_rows, column_attrs, columns_of, kind_of
-from ._common import Sink, progress_bar
+from ._common import refuse_arrow_kinds, Sink, progress_bar
 from .base import Converter, register_converter
 
 __all__ = ["META_MEMBER", "NpzConverter", "from_npz", "npz_dtype", "to_npz"]
@@ -192,6 +192,7 @@ def to_npz(obj, path, *, compressed=False, overwrite=False, progress=None):
     array per column, plus ``bcolz_store.json`` (and a ``.missing`` mask for
     each vlen or categorical column that may hold None).
     """
+    refuse_arrow_kinds(obj, "npz")
     path = Path(os.fspath(path))
     if os.path.lexists(path) and not overwrite:
         raise DatasetExistsError(f"{path}: exists; pass overwrite=True to replace it")

@@ -59,7 +59,7 @@ from ..category_type import category_from_json, category_to_json
 from ..vlen_type import vlen, vlen_from_json, vlen_to_json
 from ..interop.columns import (BLOCK_BYTES, atom_of, block_rows, check_fixed_width,
                                column_attrs, columns_of, kind_of)
-from ._common import Sink, local_path, progress_bar
+from ._common import refuse_arrow_kinds, Sink, local_path, progress_bar
 from .base import Converter, register_converter, require
 
 __all__ = ["RESERVED_ATTR", "ZarrConverter", "from_zarr", "numpy_atom", "to_zarr", "zarr_dtype"]
@@ -194,6 +194,7 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, storage_options=None,
     -----
     Compatibility: a zarr chunk holds ``chunklen`` rows, as a bcolz chunk does.
     """
+    refuse_arrow_kinds(obj, "zarr")
     zarr = _zarr()
     _check_target(store, overwrite)
     remote = {} if storage_options is None else {"storage_options": storage_options}
