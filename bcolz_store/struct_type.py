@@ -25,12 +25,14 @@ import numpy as np
 
 from .category_type import category
 from .decimal_type import decimal
+from .format.list_meta import ListType, MapType
 from .format.decimal_meta import DecimalMeta
 from .format.names import check_name
 from .format.struct_meta import StructMeta
 from .vlen_type import vlen, vlen_of
 
-__all__ = ["arrow_type_of", "column_type_of_arrow", "field_type", "struct", "struct_of"]
+__all__ = ["ARROW_TYPE_HOOKS", "KIND_OF_ARROW_HOOKS", "arrow_type_of", "column_type_of_arrow",
+           "field_type", "struct", "struct_of"]
 
 _VLEN_NAMES = {"str": "str", "bytes": "bytes", "vlen-str": "str", "vlen-bytes": "bytes",
                str: "str", bytes: "bytes"}
@@ -46,7 +48,7 @@ def field_type(kind, where: str = "struct field"):
         A numpy dtype of objects, of several fields or of a sub-array shape
         (a struct field holds one scalar, text or nested item per row).
     """
-    if isinstance(kind, (vlen, category, decimal, struct)):
+    if isinstance(kind, (vlen, category, decimal, struct, ListType, MapType)):
         return kind
     if isinstance(kind, (str, type)) and kind in _VLEN_NAMES:
         return vlen(_VLEN_NAMES[kind], nullable=True)
@@ -158,7 +160,7 @@ def _kind_of_meta(meta, engine=None):
     """The type of a field from its carray metadata (and engine)."""
     composite = getattr(meta, "composite", None)
     if isinstance(composite, DecimalMeta):
-        return decimal(composite.precision, composite.scale)
+        return decimal(composite.precision, composite.scale, composite.nullable)
     if isinstance(composite, StructMeta):
         return struct_of(meta, engine)
     if meta.categorical is not None:
@@ -166,10 +168,19 @@ def _kind_of_meta(meta, engine=None):
         return category(cats, meta.categorical.ordered)
     if meta.vlen is not None:
         return vlen_of(meta.vlen)
+    if getattr(meta, "listtype", None) is not None:
+        return meta.listtype
     return meta.atom
 
 
 # --- Arrow types (pyarrow imported here, when asked) ------------------------------
+
+#: ``hook(kind) -> Arrow type or None`` and ``hook(pa, typ, nullable) -> kind or None``:
+#: the Arrow types of kinds defined above this module (lists and maps, registered
+#: by :mod:`bcolz_store.converters.arrow_structs` when it is first imported)
+ARROW_TYPE_HOOKS: list = []
+KIND_OF_ARROW_HOOKS: list = []
+
 
 def arrow_type_of(kind):
     """The Arrow type of a column or field of type ``kind``.
@@ -180,6 +191,10 @@ def arrow_type_of(kind):
         A kind with no Arrow type here.
     """
     import pyarrow as pa
+    for hook in ARROW_TYPE_HOOKS:
+        found = hook(kind)
+        if found is not None:
+            return found
     if isinstance(kind, decimal):
         return (pa.decimal128 if kind.bits == 128 else pa.decimal256)(kind.precision,
                                                                       kind.scale)
@@ -221,6 +236,10 @@ def _field_of_arrow(pa, typ, nullable: bool):
     found = column_type_of_arrow(typ, nullable)
     if found is not None:
         return found
+    for hook in KIND_OF_ARROW_HOOKS:       # a list or map field
+        found = hook(pa, typ, nullable)
+        if found is not None:
+            return found
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return vlen("str", nullable=True)
     if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
@@ -232,7 +251,5 @@ def _field_of_arrow(pa, typ, nullable: bool):
     except (NotImplementedError, TypeError):
         dtype = np.dtype(object)
     if dtype.kind in "OV":
-        raise TypeError(f"no struct field kind holds Arrow type {typ} (a struct's fields may "
-                        f"be numbers, times, text, categoricals, decimals or structs, not lists "
-                        f"or maps)")
+        raise TypeError(f"no struct field kind holds Arrow type {typ}")
     return dtype

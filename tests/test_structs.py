@@ -135,3 +135,21 @@ def test_damaged_struct_is_refused(tmp_path):
     sizes.write_text(sizes.read_text().replace("[1]", "[2]"))
     with pytest.raises(FormatError):
         bcolz.open(str(root))
+
+
+def test_fields_that_are_lists_and_nullable_numbers(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    from bcolz_store.converters.arrow import from_arrow, to_arrow
+    typ = pa.struct([("a", pa.int32()), ("B", pa.list_(pa.int32())),
+                     ("m", pa.map_(pa.string(), pa.float64()))])
+    table = pa.table({"s": pa.array([
+        {"a": 1, "B": [1, 2], "m": [("k", 1.5)]}, None,
+        {"a": None, "B": [None], "m": None}, {"a": 3, "B": None, "m": []}], typ)})
+    from_arrow(table, rootdir=str(tmp_path / "t"))
+    t = bcolz.open(str(tmp_path / "t"))
+    got = t["s"][:]
+    assert got[1] is None and got[2]["a"] is None and got[0]["B"].tolist() == [1, 2]
+    assert t.cols["s"].field("a").nullable
+    back = to_arrow(t)
+    assert back.schema.field("s").type == typ
+    assert back.column("s").to_pylist() == table.column("s").to_pylist()

@@ -31,8 +31,8 @@ from bcolz_store.interop.columns import column_attrs
 from bcolz_store.storage.base import Store
 from bcolz_store.storage.urls import open_store
 
-__all__ = ["Sink", "check_attrs_kept", "refuse_arrow_kinds", "is_remote", "local_path", "local_rootdir",
-           "progress_bar", "rootdir_arg"]
+__all__ = ["Sink", "check_attrs_kept", "is_remote", "local_path", "local_rootdir", "progress_bar",
+           "refuse_arrow_kinds", "rootdir_arg"]
 
 
 # --- progress bars -------------------------------------------------------------------

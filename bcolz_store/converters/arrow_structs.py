@@ -21,7 +21,10 @@ import numpy as np
 
 from ..decimal_type import decimal
 from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
-from ..struct_type import arrow_type_of, column_type_of_arrow, struct
+from ..format.list_meta import ListType, MapType
+from ..interop.arrow_lists import arrow_list_type, is_arrow_list, list_arrow_type
+from ..struct_type import (ARROW_TYPE_HOOKS, KIND_OF_ARROW_HOOKS, arrow_type_of,
+                           column_type_of_arrow, struct)
 
 __all__ = ["column_kind_of_arrow", "composite_arrow_type", "composite_from_arrow",
            "composite_to_arrow", "is_composite"]
@@ -60,7 +63,23 @@ def composite_to_arrow(pa, block: np.ndarray, kind, name: str):
     """
     if isinstance(kind, decimal):
         return _decimal_to_arrow(pa, block.reshape(-1), kind, name)
-    return pa.array(block.reshape(-1).tolist(), type=arrow_type_of(kind))
+    return pa.array([_plain(v) for v in block.reshape(-1).tolist()], type=arrow_type_of(kind))
+
+
+def _plain(value):
+    """A struct item as pyarrow takes it: the arrays of its list fields (masked
+    items None) as lists, recursively."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.ma.MaskedArray):
+        out = np.ma.getdata(value).astype(object)
+        out[np.ma.getmaskarray(value)] = None
+        return [_plain(v) for v in out.tolist()]
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
 
 
 def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:
@@ -90,3 +109,20 @@ def column_kind_of_arrow(typ):
         A struct with a field of a type no column kind holds.
     """
     return column_type_of_arrow(typ)
+
+
+def _list_field_type(kind):
+    if isinstance(kind, (ListType, MapType)):
+        import pyarrow as pa
+        return list_arrow_type(pa, kind)
+    return None
+
+
+def _list_field_of_arrow(pa, typ, nullable):
+    return arrow_list_type(pa, typ, nullable) if is_arrow_list(pa, typ) else None
+
+
+# a struct's fields may be lists and maps (struct_type.py knows no list kind)
+if _list_field_type not in ARROW_TYPE_HOOKS:
+    ARROW_TYPE_HOOKS.append(_list_field_type)
+    KIND_OF_ARROW_HOOKS.append(_list_field_of_arrow)

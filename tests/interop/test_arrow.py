@@ -129,7 +129,6 @@ def test_foreign_types_map_to_bcolz_dtypes():
 @pytest.mark.parametrize("column, error, match", [
     # (integer nulls make a nullable column: tests/test_nullable.py; string nulls vlen ones)
     (pa.array([b"a\x00", b"b"]), ValueError, "ending in NUL"),
-    (pa.array([{"a": [1]}, {"a": [2]}]), TypeError, "no struct field kind"),
 ])
 def test_what_bcolz_cannot_hold_is_refused_not_cut(column, error, match):
     with pytest.raises(error, match=match):

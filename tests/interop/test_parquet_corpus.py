@@ -13,10 +13,6 @@ pytest.importorskip("pyarrow")
 
 #: name -> why the file is refused (the message must name the column)
 REFUSED = {
-    # a struct whose fields include a list or a map: struct fields are numbers, times,
-    # text, categoricals, decimals or structs (a list column may hold structs)
-    "nullable.impala": "nested_Struct", "nonnullable.impala": "nested_Struct",
-    "repeated_no_annotation": "phoneNumbers",
     # a list of Arrow's null type: its elements have no type a column could store
     "null_list": "emptylist",
 }
