@@ -406,6 +406,19 @@ def make_sources(out: Path) -> dict:
     tv.cols["s"].attrs["unit"] = "word"
     tv.flush()
     made["store"].append("ctable_vlen")
+    # lists, structs (a nullable field), nullable decimals, a name that is not an identifier
+    tk = bcolz_store.ctable(
+        [np.arange(24, dtype="i4"),
+         bcolz_store.carray([[i, i + 1] if i % 5 else None for i in range(24)],
+                            dtype=bcolz_store.list_("int16")),
+         bcolz_store.carray([{"x": i if i % 4 else None, "y": "s%d" % i} for i in range(24)],
+                            dtype=bcolz_store.struct([("x", "int32", True), ("y", "str")])),
+         bcolz_store.carray([None if i % 6 == 1 else "%d.25" % i for i in range(24)],
+                            dtype=bcolz_store.decimal(9, 2))],
+        names=["i", "tags", "pt", "a price"], chunklen=8, rootdir=str(d / "ctable_kinds"),
+        mode="w")
+    tk.flush()
+    made["store"].append("ctable_kinds")
     colors = ["red", "green", None, "blue"] * 10
     tc = bcolz_store.ctable([np.arange(40, dtype="i2"),
                              bcolz_store.carray(colors, dtype=bcolz_store.category())],
