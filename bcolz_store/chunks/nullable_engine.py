@@ -91,9 +91,9 @@ class NullableEngine:
         return out
 
     def _masked(self, values: np.ndarray, valid: np.ndarray) -> np.ma.MaskedArray:
-        mask = ~valid
-        if values.ndim > 1:
-            mask = np.broadcast_to(mask.reshape((-1,) + (1,) * (values.ndim - 1)),
+        mask = ~valid       # one per item (of any index shape); an item's atom shares it
+        if values.ndim > mask.ndim:
+            mask = np.broadcast_to(mask.reshape(mask.shape + (1,) * (values.ndim - mask.ndim)),
                                    values.shape)
         return np.ma.MaskedArray(values, mask=np.array(mask, copy=True))
 

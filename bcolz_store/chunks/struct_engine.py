@@ -210,7 +210,9 @@ class StructEngine:
         return self._read(lambda e: e.read_range(start, stop))
 
     def gather(self, idx: np.ndarray) -> np.ndarray:
-        return self._read(lambda e: e.gather(idx))
+        idx = np.asarray(idx, dtype=np.int64)       # (of any shape: the items take it)
+        flat = idx.reshape(-1)
+        return self._read(lambda e: e.gather(flat)).reshape(idx.shape)
 
     def prepare(self, items):
         """Items split and converted (see :meth:`split`)."""
