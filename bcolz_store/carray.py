@@ -110,7 +110,8 @@ class carray:
         if store is not None:
             self._flush(commit=False)
         self._files.load_attrs(self._mode, new=True)
-        self.attrs.update(arrow_attrs)
+        if arrow_attrs:             # (an Arrow source's; none in mode 'r')
+            self.attrs.update(arrow_attrs)
 
     def _read_meta(self):
         """Load the committed state (metadata, attrs and chunks) from the store."""
@@ -163,8 +164,7 @@ class carray:
                         doc="int: bytes held in the uncompressed leftover buffer.")
     leftover_bytes = leftover
     leftover_array = property(lambda self: self._engine.leftover, doc="The leftover buffer.")
-    leftover_ptr = property(lambda self: self._engine.leftover.ctypes.data,
-                            doc="int: the address of the leftover buffer.")
+    leftover_ptr = property(lambda self: self._engine.leftover.ctypes.data, doc="int: address.")
     len = property(lambda self: self._engine.length, doc="int: number of atoms (rows).")
     nchunks = property(lambda self: self._engine.nchunks, doc="int: number of full chunks.")
     ndim = property(lambda self: len(self.shape), doc="int: number of dimensions.")
