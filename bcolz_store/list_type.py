@@ -199,6 +199,10 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
     """
     if hasattr(type(value), "iterblocks_"):
         value = value[:]
+    if isinstance(value, np.ma.MaskedArray) and value.dtype == object:
+        masked = np.ma.getmaskarray(value)      # (a field of masked rows: its items)
+        value = np.ma.getdata(value).copy()
+        value[masked] = None
     module = type(value).__module__ or ""
     if module.startswith("pyarrow"):
         value = value.to_pylist()

@@ -89,8 +89,10 @@ def _header(n: int, mask) -> bytes:
 def _fixed(values, dtype: np.dtype, may_null: bool, where: str) -> bytes:
     mask = None
     if isinstance(values, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(values)
-        data = np.asarray(values.filled(np.zeros((), values.dtype)), dtype=dtype)
+        mask = np.ma.getmaskarray(values)      # (masked slots hold zeros; NumPy 1.26's
+        data = np.array(np.ma.getdata(values), dtype=dtype)     # filled() wants a scalar)
+        if mask.any():
+            data[mask] = np.zeros((), dtype)
     elif isinstance(values, np.ndarray) and values.dtype.kind != "O":
         data = np.asarray(values, dtype=dtype)
     else:
