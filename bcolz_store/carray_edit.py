@@ -17,6 +17,7 @@ from .carray_read import is_carray
 from .chunks.category_engine import CategoryEngine, PreparedCodes
 from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
+from .format.nullable_meta import masked_to_objects
 from .indexing import is_int, position, positions
 from .nullable_type import as_masked, is_null_item, pandas_masked
 from .list_type import as_list_items
@@ -114,9 +115,7 @@ def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
         Values that cannot be broadcast to ``arrlen``.
     """
     if isinstance(value, np.ma.MaskedArray):
-        masked = np.ma.getmaskarray(value)      # (``filled(None)`` would fill '?')
-        value = np.ma.getdata(value).astype(object)
-        value[masked] = None
+        value = masked_to_objects(value)
     if is_carray(value):
         value = value[:]
     if hasattr(value, "to_pylist"):             # an Arrow array

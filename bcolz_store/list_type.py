@@ -24,6 +24,7 @@ from .chunks.vlen_items import vlen_chunklen
 from .datasets.carray_files import MAX_VLEN_CHUNKLEN, CarrayMeta
 from .format.list_items import encode_item, encode_items
 from .format.list_meta import ListType, MapType, StructItems
+from .format.nullable_meta import masked_to_objects
 from .format.vlen_meta import VLEN_DEFAULT_LEVEL
 from .indexing import is_int
 
@@ -200,9 +201,7 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
     if hasattr(type(value), "iterblocks_"):
         value = value[:]
     if isinstance(value, np.ma.MaskedArray) and value.dtype == object:
-        masked = np.ma.getmaskarray(value)      # (a field of masked rows: its items)
-        value = np.ma.getdata(value).copy()
-        value[masked] = None
+        value = masked_to_objects(value)        # (a field of masked rows: its items)
     module = type(value).__module__ or ""
     if module.startswith("pyarrow"):
         value = value.to_pylist()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
+from ..format.nullable_meta import masked_to_objects
 
 __all__ = ["DecimalEngine", "PreparedDecimals"]
 
@@ -76,9 +77,7 @@ class DecimalEngine:
         if isinstance(items, PreparedDecimals):
             return items.raw
         if isinstance(items, np.ma.MaskedArray):
-            masked = np.ma.getmaskarray(items)      # (``filled(None)`` would fill '?')
-            items = np.ma.getdata(items).astype(object)
-            items[masked] = None
+            items = masked_to_objects(items)
         items = np.asarray(items, dtype=object).reshape(-1) if not isinstance(
             items, np.ndarray) or items.dtype != object else items.reshape(-1)
         missing = np.fromiter((v is None for v in items.tolist()), dtype=bool,

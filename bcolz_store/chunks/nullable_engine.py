@@ -38,10 +38,18 @@ def split_masked(items, atom: np.dtype):
     """``(values, valid)`` of ``items``: a masked array's data with each null
     item's slot set to the fill of ``atom``, and a bool array (True: present)
     of one entry per item (an item of a multidimensional or structured atom
-    is null when any part of it is masked); a plain array: all present."""
+    is null when any part of it is masked); a plain array: all present, but
+    for None items of an object array (a struct's field values): null."""
     if not isinstance(items, np.ma.MaskedArray):
         values = np.asarray(items)
-        return values, np.ones(len(values), dtype=bool)
+        valid = np.ones(len(values), dtype=bool)
+        if values.dtype == object and values.ndim == 1 and atom.kind != "O":
+            valid = np.fromiter((v is not None for v in values.tolist()), dtype=bool,
+                                count=len(values))
+            if not valid.all():
+                values = values.copy()
+                values[~valid] = fill_value(atom)[()]
+        return values, valid
     values = np.array(items.data, copy=True)
     mask = row_mask(np.ma.getmaskarray(items), len(values))
     if mask.any():

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..format.nullable_meta import fill_value
-from .nullable_engine import NullableEngine
+from ..format.nullable_meta import masked_to_objects
 from .vlen_engine import VlenEngine
 from .vlen_items import as_items
 from .engine import ChunkEngine
@@ -26,10 +25,8 @@ __all__ = ["StructEngine"]
 
 def _python_items(values) -> list:
     """A field's read values as Python items (None for a masked item)."""
-    if isinstance(values, np.ma.MaskedArray):       # (``filled(None)`` fills with '?')
-        out = np.ma.getdata(values).astype(object)
-        out[np.ma.getmaskarray(values)] = None
-        return out.tolist()
+    if isinstance(values, np.ma.MaskedArray):
+        return masked_to_objects(values).tolist()
     return values.tolist()
 
 
@@ -137,14 +134,6 @@ class StructEngine:
                     raise ValueError(f"item {pos} is None, and the field holds no missing "
                                      f"items")
                 return np.asarray(values, dtype=engine.atom).reshape(-1)
-            if isinstance(engine, NullableEngine):     # None: a null item of the field
-                atom = engine.values.atom
-                valid = np.fromiter((v is not None for v in values), dtype=bool,
-                                    count=len(values))
-                fill = fill_value(atom.base)[()]
-                data = np.asarray([v if ok else fill for v, ok in zip(values, valid)],
-                                  dtype=atom.base).reshape(-1)
-                return data, valid
             items = np.fromiter(values, dtype=object, count=len(values))
             prepare = getattr(engine, "prepare", None)
             return prepare(items) if prepare is not None else items

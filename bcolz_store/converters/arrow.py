@@ -274,10 +274,10 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     atoms, col_attrs, unsized, vlens = table_types(pa, schema, meta, names, strings, where,
                                                    first)
     if unsized:
-        nulls = set()
+        with_nulls = set()
         atoms.update(sized_atoms(pa, {name: atoms[name] for name in unsized},
-                                 batches(unsized, READ_BLOCK_ROWS), where, nulls))
-        for name in nulls:          # a fixed width has no missing item: vlen keeps them
+                                 batches(unsized, READ_BLOCK_ROWS), where, with_nulls))
+        for name in with_nulls:     # a fixed width has no missing item: vlen keeps them
             vlens[name] = vlen("str" if atoms[name].kind == "U" else "bytes", nullable=True)
             atoms[name] = vlen_result_dtype(vlens[name].kind, True)
     if kind is None:

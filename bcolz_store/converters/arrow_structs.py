@@ -22,6 +22,7 @@ import numpy as np
 from ..decimal_type import decimal
 from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
 from ..format.list_meta import ListType, MapType
+from ..format.nullable_meta import masked_to_objects
 from ..interop.arrow_lists import arrow_list_type, is_arrow_list, list_arrow_type
 from ..struct_type import (ARROW_TYPE_HOOKS, KIND_OF_ARROW_HOOKS, arrow_type_of,
                            column_type_of_arrow, struct)
@@ -72,9 +73,7 @@ def _plain(value):
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, np.ma.MaskedArray):
-        out = np.ma.getdata(value).astype(object)
-        out[np.ma.getmaskarray(value)] = None
-        return [_plain(v) for v in out.tolist()]
+        return [_plain(v) for v in masked_to_objects(value).tolist()]
     if isinstance(value, np.ndarray):
         return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
     if isinstance(value, (list, tuple)):
