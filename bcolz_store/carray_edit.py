@@ -179,6 +179,8 @@ def prepare_append(meta, engine, safe, array, convert):
         str items for a carray of bytes, or bytes for one of str.
     """
     atom = meta.atom
+    if meta.composite is not None:      # decimal or struct items: checked before any write
+        return engine.prepare(convert(array[:] if is_carray(array) else array, atom))
     if meta.variable:
         if is_carray(array) and meta.vlen is not None:
             return prepare_carray(meta, engine, array, convert)

@@ -153,3 +153,18 @@ def test_fields_that_are_lists_and_nullable_numbers(tmp_path):
     back = to_arrow(t)
     assert back.schema.field("s").type == typ
     assert back.column("s").to_pylist() == table.column("s").to_pylist()
+
+
+@pytest.mark.parametrize("kind, good, bad", [
+    (bcolz.struct([("a", "int32"), ("b", "str")]), {"a": 1, "b": "s"}, {"a": "x", "b": "y"}),
+    (bcolz.decimal(5, 1), "1.5", "0.001")])
+def test_a_refused_append_keeps_the_rows_appended_before_it(kind, good, bad):
+    c = bcolz.carray([good] * 5, dtype=kind, rootdir="memory://refused/c", chunklen=3, mode="w")
+    c.flush()
+    c = bcolz.open("memory://refused/c", mode="a")
+    c.append(bcolz.carray([good] * 4, dtype=kind))          # not flushed yet
+    with pytest.raises(ValueError):
+        c.append([bad] * 3)                                 # refused before any write
+    assert len(c) == 9
+    c.flush()
+    assert len(bcolz.open("memory://refused/c")) == 9
