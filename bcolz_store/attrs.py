@@ -73,7 +73,8 @@ class attrs:
 
     def _check(self, what: str) -> None:
         if self.rootdir and self.mode == "r":
-            raise ReadOnlyError(f"Cannot {what} an attribute when in 'r'ead-only mode")
+            raise ReadOnlyError(f"{self.rootdir}: cannot {what} an attribute because mode "
+                                f"is 'r'")
 
     def _commit(self, attrs: dict) -> None:
         """Make ``attrs`` the attributes: on disk one commit, then in memory."""

@@ -137,7 +137,8 @@ class carray:
 
     def _check_writable(self):
         if self._mode == "r":
-            raise ReadOnlyError(f"cannot modify data because mode is '{self._mode}'")
+            raise ReadOnlyError(f"{self._files.rootdir or 'in-memory carray'}: cannot modify "
+                                f"data because mode is 'r'")
 
     def _blocks(self):
         """Blocks of as many chunks as the thread pool decodes at once."""
