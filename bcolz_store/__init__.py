@@ -21,8 +21,9 @@ from .chunks.codec import blosc_compressor_list, blosc_set_nthreads, blosc_versi
 from .cparams import BITSHUFFLE, NOSHUFFLE, SHUFFLE, cparams
 from .ctable import ctable
 from .defaults import defaults, defaults_ctx
-from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ConcurrentWriteError,
-                     ConflictError, DatasetChangedError, DatasetExistsError, DatasetNotFoundError,
+from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ColumnNotFoundError,
+                     ConcurrentWriteError, ConflictError, DatasetChangedError, DatasetExistsError,
+                     DatasetNotFoundError,
                      DuplicateConverterError, FormatError, IndexNotFoundError, IntegrityError,
                      IntegrityWarning, KindMismatchError, LimitError, LockLostError,
                      LockTimeoutError, MissingDependencyError, QueryError, ReadOnlyError,
@@ -53,9 +54,9 @@ pandas_here = _here("pandas")
 tables_here = _here("tables")
 
 __all__ = [
-    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "ConcurrentWriteError",
-    "ConflictError", "DatasetChangedError", "DatasetExistsError", "DatasetNotFoundError",
-    "DuplicateConverterError", "FormatError", "IndexNotFoundError", "IntegrityError",
+    "BITSHUFFLE", "BcolzStoreError", "ChunkNotFoundError", "CodecError", "ColumnNotFoundError",
+    "ConcurrentWriteError", "ConflictError", "DatasetChangedError", "DatasetExistsError",
+    "DatasetNotFoundError", "DuplicateConverterError", "FormatError", "IndexNotFoundError", "IntegrityError",
     "IntegrityWarning", "KindMismatchError", "LimitError", "LockLostError", "LockTimeoutError",
     "MissingDependencyError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "RemoteFormatError",
     "SHUFFLE", "TableNotFoundError", "UnknownFormatError", "UnsafeDataError", "VerifyReport",

@@ -8,6 +8,7 @@ by tests/format/test_meta.py against the fixtures.
 from __future__ import annotations
 
 
+from .apidoc import public_signature
 from .errors import ReadOnlyError
 from .format.meta import dump_attrs, load_attrs
 
@@ -16,6 +17,7 @@ __all__ = ["ATTRS_FILE", "attrs"]
 ATTRS_FILE = "__attrs__"
 
 
+@public_signature
 class attrs:
     """A dict-like accessor for the attributes of a carray or ctable.
 
@@ -28,8 +30,6 @@ class attrs:
     rootdir : str or None
         The dataset's rootdir; None keeps attributes in memory only.
     mode : {'r', 'w', 'a'}
-    _new : bool
-        True when the dataset is being created (writes an empty file).
 
     Raises
     ------
@@ -43,6 +43,8 @@ class attrs:
     """
 
     def __init__(self, rootdir, mode, _new=False, _store=None):
+        # (the package's own: _new, the dataset is being created, which writes an
+        # empty file; _store, the dataset's DatasetStore)
         self.rootdir = rootdir
         self.mode = mode
         self.attrs = {}
@@ -71,7 +73,8 @@ class attrs:
 
     def _check(self, what: str) -> None:
         if self.rootdir and self.mode == "r":
-            raise ReadOnlyError(f"Cannot {what} an attribute when in 'r'ead-only mode")
+            raise ReadOnlyError(f"{self.rootdir}: cannot {what} an attribute because mode "
+                                f"is 'r'")
 
     def _commit(self, attrs: dict) -> None:
         """Make ``attrs`` the attributes: on disk one commit, then in memory."""

@@ -137,11 +137,12 @@ class carray:
 
     def _check_writable(self):
         if self._mode == "r":
-            raise ReadOnlyError(f"cannot modify data because mode is '{self._mode}'")
+            raise ReadOnlyError(f"{self._files.rootdir or 'in-memory carray'}: cannot modify "
+                                f"data because mode is 'r'")
 
     def _blocks(self):
         """Blocks of as many chunks as the thread pool decodes at once."""
-        return self.iterblocks_(self._meta.chunklen * threads.chunks_per_block())
+        return self._iterblocks(self._meta.chunklen * threads.chunks_per_block())
 
     # ------------------------------------------------------------ properties
 
@@ -310,7 +311,8 @@ class carray:
         start, stop, step = slice(start, stop, step).indices(self.len)
         return self._iterating(self._items(start, stop, step, limit, skip))
 
-    def iterblocks_(self, blen=None, start=0, stop=None):
+    def _iterblocks(self, blen=None, start=0, stop=None):
+        """The rows ``start:stop`` in blocks of ``blen`` (default ``chunklen``)."""
         stop = self.len if stop is None else min(stop, self.len)
         blen = blen or self._meta.chunklen
         for pos in range(start, stop, blen):
@@ -436,14 +438,6 @@ class carray:
         if commit:
             store.commit()
 
-    def stage_chunk(self, nchunk: int, rows) -> int:
-        return self._engine.stage_chunk(nchunk, rows)
-
-    def adopt_chunks(self, nchunks: int, cbytes: int, leftover, stats=()) -> None:
-        self._engine.adopt_chunks(nchunks, cbytes, stats)
-        if len(leftover):
-            self._engine.append(leftover)
-
     def _note_committed(self):
         self._committed_len = self.len
 
@@ -543,7 +537,7 @@ class carray:
         base = self._meta.atom.base
         out = type(self)(np.empty((0,) + newshape[1:], dtype=base), cparams=self._meta.cparams,
                          expectedlen=newshape[0], rootdir=rootdir, mode="w")
-        _ops.copy_rows(self._engine, self._meta, self._guard, self.len, self.iterblocks_(),
+        _ops.copy_rows(self._engine, self._meta, self._guard, self.len, self._iterblocks(),
                        out._engine, lambda blocks: _ops.reshaped_rows(blocks, base, newshape))
         if rootdir is not None:
             out.flush()

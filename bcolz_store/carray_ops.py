@@ -11,9 +11,10 @@ import numpy as np
 
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
-__all__ = ["check_where", "chunk_stats", "copy_dflt", "copy_rows", "engine_sum", "isnull",
-           "item_engine", "iter_items", "new_shape", "notnull", "recompute_stats",
-           "reshaped_rows", "sum_dtype", "true_positions", "values_where"]
+__all__ = ["adopt_chunks", "check_where", "chunk_stats", "copy_dflt", "copy_rows",
+           "engine_sum", "isnull", "item_engine", "iter_items", "new_shape", "notnull",
+           "recompute_stats", "reshaped_rows", "stage_chunk", "sum_dtype", "true_positions",
+           "values_where"]
 
 
 def item_engine(c):
@@ -228,3 +229,55 @@ def isnull(self) -> np.ndarray:
 
 def notnull(self) -> np.ndarray:
     return ~isnull(self)
+
+
+def stage_chunk(c, nchunk: int, rows) -> int:
+    """Compress ``rows`` as full chunk ``nchunk`` of the stored carray ``c``
+    and stage its file; with :func:`adopt_chunks`, how
+    :func:`bcolz_store.from_dask` completes a carray whose other chunk files
+    dask's tasks wrote.
+
+    Parameters
+    ----------
+    c : carray
+        A stored carray being written.
+    nchunk : int
+        The chunk's number (its file ``data/__<nchunk>.blp``).
+    rows : numpy.ndarray
+        ``chunklen`` atoms of the carray's dtype.
+
+    Returns
+    -------
+    int
+        The chunk's compressed size in bytes.
+
+    Raises
+    ------
+    ReadOnlyError
+        On a read-only dataset.
+    """
+    return c._engine.stage_chunk(nchunk, rows)
+
+
+def adopt_chunks(c, nchunks: int, cbytes: int, leftover, stats=()) -> None:
+    """Count chunk files staged by others as the carray ``c``'s full chunks.
+
+    Parameters
+    ----------
+    c : carray
+        A stored carray being written.
+    nchunks : int
+        Full chunk files in all.
+    cbytes : int
+        Compressed bytes of those not staged through :func:`stage_chunk`.
+    leftover : numpy.ndarray
+        Rows appended after them (the atom's dtype and shape); no append is
+        noted for the commit record.
+    stats : iterable of (int, tuple), optional
+        ``(nchunk, statistics)`` of chunk files whose writers computed their
+        chunk statistics (``bcolz_store.chunks.stats.stored_stats``); those
+        of the others are computed from their files before the commit.
+    """
+    c._engine.adopt_chunks(nchunks, cbytes, stats)
+    if len(leftover):
+        c._engine.append(leftover)

@@ -23,7 +23,7 @@ __all__ = ["eval_key", "gather", "is_carray", "pickled", "read_key", "read_mask"
 def is_carray(value) -> bool:
     """Whether ``value`` is a carray (anything with its block iteration and
     ``chunklen``), without importing the class."""
-    return hasattr(type(value), "iterblocks_") and hasattr(value, "chunklen")
+    return hasattr(type(value), "_iterblocks") and hasattr(value, "chunklen")
 
 
 def pickled(meta) -> bool:
@@ -59,7 +59,7 @@ def read_mask(engine, meta, guard, mask, length: int) -> np.ndarray:
     if is_carray(mask):
         parts = []
         start = 0
-        for block in mask.iterblocks_(meta.chunklen):
+        for block in mask._iterblocks(meta.chunklen):
             hits = np.flatnonzero(block)
             if hits.size:
                 parts.append(gather(engine, meta, guard, hits + start))

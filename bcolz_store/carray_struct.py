@@ -70,7 +70,7 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
     """
     if _depth(request) > MAX_STRUCT_DEPTH:
         raise ValueError(f"structs nest {_depth(request)} deep; at most {MAX_STRUCT_DEPTH}")
-    source = hasattr(type(array), "iterblocks_")
+    source = hasattr(type(array), "_iterblocks")
     items = np.empty(0, dtype=object) if source else composite_items(array, where="new carray")
     expectedlen = int((len(array) if source else len(items)) if expectedlen is None
                       else expectedlen)

@@ -186,7 +186,7 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
         categories and no items).
     """
     found = pandas_categorical(array)
-    source = hasattr(type(array), "iterblocks_")     # a carray
+    source = hasattr(type(array), "_iterblocks")     # a carray
     if found is not None:
         array = found[0]
     cats = request.categories

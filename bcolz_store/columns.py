@@ -18,7 +18,7 @@ import contextlib
 import numpy as np
 
 from .carray import carray
-from .errors import DatasetNotFoundError, FormatError, ReadOnlyError
+from .errors import ColumnNotFoundError, DatasetNotFoundError, FormatError, ReadOnlyError
 from .format.layout import ROOTDIRS_FILE
 from .format.meta import load_json
 from .format.names import assign_folders, check_name, dump_names, load_names
@@ -173,7 +173,8 @@ class cols:
         try:
             return self._cols[name]
         except KeyError:
-            raise KeyError(f"no column named {name!r}; columns are {self.names}") from None
+            raise ColumnNotFoundError(f"{self.rootdir or 'ctable'}: column {name!r} does not "
+                                      f"exist; the columns are {self.names}") from None
 
     def __getattr__(self, name):
         if name.startswith("_"):

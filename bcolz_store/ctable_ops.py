@@ -14,13 +14,15 @@ of opening).
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import os
 
 import numpy as np
 
 from .carray import carray
 from .columns import make_rows, row_dtype
-from .ctable_query import matching
+from .ctable_query import matching, table_variables
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
@@ -104,6 +106,13 @@ def _rows(cols, values, n) -> np.ndarray:
     return make_rows(row_dtype(cols), n, cols.names, values)
 
 
+def _unknown_name(cols, frame, name: str) -> bool:
+    """Whether ``name`` is a bare name that is neither a column nor a variable
+    an expression could see (bcolz evaluated it, failing with NameError)."""
+    return name.isidentifier() and not keyword.iskeyword(name) and name not in cols and \
+        name not in table_variables(cols, {}, frame) and not hasattr(builtins, name)
+
+
 def get_item(cols, length, frame, make_table, key, indexes=None):
     """t[key]: a column, rows, or the rows where an expression holds.  The work of
     :meth:`bcolz_store.ctable.__getitem__` over the table's parts; its docstring
@@ -113,6 +122,8 @@ def get_item(cols, length, frame, make_table, key, indexes=None):
     if isinstance(key, str) and key in cols:
         return cols[key]
     if isinstance(key, str):
+        if _unknown_name(cols, frame, key.strip()):
+            return cols[key.strip()]        # ColumnNotFoundError, listing the columns
         key = matching(cols, length, frame, key, {}, None, IndexError, indexes)
     check_not_empty(cols.names, "retrieve data from")
     if isinstance(key, Selection):

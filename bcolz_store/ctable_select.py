@@ -30,7 +30,8 @@ __all__ = ["RowFilter", "Selection", "row_filter", "select"]
 class _Rows:
     """Some rows of a column -- runs ``[start, stop)`` one after another, or
     positions -- as one operand of :func:`~bcolz_store.query.eval.evaluate`
-    (a chunked operand: ``chunklen``, ``iterblocks_``, slices)."""
+    (a chunked operand: ``chunklen``, ``dtype``, ``shape``, slices; and
+    ``_iterblocks`` as a carray has)."""
 
     def __init__(self, col, runs=None, positions=None):
         self.col, self.positions = col, positions
@@ -63,7 +64,7 @@ class _Rows:
             i += 1
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
-    def iterblocks_(self, blen=None, start=0, stop=None):
+    def _iterblocks(self, blen=None, start=0, stop=None):
         stop = len(self) if stop is None else min(stop, len(self))
         blen = blen or self.chunklen
         for pos in range(start, stop, blen):

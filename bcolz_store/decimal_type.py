@@ -130,7 +130,7 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
         (the items are checked when the new carray writes them).
     """
     meta = request.meta
-    source = hasattr(type(array), "iterblocks_")
+    source = hasattr(type(array), "_iterblocks")
     if source:
         items = np.empty(0, dtype=object)
     else:

@@ -24,6 +24,7 @@ working::
     ├── UnsafeDataError(ValueError)       pickled objects read without allow_pickle
     ├── QueryError(ValueError)            an expression cannot be evaluated
     ├── IndexNotFoundError(KeyError)      a column has no index (drop_index)
+    ├── ColumnNotFoundError(KeyError, NameError)   t['name'] of a column the table lacks
     ├── KindMismatchError(TypeError)      str items where bytes are kept, or bytes for str
     ├── UnknownFormatError(ValueError)    a conversion format no converter has
     ├── RemoteFormatError(ValueError)     a URL for a format of local files only
@@ -49,6 +50,7 @@ __all__ = [
     "BcolzStoreError",
     "ChunkNotFoundError",
     "CodecError",
+    "ColumnNotFoundError",
     "ConcurrentWriteError",
     "ConflictError",
     "DatasetChangedError",
@@ -183,6 +185,19 @@ class IndexNotFoundError(BcolzStoreError, KeyError):
 
     def __str__(self):
         return str(self.args[0]) if self.args else ""
+
+
+class ColumnNotFoundError(BcolzStoreError, KeyError, NameError):
+    """A ctable has no column of the name asked for.
+
+    Raised by ``t['name']`` (a string that is a bare name, neither a column
+    nor a variable of the caller's), ``t[['a', 'name']]`` and
+    ``t.cols['name']``; the message lists the table's columns.
+    Compatibility: bcolz evaluated ``t['name']`` as an expression and raised
+    ``NameError``; this is also the ``KeyError`` a missing key raises.
+    """
+
+    __str__ = BcolzStoreError.__str__
 
 
 class KindMismatchError(BcolzStoreError, TypeError):

@@ -198,7 +198,7 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
     TypeError
         A value that is neither.
     """
-    if hasattr(type(value), "iterblocks_"):
+    if hasattr(type(value), "_iterblocks"):
         value = value[:]
     if isinstance(value, np.ma.MaskedArray) and value.dtype == object:
         value = masked_to_objects(value)        # (a field of masked rows: its items)
@@ -280,7 +280,7 @@ def new_list_meta(request, array, cparams, dflt, expectedlen, chunklen):
     TypeError, ValueError
         Items or ``dflt`` the type does not hold; a bad chunklen.
     """
-    if hasattr(type(array), "iterblocks_"):
+    if hasattr(type(array), "_iterblocks"):
         items = np.empty(0, dtype=object)
         length = len(array)
     else:

@@ -55,7 +55,7 @@ def nullable_request(array, dtype, nullable) -> bool:
         return bool(nullable)
     if isinstance(array, np.ma.MaskedArray) or pandas_masked(array) is not None:
         return True
-    if getattr(array, "nullable", False) is True and hasattr(type(array), "iterblocks_"):
+    if getattr(array, "nullable", False) is True and hasattr(type(array), "_iterblocks"):
         return True
     if isinstance(array, np.ndarray) and array.dtype == object and array.ndim == 1:
         array = list(array)         # objects: None items ask for it, as in a list

@@ -471,9 +471,11 @@ def from_dask(x, rootdir, *, cparams=None, chunklen=None, expectedlen=None, mode
     >>> c[:].tolist()  # doctest: +SKIP
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
+    from .carray_ops import adopt_chunks, stage_chunk
     from .interop.dask_write import from_dask as write
     return write(x, rootdir, carray, ctable, cparams=cparams, chunklen=chunklen,
-                 expectedlen=expectedlen, mode=mode, storage_options=storage_options)
+                 expectedlen=expectedlen, mode=mode, storage_options=storage_options,
+                 chunk_calls=(stage_chunk, adopt_chunks))
 
 
 # ----------------------------------------------------------------- threads

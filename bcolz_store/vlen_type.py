@@ -313,7 +313,7 @@ def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen):
         A dictionary zstd cannot use, or cannot train from these items.
     """
     kind = request.kind
-    if hasattr(type(array), "iterblocks_"):    # a carray: its items come block by block
+    if hasattr(type(array), "_iterblocks"):    # a carray: its items come block by block
         sample = as_items(array[:min(len(array), 1 << 16)], kind, vlen_result_dtype(kind, True),
                           True, where="new carray")
         items = sample[:0]

@@ -16,7 +16,7 @@ from bcolz_store.apidoc import documented
 
 #: Public methods that raise nothing of their own (they only hand on what
 #: their parts raise, which no caller can act on differently).
-NO_RAISES = {"view", "free_cachemem", "adopt_chunks"}
+NO_RAISES = {"view", "free_cachemem"}
 
 #: Dunder methods that are part of the documented API.
 DOCUMENTED_DUNDERS = {"__getitem__", "__setitem__"}

@@ -153,6 +153,30 @@ def test_getitem_expression_uses_columns_and_caller_variables(rootdir):
         t["i > undefined_name_here"]
 
 
+def test_getitem_of_a_missing_column_names_it_and_the_columns(rootdir):
+    t = ctable([np.arange(3), np.arange(3.0)], names=["a", "b"], rootdir=rootdir)
+    for key in ("nosuchcol", " nosuchcol "):
+        with pytest.raises(bcolz.ColumnNotFoundError) as info:
+            t[key]
+        message = str(info.value)
+        assert "column 'nosuchcol' does not exist" in message and "['a', 'b']" in message
+        assert rootdir is None or rootdir in message
+        # bcolz evaluated the name and raised NameError; KeyError is what a mapping raises
+        assert isinstance(info.value, NameError) and isinstance(info.value, KeyError)
+    with pytest.raises(bcolz.ColumnNotFoundError, match="column 'zz' does not exist"):
+        t.cols["zz"]
+    with pytest.raises(bcolz.ColumnNotFoundError, match="column 'zz' does not exist"):
+        t[["a", "zz"]]
+    # an expression naming an unknown variable is still a NameError about that name
+    with pytest.raises(NameError, match="ppp") as info:
+        t["a > ppp"]
+    assert not isinstance(info.value, bcolz.ColumnNotFoundError)
+    # a caller's variable of that name is evaluated, as bcolz did
+    mask = np.array([True, False, True])
+    assert t["mask"]["a"].tolist() == [0, 2]
+    assert mask.any()
+
+
 def test_gather_many_scattered_rows_is_exact():
     n = 200_000
     t = ctable([np.arange(n), np.arange(n) * 2.0], names=["a", "b"], chunklen=1000)

@@ -35,7 +35,7 @@ def test_items_are_exact_and_checked(tmp_path):
     assert c[-1] == Decimal("0.00")
     c.trim(3)
     assert len(bcolz.open(root)) == 4
-    assert [len(b) for b in c.iterblocks_(3)] == [3, 1]
+    assert [len(b) for b in c._iterblocks(3)] == [3, 1]
     assert c.copy()[:].tolist() == c[:].tolist()
     raw = (tmp_path / "d" / "data" / "__0.blp").read_bytes()
     assert len(raw) > 16

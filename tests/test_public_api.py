@@ -19,6 +19,8 @@ import ast
 import builtins
 import importlib
 import importlib.util
+import inspect
+import pydoc
 import re
 import types
 from pathlib import Path
@@ -576,3 +578,82 @@ def test_exemption_lists_are_used():
         except (AttributeError, _MissingLibrary):
             unresolved.add(name)
     assert NOT_PYTHON_NAMES | PENDING_REFERENCES == unresolved, "resolves now: remove it"
+
+
+# ------------------------------------------------- help() and signatures
+
+#: Methods the package's own modules once called on carrays, which are not
+#: part of the API (they are private now; none may come back as public).
+INTERNAL_METHODS = {"adopt_chunks", "stage_chunk", "iterblocks_"}
+
+
+def public_callables():
+    """``(name, object)`` of every exported function and class, the
+    ``bcolz_store.attrs.attrs`` class, and each class's public methods."""
+    found = [(name, getattr(bcolz_store, name)) for name in bcolz_store.__all__]
+    found.append(("attrs.attrs", bcolz_store.attrs.attrs))
+    out = []
+    for name, obj in found:
+        if isinstance(obj, types.ModuleType) or not callable(obj):
+            continue
+        out.append((name, obj))
+        if isinstance(obj, type):
+            out.append((f"{name}.__init__", obj.__init__))
+            out.extend((f"{name}.{member}", getattr(obj, member)) for member in dir(obj)
+                       if not member.startswith("_") and callable(getattr(obj, member)))
+    return out
+
+
+def private_parameters(obj) -> list:
+    """The ``_private`` parameters of ``inspect.signature(obj)``."""
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):     # a builtin without a signature
+        return []
+    return [p for p in signature.parameters if p.startswith("_")]
+
+
+def test_private_parameter_finder_finds_a_planted_one():
+    def planted(a, _hidden=None):
+        pass
+    assert private_parameters(planted) == ["_hidden"]
+    assert private_parameters(len) == []
+
+
+def test_signatures_show_no_private_parameters():
+    found = [f"{name}: {private_parameters(obj)}" for name, obj in public_callables()
+             if private_parameters(obj)]
+    assert found == [], "private parameters in public signatures:\n" + "\n".join(found)
+
+
+def test_constructor_signatures_are_bcolz_ones():
+    carray_params = list(inspect.signature(bcolz_store.carray).parameters)
+    assert carray_params[:9] == ["array", "cparams", "dtype", "dflt", "expectedlen",
+                                 "chunklen", "rootdir", "safe", "mode"]
+    assert list(inspect.signature(bcolz_store.ctable).parameters)[:2] == ["columns", "names"]
+    assert list(inspect.signature(bcolz_store.chunk).parameters) == ["dobject", "atom",
+                                                                     "cparams"]
+
+
+@pytest.mark.parametrize("cls", [bcolz_store.carray, bcolz_store.ctable, bcolz_store.chunk,
+                                 bcolz_store.attrs.attrs], ids=lambda c: c.__name__)
+def test_help_shows_no_private_parameters_or_internal_methods(cls):
+    text = pydoc.render_doc(cls, renderer=pydoc.plaintext)
+    assert re.findall(r"\b_[a-z]\w*=", text) == []
+    listed = set(re.findall(r"^ \|  (\w+)\(", text, re.M))
+    assert listed & INTERNAL_METHODS == set()
+
+
+@pytest.mark.parametrize("cls", [bcolz_store.carray, bcolz_store.ctable],
+                         ids=lambda c: c.__name__)
+def test_no_internal_method_is_public(cls):
+    public = {name for name in dir(cls) if not name.startswith("_")}
+    assert public & INTERNAL_METHODS == set()
+    assert sorted(name for name in public if name.endswith("_")) == []
+
+
+def test_private_parameters_still_reach_the_constructors(tmp_path):
+    # the package's own callers pass the hidden parameters; they still work
+    made = bcolz_store.carray([1, 2, 3], rootdir=str(tmp_path / "c"), mode="w")
+    again = bcolz_store.carray(rootdir=str(tmp_path / "c"), mode="r", _store=None)
+    assert again[:].tolist() == made[:].tolist() == [1, 2, 3]

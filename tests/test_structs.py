@@ -52,7 +52,7 @@ def test_layout_and_round_trip(tmp_path):
     c.resize(8)
     assert c[7] is None
     c.trim(2)
-    assert [len(b) for b in c.iterblocks_(4)] == [4, 2]
+    assert [len(b) for b in c._iterblocks(4)] == [4, 2]
     assert c.copy(rootdir=str(tmp_path / "copy"))[:].tolist() == want
     assert bcolz.open(str(tmp_path / "copy")).column_type == KIND
     assert bcolz.verify(root).damaged == []

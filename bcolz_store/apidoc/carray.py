@@ -200,25 +200,6 @@ CARRAY_DOCS = {
     >>> list(bcolz.arange(10).iter(1, 9, 3, skip=1))
     [4, 7]
     """,
-    "iterblocks_": """
-    Yield the rows ``start:stop`` in blocks.
-
-    Parameters
-    ----------
-    blen : int, optional
-        Rows per block (default ``chunklen``; the last block may be shorter).
-    start, stop : int, optional
-        The rows (default: all).
-
-    Returns
-    -------
-    iterator of numpy.ndarray
-
-    Raises
-    ------
-    DatasetChangedError, UnsafeDataError
-        As ``x[key]``.
-    """,
     "wheretrue": """
     Iterate over the positions where this boolean carray is true.
 

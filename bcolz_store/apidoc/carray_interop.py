@@ -1,6 +1,5 @@
 """The numpydoc reference of the carray methods that hand its data to
-other libraries (``to_dask``, ``tofixed``; ``stage_chunk`` and
-``adopt_chunks``, which ``from_dask`` uses; the Arrow PyCapsule methods of
+other libraries (``to_dask``, ``tofixed``; the Arrow PyCapsule methods of
 :mod:`.carray_arrow`), applied with the rest of
 :data:`bcolz_store.apidoc.carray.CARRAY_DOCS`."""
 
@@ -59,46 +58,6 @@ CARRAY_INTEROP_DOCS = {
         (fixed-width ``U`` cannot hold it).
     DatasetExistsError
         ``rootdir`` exists and ``mode`` is not 'w'.
-    """,
-    "stage_chunk": """
-    Compress rows as a full chunk of a stored carray and stage its file.
-
-    With :meth:`adopt_chunks`, how :func:`bcolz_store.from_dask` completes
-    a carray whose other chunk files dask's tasks wrote.
-
-    Parameters
-    ----------
-    nchunk : int
-        The chunk's number (its file ``data/__<nchunk>.blp``).
-    rows : numpy.ndarray
-        ``chunklen`` atoms of the carray's dtype.
-
-    Returns
-    -------
-    int
-        The chunk's compressed size in bytes.
-
-    Raises
-    ------
-    ReadOnlyError
-        On a read-only dataset.
-    """,
-    "adopt_chunks": """
-    Count chunk files staged by others as this carray's full chunks.
-
-    Parameters
-    ----------
-    nchunks : int
-        Full chunk files in all.
-    cbytes : int
-        Compressed bytes of those not staged through :meth:`stage_chunk`.
-    leftover : numpy.ndarray
-        Rows appended after them (the atom's dtype and shape); no append is
-        noted for the commit record.
-    stats : iterable of (int, tuple), optional
-        ``(nchunk, statistics)`` of chunk files whose writers computed their
-        chunk statistics (``bcolz_store.chunks.stats.stored_stats``); those
-        of the others are computed from their files before the commit.
     """,
 }
 

@@ -110,6 +110,10 @@ CTABLE_DOCS = {
     ------
     KeyError
         When the table has no columns.
+    ColumnNotFoundError
+        A name (or a name in a list of names) that is neither a column nor
+        a variable of the caller's; the message lists the columns.  It is a
+        ``KeyError`` and, as bcolz raised, a ``NameError``.
     IndexError
         Out-of-range rows, a boolean array of the wrong length, a
         non-integer array, a non-boolean expression, a multidimensional key.

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..apidoc import public_signature
 from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.layout import MAX_CHUNK_FILE_BYTES
 from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chunk_file_nbytes,
@@ -42,29 +43,25 @@ def chunk_file_parts(chunk_: "chunk") -> list:
     return [pack_bloscpack_header(1), chunk_.getdata()]
 
 
+@public_signature
 class chunk:
-    """chunk(dobject, atom, cparams, _memory=True, _compr=False)
-
-    One compressed chunk of atoms.
+    """One compressed chunk of atoms.
 
     Parameters
     ----------
     dobject : numpy.ndarray, shape (n, *atom.shape) or bytes
-        The data: an array of ``atom`` (compressed here), the Blosc bytes of an
-        existing chunk (``_compr=True``), or a pickle (``atom`` is object).
+        The data: an array of ``atom`` (compressed here), or a pickle
+        (``atom`` is object).  A chunk made only of zero bytes keeps just
+        the constant.
     atom : numpy.dtype
         dtype of one item, including its sub-array shape.
     cparams : cparams
         Compression parameters.
-    _memory : bool, default True
-        In-memory chunks made only of zero bytes keep just the constant.
-    _compr : bool, default False
-        ``dobject`` is already a Blosc chunk.
 
     Raises
     ------
     FormatError
-        If ``_compr`` bytes are not a valid Blosc chunk.
+        If the bytes of a chunk read from a file are not a valid Blosc chunk.
     CodecError
         If Blosc fails.
 
@@ -80,6 +77,8 @@ class chunk:
                  "_cdata", "_where")
 
     def __init__(self, dobject, atom, cparams, _memory=True, _compr=False, _where="chunk"):
+        # (the package's own: _memory=False keeps an all-zero chunk's bytes, as a
+        # file needs them; _compr: dobject is already a Blosc chunk, from _where)
         self.atom = np.dtype(atom)
         self.isconstant = False
         self.constant = None

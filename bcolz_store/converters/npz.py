@@ -113,7 +113,8 @@ def _write_member(zf, name: str, col, bar) -> None:
     except TypeError as err:
         raise TypeError(f"column {name!r}: {err}") from None
     with _npy_member(zf, name, dtype, col.shape) as member:
-        for block in col.iterblocks_(block_rows(col)):
+        rows = block_rows(col)
+        for block in (col[start:start + rows] for start in range(0, len(col), rows)):
             member.write(np.ascontiguousarray(block).tobytes())
             bar.update(len(block))
 

@@ -213,9 +213,9 @@ def _create(rootdir, ds, carray_cls, ctable_cls, names, atoms, kwargs):
 
 
 def _assemble(column, col: _Column, results, index: int, folder: str, found: set,
-              length: int) -> None:
+              length: int, chunk_calls) -> None:
     """Stage the chunks the tasks wrote for one column, and those made here
-    from their pieces; set its leftover.
+    from their pieces (``chunk_calls``: see :func:`from_dask`); set its leftover.
 
     Raises
     ------
@@ -241,7 +241,7 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
                                  f"or leave a gap")
         rows = np.concatenate([p[1] for p in parts], dtype=parts[0][1].dtype)
         if nchunk < col.nfull and len(rows) == col.chunklen and nchunk not in written:
-            cbytes += column.stage_chunk(nchunk, rows)
+            cbytes += chunk_calls[0](column, nchunk, rows)
             written[nchunk] = None
         elif nchunk == col.nfull and len(rows) == length - col.nfull * col.chunklen:
             leftover = rows
@@ -262,16 +262,19 @@ def _assemble(column, col: _Column, results, index: int, folder: str, found: set
                 f"to their process?); nothing was committed")
         column.dataset.stage_written(chunk_key(nchunk), blob, entry[0])
         cbytes += entry[1]
-    column.adopt_chunks(col.nfull, cbytes, leftover, stats)
+    chunk_calls[1](column, col.nfull, cbytes, leftover, stats)
 
 
 def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
-              expectedlen=None, mode="a", storage_options=None):
+              expectedlen=None, mode="a", storage_options=None, *, chunk_calls):
     """Write the dask array or dataframe ``x`` at ``rootdir`` as a carray or
     ctable, its chunks written by dask's workers, visible after one commit.
 
     See :func:`bcolz_store.from_dask` for the parameters; ``carray_cls`` and
-    ``ctable_cls`` are the classes to make.
+    ``ctable_cls`` are the classes to make; ``chunk_calls`` the pair
+    (:func:`~bcolz_store.carray_ops.stage_chunk`,
+    :func:`~bcolz_store.carray_ops.adopt_chunks`) that completes a new carray
+    with the chunks made here and those the tasks wrote.
 
     Raises
     ------
@@ -351,7 +354,7 @@ def from_dask(x, rootdir, carray_cls, ctable_cls, cparams=None, chunklen=None,
             results = dask.compute(*tasks)
             found = set(store.list_times(folder)) if sum(nfull) else set()
             for index, (column, col) in enumerate(zip(columns, plan.columns)):
-                _assemble(column, col, results, index, folder, found, length)
+                _assemble(column, col, results, index, folder, found, length, chunk_calls)
             made.flush()
     except BaseException:
         ds.discard()

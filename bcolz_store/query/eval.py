@@ -215,8 +215,8 @@ def resolve_variables(expression: str, namespace: Mapping, vm: str | None = None
 
 
 def _is_chunked(value) -> bool:
-    """True for a carray (or anything with its chunked-reading API)."""
-    return hasattr(value, "chunklen") and hasattr(value, "iterblocks_") and \
+    """True for a carray (or anything read as one: chunklen, dtype, shape)."""
+    return all(hasattr(value, name) for name in ("chunklen", "dtype", "shape")) and \
         not isinstance(value, np.ndarray)
 
 
