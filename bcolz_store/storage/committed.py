@@ -30,6 +30,7 @@ from .apply import apply_record
 from .base import Store
 from .commit_lock import COMMIT_LOCK_NAME, LockLostError
 from .generation import LoadedGeneration
+from .incomplete import ASIDE_NAME, set_aside_if_incomplete
 from .records import JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, record_key
 
 __all__ = ["CommittedState", "LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS"]
@@ -171,12 +172,15 @@ class CommittedState:
                 key = record_key(generation + 1)
                 if listing is None or key in listing:
                     try:
-                        entries = self.read_record(key)[0]
+                        entries, info = self.read_record(key)
                     except DatasetNotFoundError:
                         pass
                 self.loaded_marker = local_marker if not store.remote else \
                     (entries is not None, ("generation", generation))
                 self.loaded.note_snapshot()
+                if entries is not None and self.commit_lock.held and not self.readonly and \
+                        set_aside_if_incomplete(store, key, entries, generation + 1, info.writer):
+                    continue            # it can never be completed: the state stays
                 if entries is None or self.readonly or self.commit_lock.held:
                     break
                 # A committed record not applied yet: its writer is applying it
@@ -295,7 +299,8 @@ class CommittedState:
         folders = {}
         for key, mtime in listing.items():
             name = key[len(JOURNAL_PREFIX):]
-            if RECORD_NAME.fullmatch(name) or name == COMMIT_LOCK_NAME:
+            if RECORD_NAME.fullmatch(name) or ASIDE_NAME.fullmatch(name) or \
+                    name == COMMIT_LOCK_NAME:
                 continue
             folder = name.partition("/")[0] if "/" in name else name
             folders[folder] = max(folders.get(folder, 0.0), mtime)
