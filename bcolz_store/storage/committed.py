@@ -25,12 +25,12 @@ import os
 import time
 
 from ..errors import ConcurrentWriteError, DatasetChangedError, DatasetNotFoundError, FormatError
-from ..format.layout import CONSOLIDATED_FILE, JOURNAL_DIR, commit_key_limit
+from ..format.layout import CONSOLIDATED_FILE, JOURNAL_DIR
 from .apply import apply_record
 from .base import Store
 from .commit_lock import COMMIT_LOCK_NAME, LockLostError
 from .generation import LoadedGeneration
-from .incomplete import ASIDE_NAME, set_aside_if_incomplete
+from .pending import ASIDE_NAME, check_blobs, forget_blobs_of, set_aside_if_incomplete
 from .records import JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, record_key
 
 __all__ = ["CommittedState", "LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS"]
@@ -187,12 +187,12 @@ class CommittedState:
                 # under the commit lock, or died.  Take the lock and look again.
                 locked.enter_context(self.commit_lock.hold(self.retry_timeout))
             if entries is not None:
-                blobs = self._check_blobs(entries)
+                blobs = check_blobs(store, entries)
                 if self.readonly:
                     self.loaded.read_through(blobs)
                 else:
                     self.apply(entries, newer_than=generation + 1)
-                    self._forget_blobs_of(entries)
+                    forget_blobs_of(store, entries)
                     generation += 1
                     self.loaded.drop_metadata()
             self.loaded.mark_loaded(generation)
@@ -220,7 +220,7 @@ class CommittedState:
             entries = self.read_record(LEGACY_MANIFEST)[0]
         except DatasetNotFoundError:
             return
-        blobs = self._check_blobs(entries)
+        blobs = check_blobs(self.store, entries)
         if self.readonly:
             self.loaded.read_through(blobs)
             return
@@ -228,32 +228,6 @@ class CommittedState:
             if self.store.exists(LEGACY_MANIFEST):
                 self.apply(entries)
                 self.store.delete(LEGACY_MANIFEST)
-
-    def _check_blobs(self, entries: list) -> dict:
-        """``{key: blob key or None}`` once every blob of ``entries`` is a plain
-        object (or gone: moved already) of a size its key allows."""
-        blobs = {}
-        for key, blob in entries:
-            if blob is None or isinstance(blob, bytes):
-                blobs[key] = blob
-                continue
-            blob_key = JOURNAL_PREFIX + blob
-            try:
-                size = self.store.size(blob_key)
-            except FormatError as err:
-                raise FormatError(f"{self.store.path(blob_key)}: a commit blob must be a "
-                                  f"file ({err})") from err
-            if size is not None and size > commit_key_limit(key, self.root):
-                raise FormatError(f"{self.store.path(blob_key)}: holds {size} bytes, more "
-                                  f"than {key} may hold")
-            blobs[key] = blob_key
-        return blobs
-
-    def _forget_blobs_of(self, entries: list) -> None:
-        """Remove the blob folders a rolled-forward record used."""
-        for folder in {blob.partition("/")[0] for _key, blob in entries
-                       if isinstance(blob, str) and "/" in blob}:
-            self.store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
 
     def _collect_garbage(self, listing=None) -> None:
         """Remove records older than the committed generation and blob folders

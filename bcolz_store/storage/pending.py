@@ -1,4 +1,6 @@
-"""Commit records that can never be completed: recognised and set aside.
+"""The blobs of a committed record not applied yet: checked before it is
+rolled forward (:func:`check_blobs`), removed after (:func:`forget_blobs_of`),
+and a record that can never be completed recognised and set aside.
 
 A committed record that is not applied yet (the consolidated metadata still
 holds the generation before it) is rolled forward by the next writer, under
@@ -29,14 +31,50 @@ from __future__ import annotations
 import re
 import warnings
 
-from ..errors import IntegrityWarning
-from ..format.layout import CONSOLIDATED_FILE
+from ..errors import FormatError, IntegrityWarning
+from ..format.layout import CONSOLIDATED_FILE, commit_key_limit
 from .records import JOURNAL_PREFIX, commit_order
 
-__all__ = ["ASIDE_NAME", "gone_for_good", "set_aside_if_incomplete"]
+__all__ = ["ASIDE_NAME", "check_blobs", "forget_blobs_of", "gone_for_good",
+           "set_aside_if_incomplete"]
 
 #: The name (inside the journal folder) of a record set aside.
 ASIDE_NAME = re.compile(r"unfinishable-commit-[0-9]{12}-[0-9a-z]{1,16}\.json")
+
+
+def check_blobs(store, entries: list) -> dict:
+    """``{key: blob key, content or None}`` of the validated record ``entries``
+    once every blob it names is a plain object (or gone) of a size its key
+    allows.
+
+    Raises
+    ------
+    FormatError
+        Naming the first blob that is not a file, or too large for its key.
+    """
+    blobs = {}
+    for key, blob in entries:
+        if blob is None or isinstance(blob, bytes):
+            blobs[key] = blob
+            continue
+        blob_key = JOURNAL_PREFIX + blob
+        try:
+            size = store.size(blob_key)
+        except FormatError as err:
+            raise FormatError(f"{store.path(blob_key)}: a commit blob must be a "
+                              f"file ({err})") from err
+        if size is not None and size > commit_key_limit(key, store.url):
+            raise FormatError(f"{store.path(blob_key)}: holds {size} bytes, more "
+                              f"than {key} may hold")
+        blobs[key] = blob_key
+    return blobs
+
+
+def forget_blobs_of(store, entries: list) -> None:
+    """Remove the blob folders a rolled-forward record used."""
+    for folder in {blob.partition("/")[0] for _key, blob in entries
+                   if isinstance(blob, str) and "/" in blob}:
+        store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
 
 
 def gone_for_good(store, entries: list):
@@ -102,6 +140,10 @@ def set_aside_if_incomplete(store, key: str, entries: list, generation: int,
         return False
     aside = f"{JOURNAL_PREFIX}unfinishable-commit-{generation:012d}-{writer or 'legacy'}.json"
     store.move(key, aside)
+    if store.exists(key):       # (else recovery would look at it again and again)
+        raise FormatError(f"{store.path(key)}: a commit record that can never be completed "
+                          f"({missing} is gone) could not be moved to {store.path(aside)}; "
+                          f"move it out of the journal folder by hand")
     warnings.warn(IntegrityWarning(
         f"{store.path(key)}: this commit record can never be completed ({missing} is gone, "
         f"not applied); it was set aside as {store.path(aside)} and the dataset stays at its "
