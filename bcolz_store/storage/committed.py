@@ -126,21 +126,30 @@ class CommittedState:
         """Load the committed state's generation, and finish or discard what an
         interrupted writer left (see module docstring).  A writer loads the
         state's checksums too, again when a newer commit replaced them
-        meanwhile.
+        meanwhile (not when no newer commit did: a checksum file that does
+        not match the consolidated metadata is read as it is).
 
         Raises
         ------
         FormatError
             If the journal folder, a commit record or a blob it names is not
             what this library writes (nothing is moved or deleted then).
+        DatasetChangedError
+            When other writers kept committing while the state was loaded.
         """
         self._recover_once()
         if self.readonly:
             return
-        for _attempt in range(READ_RETRIES):
+        for attempt in range(READ_RETRIES):
             if self.loaded.load_checksum_file():
-                break
+                return
+            generation = self.generation
+            time.sleep(0.001 * min(attempt + 1, 20))
             self._recover_once()
+            if self.generation == generation:
+                return  # no newer commit: a checksum file that is not its own (checksums())
+        raise DatasetChangedError(f"{self.root}: writers kept committing while this writer "
+                                  f"loaded the dataset")
 
     def _recover_once(self) -> None:
         for _attempt in range(READ_RETRIES):
