@@ -318,7 +318,11 @@ class FsspecStore(Store):
                         "ETag": obj.get("ETag"), "type": "file"}
             if not page.get("IsTruncated"):
                 return found
-            params["ContinuationToken"] = page["NextContinuationToken"]
+            token = page.get("NextContinuationToken")
+            if not token or token == params.get("ContinuationToken"):
+                raise FormatError(f"{self.url}: the listing of {path} does not end (the store "
+                                  f"answered a truncated page without a new continuation token)")
+            params["ContinuationToken"] = token
 
     def _find(self, prefix: str, detail: bool = False):
         path = self._prefix_path(prefix)
