@@ -62,3 +62,17 @@ def test_a_writer_commits_past_an_empty_commit_lock_object(store, monkeypatch):
     c.append([5])
     c.flush()
     assert bcolz_store.open(store, mode="r")[:].tolist() == list(range(6))
+
+
+def test_lock_true_takes_over_an_empty_writer_lock_object(store, monkeypatch):
+    from bcolz_store.format.layout import LOCK_FILE
+    from bcolz_store.storage import committed
+    monkeypatch.setattr(committed, "LOCK_LEASE", 0.5)
+    bcolz_store.carray(np.arange(5), rootdir=store, mode="w")
+    store.put(LOCK_FILE, b"")
+    started = time.monotonic()
+    with bcolz_store.open(store, mode="a", lock=5.0) as c:
+        assert 0.5 <= time.monotonic() - started < 5
+        c.append([5])
+        c.flush()
+    assert bcolz_store.open(store, mode="r")[:].tolist() == list(range(6))
