@@ -142,3 +142,32 @@ def test_a_record_whose_blob_is_gone_on_s3_is_set_aside(s3_bucket, short_timeout
     writer.flush()
     assert time.monotonic() - started < 10
     assert bcolz_store.open(store, mode="r")[:].tolist() == base.tolist() + [100.0]
+
+
+def test_a_record_whose_sync_failed_stands_with_its_blobs(tmp_path, monkeypatch):
+    """Once the record exists the commit stands (docs/durability.md): a
+    failure to sync its folder is raised, and leaves the blobs the record
+    names for whoever applies it, never a record that can never be completed."""
+    import errno
+
+    from bcolz_store.storage.local import LocalStore
+    monkeypatch.setattr(Journal, "fsync_default", True)
+    root = str(tmp_path / "c")
+    c = bcolz_store.carray(np.arange(5), rootdir=root, mode="w", chunklen=4)
+    assert c.dataset.journal.sync_blobs
+    real = LocalStore.sync_folders
+
+    def sync_folders(self, keys):
+        if any(key.startswith(JOURNAL_PREFIX + "commit-") for key in keys):
+            raise OSError(errno.EIO, "injected: the record's folder could not be synced")
+        return real(self, keys)
+    monkeypatch.setattr(LocalStore, "sync_folders", sync_folders)
+    c.append(np.arange(5, 10))
+    with pytest.raises(OSError, match="injected"):
+        c.flush()
+    monkeypatch.undo()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = bcolz_store.open(root, mode="a")
+        assert again[:].tolist() == list(range(10))
+    assert bcolz_store.verify(root).ok
