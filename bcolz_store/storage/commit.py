@@ -389,8 +389,6 @@ class Committer:
             ops = staging.ops or {"other"}
             self.state.commit_lock.confirm()
             self._claim(generation, record_bytes(entries, staging.token, generation - 1, ops))
-            if journal.sync_blobs:
-                self.store.sync_folders([record_key(generation)])
         except ConcurrentWriteError:
             for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
                 journal.unstage(key)
@@ -408,6 +406,10 @@ class Committer:
         scratch_used = staging.scratch_used
         journal.new_blob_folder()
         self.state.set_committed(generation, sums, meta, rewritten_at, reshaped_at)
+        if journal.sync_blobs:
+            # A failure is raised, and the commit stands: whoever applies the
+            # record next (this writer's reload, or another writer) finds its blobs.
+            self.store.sync_folders([record_key(generation)])
         # Records stay RETAIN_RECORDS commits (see _claim); the oldest goes.
         expired = record_key(generation - RETAIN_RECORDS) \
             if generation > RETAIN_RECORDS else None

@@ -269,6 +269,7 @@ class ObjectCommitLock(CommitLock):
         seen, seen_since = None, 0.0
         free = True         # worth trying to create it (the last look found none)
         refused = 0         # creates in a row that failed, nothing there afterwards
+        vanished = 0        # creates in a row answered "exists", nothing there afterwards
         for attempt in range(1 << 62):
             error = None
             if free:
@@ -295,8 +296,11 @@ class ObjectCommitLock(CommitLock):
                 if refused >= 4:
                     raise error                 # the medium refuses to create it
                 free = current is None
-                if free and error is None:
+                vanished = vanished + 1 if free and error is None else 0
+                if vanished == 1:
                     continue                    # released since the create met it: at once
+                # Again "exists" to the create and none to the read (a store that
+                # answers inconsistently): backed off, within the timeout, below.
                 if current is not None:
                     if current != seen:
                         seen, seen_since = current, now    # a new holder, or one that renewed
@@ -307,8 +311,9 @@ class ObjectCommitLock(CommitLock):
                         seen, free = None, True
                         continue
             if now - started >= timeout:
-                raise LockTimeoutError(f"{self.store.path(self.key)}: another writer held "
-                                       f"the commit lock for {timeout} s")
+                why = "the store kept answering that it exists while reading it found " \
+                    "none" if vanished else "another writer held the commit lock"
+                raise LockTimeoutError(f"{self.store.path(self.key)}: {why} for {timeout} s")
             # Polled with one read at a time; created once the read finds none.
             time.sleep(_backoff(attempt, 0.002, min(0.1, self.lease / 4)))
 

@@ -25,11 +25,12 @@ import os
 import time
 
 from ..errors import ConcurrentWriteError, DatasetChangedError, DatasetNotFoundError, FormatError
-from ..format.layout import CONSOLIDATED_FILE, JOURNAL_DIR, commit_key_limit
+from ..format.layout import CONSOLIDATED_FILE, JOURNAL_DIR
 from .apply import apply_record
 from .base import Store
 from .commit_lock import COMMIT_LOCK_NAME, LockLostError
 from .generation import LoadedGeneration
+from .pending import ASIDE_NAME, check_blobs, forget_blobs_of, set_aside_if_incomplete
 from .records import JOURNAL_PREFIX, LEGACY_MANIFEST, RECORD_NAME, UNSET, record_key
 
 __all__ = ["CommittedState", "LOCK_LEASE", "READ_RETRIES", "RETAIN_RECORDS"]
@@ -125,21 +126,30 @@ class CommittedState:
         """Load the committed state's generation, and finish or discard what an
         interrupted writer left (see module docstring).  A writer loads the
         state's checksums too, again when a newer commit replaced them
-        meanwhile.
+        meanwhile (not when no newer commit did: a checksum file that does
+        not match the consolidated metadata is read as it is).
 
         Raises
         ------
         FormatError
             If the journal folder, a commit record or a blob it names is not
             what this library writes (nothing is moved or deleted then).
+        DatasetChangedError
+            When other writers kept committing while the state was loaded.
         """
         self._recover_once()
         if self.readonly:
             return
-        for _attempt in range(READ_RETRIES):
+        for attempt in range(READ_RETRIES):
             if self.loaded.load_checksum_file():
-                break
+                return
+            generation = self.generation
+            time.sleep(0.001 * min(attempt + 1, 20))
             self._recover_once()
+            if self.generation == generation:
+                return  # no newer commit: a checksum file that is not its own (checksums())
+        raise DatasetChangedError(f"{self.root}: writers kept committing while this writer "
+                                  f"loaded the dataset")
 
     def _recover_once(self) -> None:
         for _attempt in range(READ_RETRIES):
@@ -171,24 +181,27 @@ class CommittedState:
                 key = record_key(generation + 1)
                 if listing is None or key in listing:
                     try:
-                        entries = self.read_record(key)[0]
+                        entries, info = self.read_record(key)
                     except DatasetNotFoundError:
                         pass
                 self.loaded_marker = local_marker if not store.remote else \
                     (entries is not None, ("generation", generation))
                 self.loaded.note_snapshot()
+                if entries is not None and self.commit_lock.held and not self.readonly and \
+                        set_aside_if_incomplete(store, key, entries, generation + 1, info.writer):
+                    continue            # it can never be completed: the state stays
                 if entries is None or self.readonly or self.commit_lock.held:
                     break
                 # A committed record not applied yet: its writer is applying it
                 # under the commit lock, or died.  Take the lock and look again.
                 locked.enter_context(self.commit_lock.hold(self.retry_timeout))
             if entries is not None:
-                blobs = self._check_blobs(entries)
+                blobs = check_blobs(store, entries)
                 if self.readonly:
                     self.loaded.read_through(blobs)
                 else:
                     self.apply(entries, newer_than=generation + 1)
-                    self._forget_blobs_of(entries)
+                    forget_blobs_of(store, entries)
                     generation += 1
                     self.loaded.drop_metadata()
             self.loaded.mark_loaded(generation)
@@ -216,7 +229,7 @@ class CommittedState:
             entries = self.read_record(LEGACY_MANIFEST)[0]
         except DatasetNotFoundError:
             return
-        blobs = self._check_blobs(entries)
+        blobs = check_blobs(self.store, entries)
         if self.readonly:
             self.loaded.read_through(blobs)
             return
@@ -224,32 +237,6 @@ class CommittedState:
             if self.store.exists(LEGACY_MANIFEST):
                 self.apply(entries)
                 self.store.delete(LEGACY_MANIFEST)
-
-    def _check_blobs(self, entries: list) -> dict:
-        """``{key: blob key or None}`` once every blob of ``entries`` is a plain
-        object (or gone: moved already) of a size its key allows."""
-        blobs = {}
-        for key, blob in entries:
-            if blob is None or isinstance(blob, bytes):
-                blobs[key] = blob
-                continue
-            blob_key = JOURNAL_PREFIX + blob
-            try:
-                size = self.store.size(blob_key)
-            except FormatError as err:
-                raise FormatError(f"{self.store.path(blob_key)}: a commit blob must be a "
-                                  f"file ({err})") from err
-            if size is not None and size > commit_key_limit(key, self.root):
-                raise FormatError(f"{self.store.path(blob_key)}: holds {size} bytes, more "
-                                  f"than {key} may hold")
-            blobs[key] = blob_key
-        return blobs
-
-    def _forget_blobs_of(self, entries: list) -> None:
-        """Remove the blob folders a rolled-forward record used."""
-        for folder in {blob.partition("/")[0] for _key, blob in entries
-                       if isinstance(blob, str) and "/" in blob}:
-            self.store.delete_prefix(f"{JOURNAL_PREFIX}{folder}/")
 
     def _collect_garbage(self, listing=None) -> None:
         """Remove records older than the committed generation and blob folders
@@ -295,7 +282,8 @@ class CommittedState:
         folders = {}
         for key, mtime in listing.items():
             name = key[len(JOURNAL_PREFIX):]
-            if RECORD_NAME.fullmatch(name) or name == COMMIT_LOCK_NAME:
+            if RECORD_NAME.fullmatch(name) or ASIDE_NAME.fullmatch(name) or \
+                    name == COMMIT_LOCK_NAME:
                 continue
             folder = name.partition("/")[0] if "/" in name else name
             folders[folder] = max(folders.get(folder, 0.0), mtime)

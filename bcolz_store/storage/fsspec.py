@@ -124,6 +124,10 @@ class FsspecStore(Store):
             raise DatasetNotFoundError(f"{self.path(key)}: no such file") from err
         except IsADirectoryError as err:
             raise FormatError(f"{self.path(key)}: expected a file, found a folder") from err
+        except OSError as err:
+            if not range_not_satisfiable(err):
+                raise
+            data = b""      # S3 answers 416 to a range from 0 of an empty object
         if len(data) > limit:
             raise FormatError(f"{self.path(key)}: holds more than the {limit} bytes such a "
                               f"file may hold")
@@ -141,6 +145,8 @@ class FsspecStore(Store):
         for key, data in zip(keys, got):
             if isinstance(data, FileNotFoundError):
                 data = DatasetNotFoundError(f"{self.path(key)}: no such file")
+            elif isinstance(data, Exception) and range_not_satisfiable(data):
+                data = b""      # an empty object (see get)
             elif isinstance(data, Exception):
                 pass
             elif len(data) > limit:
@@ -312,7 +318,11 @@ class FsspecStore(Store):
                         "ETag": obj.get("ETag"), "type": "file"}
             if not page.get("IsTruncated"):
                 return found
-            params["ContinuationToken"] = page["NextContinuationToken"]
+            token = page.get("NextContinuationToken")
+            if not token or token == params.get("ContinuationToken"):
+                raise FormatError(f"{self.url}: the listing of {path} does not end (the store "
+                                  f"answered a truncated page without a new continuation token)")
+            params["ContinuationToken"] = token
 
     def _find(self, prefix: str, detail: bool = False):
         path = self._prefix_path(prefix)

@@ -15,6 +15,7 @@ its own (it inherits none of the parent's threads).
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -112,7 +113,7 @@ def write_file(path: str, parts, sync: bool = False):
     """
     fd = os.open(path, _WRITE_FLAGS, 0o666)
     try:
-        _write_all(fd, parts)
+        _write_all(fd, parts, path)
         if sync:
             return pool("io").submit(_sync_and_close, fd)
     except BaseException:
@@ -122,7 +123,7 @@ def write_file(path: str, parts, sync: bool = False):
     return None
 
 
-def _write_all(fd: int, parts) -> None:
+def _write_all(fd: int, parts, path: str) -> None:
     """Write every byte of ``parts`` to ``fd`` (a short write continues)."""
     views = [memoryview(part).cast("B") for part in parts]
     views = [view for view in views if len(view)]
@@ -131,6 +132,8 @@ def _write_all(fd: int, parts) -> None:
             done = os.writev(fd, views)
         else:                                   # pragma: no cover - Windows
             done = os.write(fd, views[0])
+        if not done:        # (a regular file never answers so; the loop would not end)
+            raise OSError(errno.EIO, "a write made no progress", path)
         while views and done >= len(views[0]):
             done -= len(views.pop(0))
         if done:

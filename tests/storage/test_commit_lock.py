@@ -285,3 +285,41 @@ def test_a_commit_that_waited_out_the_lock_is_retried_the_documented_way(tmp_pat
     c.append([3])
     c.flush()
     assert bcolz_store.open(root, mode="r")[:].tolist() == [0, 1, 2, 3]
+
+
+class _GhostLockStore(MemoryStore):
+    """A store whose create of the lock object always answers "exists" while
+    its reads find none (an object store that answers inconsistently)."""
+
+    def __init__(self):
+        super().__init__()
+        self.creates = 0
+
+    def put_if_absent(self, key, data):
+        if key == KEY:
+            self.creates += 1
+            from bcolz_store.errors import ConcurrentWriteError
+            raise ConcurrentWriteError(f"{self.path(key)}: exists already")
+        super().put_if_absent(key, data)
+
+
+def test_a_lock_object_said_to_exist_but_never_found_backs_off_and_times_out():
+    import threading
+    store = _GhostLockStore()
+    outcome = []
+
+    def take():
+        try:
+            with _object_lock(store).hold(0.5):
+                outcome.append("held")
+        except Exception as err:            # noqa: BLE001 - recorded for the assertions
+            outcome.append(err)
+    started = time.monotonic()
+    thread = threading.Thread(target=take, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the lock never gave up"
+    assert time.monotonic() - started < 5
+    assert len(outcome) == 1 and isinstance(outcome[0], LockTimeoutError)
+    assert KEY in str(outcome[0])
+    assert store.creates < 200                  # backed off, not a busy loop
