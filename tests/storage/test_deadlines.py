@@ -34,7 +34,7 @@ class _Spinning(Exception):
     pass
 
 
-def test_an_s3_listing_that_never_ends_is_refused(s3_bucket):
+def test_an_s3_listing_that_never_ends_is_refused(s3_bucket, monkeypatch):
     """A truncated page whose continuation token is the one just sent (or
     none) would be asked for again forever."""
     import pytest
@@ -50,7 +50,8 @@ def test_an_s3_listing_that_never_ends_is_refused(s3_bucket):
         if len(calls) > 50:
             raise _Spinning()
         return {"Contents": [], "IsTruncated": True, "NextContinuationToken": "same"}
-    store.fs.call_s3 = call_s3
+    # the filesystem is fsspec's cached instance, shared with later tests: patched for this test only
+    monkeypatch.setattr(store.fs, "call_s3", call_s3)
     with pytest.raises(FormatError, match="does not end"):
         store.list_times("")
     assert len(calls) <= 2
