@@ -323,7 +323,8 @@ class MissingDependencyError(BcolzStoreError, ImportError):
 
 class UnknownFormatError(BcolzStoreError, ValueError):
     """A conversion format name, or a path's suffix, that no registered
-    converter has.
+    converter has, or a destination whose suffix names another format than
+    ``to=`` asks for.
 
     Raised by ``bcolz_store.converters.convert`` and ``detect_format``.
     """

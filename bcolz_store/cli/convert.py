@@ -56,7 +56,8 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("src", help="what to convert: a path, a .zip pack or a URL")
     parser.add_argument("dst", help="where to write it: a path or a URL")
     parser.add_argument("--to", choices=formats(), help="the destination format (default: "
-                                                      "from DST's name)")
+                                                      "from DST's name; a DST suffix of "
+                                                      "another format is refused)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace DST if it exists (only with the same format)")
     parser.add_argument("--drop-attrs", action="store_true",

@@ -190,6 +190,22 @@ def detect_format(location, *, reading: bool = True, storage_options=None) -> st
                              f"suffixes: {', '.join(registry.suffixes())}); pass to=FORMAT")
 
 
+def _check_suffix_agrees(dst, to: str) -> None:
+    """Refuse a destination whose suffix names a format other than ``to``
+    (``out.parquet`` with ``to='npz'`` would be an npz file named parquet)."""
+    path = local_path(dst)
+    name = urllib.parse.urlparse(str(dst)).path if path is None else path.name
+    suffix = os.path.splitext(name.rstrip("/"))[1].lower()
+    if suffix not in registry.suffixes():
+        return
+    named = registry.for_suffix(suffix).name
+    if named != to:
+        raise UnknownFormatError(
+            f"{dst}: its suffix {suffix} names {named}, but to={to!r} (--to {to}) asks for "
+            f"{to}; name the destination *{' or *'.join(get_converter(to).suffixes)} for "
+            f"{to}, or leave out to= to write {named}")
+
+
 # --- the dispatcher -----------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -387,8 +403,9 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
         When ``dst`` exists and ``overwrite`` is False, or exists as
         something other than what would be written.
     UnknownFormatError
-        An unknown format name (``to=``), or a name whose format cannot be
-        told (a ValueError).
+        An unknown format name (``to=``), a name whose format cannot be
+        told, or a ``to=`` other than the format the suffix of ``dst``
+        names (``out.parquet`` with ``to='npz'``); a ValueError.
     RemoteFormatError
         A remote source or destination in a format that reads and writes
         local paths only (a ValueError).
@@ -411,6 +428,8 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     src_fmt = detect_format(src, reading=True, storage_options=storage_options)
     dst_fmt = to if to is not None else detect_format(dst, reading=False)
     src_conv, dst_conv = get_converter(src_fmt)(), get_converter(dst_fmt)()
+    if to is not None:
+        _check_suffix_agrees(dst, dst_fmt)
     _check_apart(src, dst)
     reader = src_conv.read if src_fmt != HUB else None
     writer = dst_conv.write

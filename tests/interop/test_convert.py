@@ -151,6 +151,20 @@ def test_to_overrides_the_suffix(tmp_path):
     assert sorted(np.load(tmp_path / "table.data").files)[0] == "b"
 
 
+@pytest.mark.parametrize("name, to", [("t.parquet", "npz"), ("t.npz", "zarr"),
+                                      ("t.bcolz", "npz"), ("T.NPZ", "bcolz")])
+def test_to_that_contradicts_the_destination_suffix_is_refused(tmp_path, name, to):
+    make("ctable", 5, rootdir=tmp_path / "src")
+    (tmp_path / name).write_bytes(b"precious")
+    named = hub.registry.for_suffix(os.path.splitext(name)[1]).name
+    with pytest.raises(hub.UnknownFormatError, match=rf"{name}.*names {named}.*{to}"):
+        convert(tmp_path / "src", tmp_path / name, to=to, overwrite=True)
+    assert (tmp_path / name).read_bytes() == b"precious"
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "src"])
+    done = convert(tmp_path / "src", tmp_path / "ok.npz", to="npz")    # agreeing: fine
+    assert done.dst_format == "npz"
+
+
 def test_refuses_to_overwrite_and_leaves_the_destination_alone(tmp_path):
     make("ctable", 5, rootdir=tmp_path / "src")
     (tmp_path / "out.npz").write_bytes(b"precious")
@@ -326,9 +340,13 @@ def test_command_options(tmp_path, capsys):
     status, _, _ = cli(capsys, "convert", "--drop-attrs", "--no-progress", tmp_path / "src",
                        tmp_path / "d.msgpack")
     assert status == 0
-    status, out, _ = cli(capsys, "convert", "--to", "npz", "--overwrite", tmp_path / "src",
-                         tmp_path / "d.msgpack")
+    status, out, _ = cli(capsys, "convert", "--to", "npz", tmp_path / "src", tmp_path / "d.bin")
     assert status == 0 and ": npz, ctable of 5 rows" in out
+    status, out, err = cli(capsys, "convert", "--to", "npz", "--overwrite", tmp_path / "src",
+                           tmp_path / "d.msgpack")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert "d.msgpack" in err and "datadings" in err and "npz" in err
+    assert (tmp_path / "d.msgpack").read_bytes()[:1] != b"PK"      # still the datadings file
     with pytest.raises(SystemExit):
         cli(capsys, "convert", "--to", "csv", tmp_path / "src", tmp_path / "x")
 
