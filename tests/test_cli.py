@@ -438,6 +438,38 @@ def test_info_shows_categorical_columns_and_their_categories(capsys, tmp_path):
     assert "category:  categorical str codes=int8 ordered=False categories=2 ['a', 'b']" in out
 
 
+def test_info_text_shows_internal_arrow_attrs_decoded_not_as_base64(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import bcolz_store
+    from bcolz_store.converters import convert
+    pytest.importorskip("pyarrow.parquet").write_table(pa.table({
+        "s": pa.array(["a", "b"], pa.large_string()),
+        "t": pa.array([1, 2], pa.int16()),
+        "n": pa.array([1, 2], pa.int64())}).cast(pa.schema([
+            pa.field("s", pa.large_string()), pa.field("t", pa.int16()),
+            pa.field("n", pa.int64(), nullable=False, metadata={"unit": "m"})])),
+        str(tmp_path / "a.parquet"))
+    convert(tmp_path / "a.parquet", tmp_path / "t")
+    recorded = bcolz_store.open(str(tmp_path / "t")).cols["s"].attrs["bcolz_store.arrow"]
+    c = bcolz_store.carray([1, 2], rootdir=str(tmp_path / "c"), mode="w")
+    c.attrs["bcolz_store.arrow"], c.attrs["bcolz_store.x"] = recorded, "A" * 300
+    c.attrs["mine"] = "A" * 300
+    c.flush()
+    status, out, err = run(capsys, "info", tmp_path / "t")
+    assert status == 0 and err == ""
+    assert recorded not in out
+    line = next(row for row in out.splitlines() if row.strip().startswith("s "))
+    assert '{"bcolz_store.arrow": "(Arrow field: large_string)"}' in line
+    line = next(row for row in out.splitlines() if row.strip().startswith("n "))
+    assert '"(Arrow field: int64 not null, metadata {\'unit\': \'m\'})"' in line
+    status, out, _ = run(capsys, "info", tmp_path / "c")
+    assert status == 0 and recorded not in out
+    assert '"bcolz_store.arrow": "(Arrow field: large_string)"' in out
+    assert '"bcolz_store.x": "(300 characters)"' in out
+    assert '"mine": "' + "A" * 300 + '"' in out      # the user's own attrs as they are
+    assert info_json(capsys, tmp_path / "c")["attrs"]["bcolz_store.arrow"] == recorded
+
+
 def test_info_on_s3_without_credentials_or_bucket_says_why(capsys, tmp_path, s3_bucket,
                                                             monkeypatch):
     url, options = s3_bucket
