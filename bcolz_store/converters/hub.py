@@ -31,6 +31,7 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
+import bcolz_store
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
 from bcolz_store.interop.columns import kind_of
 from bcolz_store.storage.urls import open_store
@@ -215,7 +216,8 @@ class Converted:
     Attributes
     ----------
     src, dst : str
-        Source and destination as given.
+        Source and destination as given (an open carray or ctable as source:
+        its rootdir, or ``'(an in-memory ctable)'``).
     src_format, dst_format : str
         Their formats (see :func:`formats`).
     kind : {'carray', 'ctable'}
@@ -348,13 +350,35 @@ def _remote_bcolz(dst, storage_options, overwrite: bool):
     return store, True
 
 
+def _open_source(src):
+    """``src`` when it is an open carray or ctable, else None (a location).
+
+    Raises
+    ------
+    TypeError
+        When ``src`` is neither a location nor a carray or ctable.
+    """
+    if isinstance(src, (bcolz_store.carray, bcolz_store.ctable)):
+        return src
+    if not isinstance(src, (str, os.PathLike)):
+        raise TypeError(f"convert(): src must be a path, a URL, or an open carray or ctable, "
+                        f"not {type(src).__name__}")
+    return None
+
+
+def _source_name(container) -> str:
+    rootdir = container.rootdir
+    return str(rootdir) if rootdir else f"(an in-memory {kind_of(container)})"
+
+
 def convert(src, dst, *, to=None, progress=None, storage_options=None, **options) -> Converted:
     """Convert between a bcolz dataset and another format (or two other formats).
 
     Parameters
     ----------
-    src : str or os.PathLike
-        A bcolz rootdir (opened read-only), a bcolz pack (``*.zip``),
+    src : str, os.PathLike, carray or ctable
+        An open carray or ctable (stored or in memory), a bcolz rootdir
+        (opened read-only), a bcolz pack (``*.zip``),
         ``*.parquet``, ``*.arrow``/``*.feather``, ``*.zarr``, ``*.npz``,
         ``*.h5``/``*.hdf5`` or a datadings ``*.msgpack`` file; a local path,
         a ``file://`` URL, or (bcolz, parquet, arrow, zarr) a remote URL
@@ -425,12 +449,18 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     """
     overwrite = bool(options.pop("overwrite", False))
     drop_attrs = bool(options.pop("drop_attrs", False))
-    src_fmt = detect_format(src, reading=True, storage_options=storage_options)
+    container = _open_source(src)
+    if container is None:
+        src_fmt, src_name = detect_format(src, reading=True, storage_options=storage_options), \
+            str(src)
+    else:
+        src_fmt, src_name = HUB, _source_name(container)
     dst_fmt = to if to is not None else detect_format(dst, reading=False)
     src_conv, dst_conv = get_converter(src_fmt)(), get_converter(dst_fmt)()
     if to is not None:
         _check_suffix_agrees(dst, dst_fmt)
-    _check_apart(src, dst)
+    if container is None or isinstance(container.rootdir, str):
+        _check_apart(src if container is None else container.rootdir, dst)
     reader = src_conv.read if src_fmt != HUB else None
     writer = dst_conv.write
     read_opts, write_opts = _route(options, reader, writer, dst_fmt == HUB)
@@ -466,7 +496,9 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     try:
         with tempfile.TemporaryDirectory(prefix=".bcolz-store-convert-",
                                          dir=stage.folder if stage else None) as tmp:
-            if reader is None:
+            if container is not None:
+                obj = container
+            elif reader is None:
                 obj = src_conv.read(src, storage_options=storage_options if src_remote else None)
             elif dst_fmt == HUB:
                 obj = reader(src, target, progress=progress, **read_opts)
@@ -489,4 +521,4 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     finally:
         if stage:
             stage.cleanup()
-    return Converted(str(src), str(dst), src_fmt, dst_fmt, kind, length, tuple(written))
+    return Converted(src_name, str(dst), src_fmt, dst_fmt, kind, length, tuple(written))

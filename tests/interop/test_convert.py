@@ -165,6 +165,25 @@ def test_to_that_contradicts_the_destination_suffix_is_refused(tmp_path, name, t
     assert done.dst_format == "npz"
 
 
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "in-memory"])
+@pytest.mark.parametrize("kind", ["ctable", "carray"])
+def test_an_open_carray_or_ctable_is_a_source(tmp_path, kind, stored):
+    orig = make(kind, 7, rootdir=tmp_path / "src" if stored else None)
+    done = convert(orig, tmp_path / "x.npz")
+    assert (done.src_format, done.dst_format, done.kind, done.length) == ("bcolz", "npz", kind, 7)
+    assert done.src == (str(tmp_path / "src") if stored else f"(an in-memory {kind})")
+    convert(tmp_path / "x.npz", tmp_path / "back")
+    assert_same(bcolz.open(str(tmp_path / "back")), orig)
+    convert(orig, tmp_path / "copy.bcolz")                       # bcolz to bcolz
+    assert_same(bcolz.open(str(tmp_path / "copy.bcolz")), orig)
+    if stored:
+        with pytest.raises(ValueError, match="overlap"):
+            convert(orig, tmp_path / "src" / "inside.npz")
+        assert_same(bcolz.open(str(tmp_path / "src")), orig)
+    with pytest.raises(TypeError, match="a path, a URL, or an open carray or ctable"):
+        convert(object(), tmp_path / "y.npz")
+
+
 def test_refuses_to_overwrite_and_leaves_the_destination_alone(tmp_path):
     make("ctable", 5, rootdir=tmp_path / "src")
     (tmp_path / "out.npz").write_bytes(b"precious")
