@@ -565,7 +565,7 @@ CTABLE_DOCS = {
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns, or a ``requested_schema`` that is not a capsule.
     ValueError
@@ -583,7 +583,7 @@ CTABLE_DOCS = {
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns.
     """,

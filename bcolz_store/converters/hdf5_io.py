@@ -55,7 +55,7 @@ def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=Fal
     Raises
     ------
     ImportError
-        When PyTables is not installed (``pip install bcolz_store[hdf5]``).
+        When PyTables is not installed (``pip install 'bcolz_store[hdf5]'``).
     DatasetExistsError
         When ``path`` exists and ``overwrite`` is False.
     TypeError

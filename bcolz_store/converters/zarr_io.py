@@ -1,7 +1,7 @@
 """zarr v3 arrays and groups <-> carray/ctable.
 
 zarr-python (3.1 or later) is an optional extra (``pip install
-bcolz_store[zarr]``), imported only when these functions run.
+'bcolz_store[zarr]'``), imported only when these functions run.
 
 A carray becomes a zarr array; a ctable a zarr group with one array per
 column::
@@ -177,7 +177,7 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, storage_options=None,
     Raises
     ------
     ImportError
-        When zarr is not installed (``pip install bcolz_store[zarr]``).
+        When zarr is not installed (``pip install 'bcolz_store[zarr]'``).
     DatasetExistsError
         When ``store`` holds something and ``overwrite`` is False, or is a
         local folder that is not a zarr store.
@@ -456,7 +456,7 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     Raises
     ------
     ImportError
-        When zarr is not installed (``pip install bcolz_store[zarr]``).
+        When zarr is not installed (``pip install 'bcolz_store[zarr]'``).
     DatasetNotFoundError
         When nothing is at ``source``.
     FormatError

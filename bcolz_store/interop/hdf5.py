@@ -1,6 +1,6 @@
 """HDF5 (PyTables Table) <-> ctable.
 
-PyTables is an optional extra (``pip install bcolz_store[hdf5]``); it is
+PyTables is an optional extra (``pip install 'bcolz_store[hdf5]'``); it is
 imported only when these functions run, and its absence gives an
 ``ImportError`` that names the extra.
 
@@ -36,7 +36,7 @@ import threading
 
 import numpy as np
 
-from ..errors import DatasetExistsError, FormatError, raised_in
+from ..errors import DatasetExistsError, FormatError, MissingDependencyError, raised_in
 
 __all__ = ["BYTEORDER_ATTR", "PickledAttribute", "UTF8_ATTR", "fromhdf5", "hdf5_attrs",
            "no_unpickling", "plain_attr", "reading_hdf5", "tohdf5"]
@@ -57,8 +57,8 @@ def _import_tables():
     try:
         import tables
     except ImportError as err:
-        raise ImportError(f"PyTables is needed for HDF5 conversions; install it, "
-                          f"e.g. `pip install {HDF5_EXTRA}`") from err
+        raise MissingDependencyError(f"PyTables is needed for HDF5 conversions; install it, "
+                                     f"e.g. `pip install '{HDF5_EXTRA}'`") from err
     return tables
 
 

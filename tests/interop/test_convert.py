@@ -296,7 +296,7 @@ def test_remote_destinations_only_for_formats_that_reach_them(tmp_path):
 def test_a_missing_library_names_the_extra(tmp_path, monkeypatch, module, extra, fmt):
     make("ctable", 3, rootdir=tmp_path / "src", columns=["i", "x"])
     monkeypatch.setitem(sys.modules, module, None)      # import now raises ImportError
-    with pytest.raises(ImportError, match=rf"pip install bcolz_store\[{extra}\]"):
+    with pytest.raises(ImportError, match=rf"pip install 'bcolz_store\[{extra}\]'"):
         convert(tmp_path / "src", tmp_path / f"out{SUFFIX[fmt]}", drop_attrs=True)
     assert sorted(os.listdir(tmp_path)) == ["src"]
 
