@@ -25,6 +25,7 @@ working::
     ├── QueryError(ValueError)            an expression cannot be evaluated
     ├── IndexNotFoundError(KeyError)      a column has no index (drop_index)
     ├── KindMismatchError(TypeError)      str items where bytes are kept, or bytes for str
+    ├── NodeKindError(TypeError)          an HDF5 node of another kind than the reading takes
     ├── UnknownFormatError(ValueError)    a conversion format no converter has
     ├── RemoteFormatError(ValueError)     a URL for a format of local files only
     ├── DuplicateConverterError(ValueError)   a converter's name or suffix is taken
@@ -64,6 +65,7 @@ __all__ = [
     "LockLostError",
     "LockTimeoutError",
     "MissingDependencyError",
+    "NodeKindError",
     "QueryError",
     "ReadOnlyError",
     "RemoteFormatError",
@@ -197,6 +199,16 @@ class KindMismatchError(BcolzStoreError, TypeError):
     converted silently: encode or decode the items first.  A categorical
     carray with no categories holds only missing items and fits either kind.
     It is a ``TypeError``, as data of the wrong type is in numpy and bcolz.
+    """
+
+
+class NodeKindError(BcolzStoreError, TypeError):
+    """A node of an HDF5 file is of another kind than the reading takes.
+
+    Raised by ``ctable.fromhdf5`` for a node that is not a Table (an Array,
+    CArray, EArray or a group), and by the HDF5 converter for a group.  The
+    message names the file, the node, its kind and what is read instead.
+    It is a ``TypeError``, as it was before it had a class of its own.
     """
 
 

@@ -455,8 +455,11 @@ CTABLE_DOCS = {
     ------
     ImportError
         When PyTables is not installed (extra ``bcolz_store[hdf5]``).
-    OSError, TypeError
-        A file that cannot be opened; a node that is not a Table.
+    OSError
+        A file that cannot be opened.
+    NodeKindError
+        A node that is not a Table (a TypeError); the message names it,
+        the file's Tables, and how to read an array (as a carray).
     ValueError, FormatError
         An attribute JSON cannot hold (unless ``drop_attrs``), or a
         malformed one bcolz_store wrote.
