@@ -494,8 +494,11 @@ CTABLE_DOCS = {
 
     Each column is described as :meth:`carray.to_kerchunk` describes one;
     a column's atom dimensions are ``COLUMN_dim_1``...; the group's
-    ``.zattrs`` are the table's attrs.  Only committed files are
-    referenced.
+    ``.zattrs`` are the table's attrs.  A column whose name zarr cannot
+    open as an array name (empty, ``.``, ``..``, with ``/`` or ``\\``,
+    starting with ``.``) is named after its folder in the dataset
+    (``__c<N>_<ascii>``), its ``.zattrs`` giving the column's name under
+    ``bcolz_store_column``.  Only committed files are referenced.
 
     Parameters
     ----------
@@ -524,8 +527,7 @@ CTABLE_DOCS = {
         In memory (no files); changes not yet flushed (call ``flush()``
         first); a committed change an interrupted writer left unapplied; a
         store whose files have no URL (a ``.zip`` pack, a ``MemoryStore``)
-        without ``url``; a negative ``inline_threshold``; a ``name`` that
-        is empty, holds '/' or starts with '.'.
+        without ``url``; a negative ``inline_threshold``.
     CodecError
         A chunk compressed with snappy, which numcodecs' Blosc lacks.
     FormatError
