@@ -590,6 +590,32 @@ def test_index_create_list_drop_and_copy_sortby(capsys, tmp_path):
     assert status == 1 and "zz" in err
 
 
+def test_copy_replaces_only_a_bcolz_dataset_and_only_with_overwrite(capsys, tmp_path):
+    import bcolz_store
+    path = tmp_path / "t"
+    bcolz_store.ctable([np.arange(20)[::-1].copy()], names=["a"], rootdir=str(path),
+                       mode="w").flush()
+    (tmp_path / "file.txt").write_text("precious")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "note.txt").write_text("precious")
+    for dst, overwrite in [("file.txt", False), ("file.txt", True), ("folder", True)]:
+        status, out, err = run(capsys, "copy", path, tmp_path / dst, "--sortby", "a",
+                               *(["--overwrite"] if overwrite else []))
+        assert status == 1 and out == "" and err.count("\n") == 1, (dst, err)
+        assert str(tmp_path / dst) in err
+        assert ("not a bcolz dataset" in err) if overwrite else ("--overwrite" in err)
+    assert (tmp_path / "file.txt").read_text() == "precious"
+    assert os.listdir(tmp_path / "folder") == ["note.txt"]
+    assert run(capsys, "copy", path, tmp_path / "s", "--sortby", "a")[0] == 0
+    status, _, err = run(capsys, "copy", path, tmp_path / "s", "--sortby", "a")
+    assert status == 1 and "exists" in err and "--overwrite" in err
+    assert run(capsys, "copy", path, tmp_path / "s", "--sortby", "a", "--overwrite")[0] == 0
+    assert bcolz_store.open(str(tmp_path / "s"))["a"][:].tolist() == list(range(20))
+    status, _, err = run(capsys, "copy", path, path / "inside", "--sortby", "a")
+    assert status == 1 and "overlap" in err and not (path / "inside").exists()
+    assert bcolz_store.open(str(path))["a"][:].tolist() == list(range(20))[::-1]
+
+
 def test_kerchunk_writes_references_zarr_reads(capsys, tmp_path):
     zarr = pytest.importorskip("zarr")
     fsspec = pytest.importorskip("fsspec")

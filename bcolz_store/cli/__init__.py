@@ -11,7 +11,7 @@
                                          every column that has none, damaged or stale
     bcolz-store index --create COL[:KIND] --drop COL --list PATH
                                          build, remove or list a ctable's indexes
-    bcolz-store copy SRC DST --sortby COL
+    bcolz-store copy SRC DST --sortby COL [--overwrite]
                                          a copy of a ctable ordered by a column
     bcolz-store convert SRC DST          convert between bcolz, Parquet, Arrow, zarr,
                                          .npz, HDF5 and datadings

@@ -18,6 +18,7 @@ pickled objects) are named and skipped.
 from __future__ import annotations
 
 import argparse
+import os
 
 import bcolz_store
 from bcolz_store.carray_ops import chunk_stats, recompute_stats
@@ -54,11 +55,15 @@ def add_index_parser(subparsers) -> argparse.ArgumentParser:
         "copy", help="copy a ctable, its rows ordered by a column",
         description="Write a copy of the ctable SRC at DST with its rows ordered by the column "
                     "given to --sortby (stably, missing items last), so that the chunk "
-                    "statistics of that column let queries skip chunks.  Exit status 0 on "
-                    "success, 1 on failure.")
+                    "statistics of that column let queries skip chunks.  An existing DST is "
+                    "replaced only with --overwrite, and only when it is a bcolz dataset.  "
+                    "Exit status 0 on success, 1 on failure.")
     copy.add_argument("src", help="the ctable: a rootdir or a URL")
     copy.add_argument("dst", help="where to write the copy: a rootdir or a URL")
     copy.add_argument("--sortby", required=True, metavar="COL", help="the column to order by")
+    copy.add_argument("--overwrite", action="store_true",
+                      help="replace DST if it is a bcolz dataset (anything else is never "
+                           "replaced)")
     add_storage_options(copy)
     copy.set_defaults(func=cmd_copy)
     return parser
@@ -99,8 +104,51 @@ def _fail(err, path: str, what: str):
     raise CommandError(describe(err, path, what)) from err
 
 
+# Names whose presence makes a folder (or a URL) a bcolz dataset.
+_DATASET_NAMES = ("meta/sizes", "__rootdirs__", "bcolz_store.json")
+
+
+def _local(location: str):
+    """The local path of ``location`` (a path or file:// URL), None for another URL."""
+    if location.startswith("file://"):
+        return location[len("file://"):]
+    return None if "://" in location else location
+
+
+def _check_copy_target(src: str, dst: str, overwrite: bool, options) -> None:
+    """CommandError unless the copy may be written at ``dst``: nothing there, or
+    a bcolz dataset and ``overwrite``; never inside ``src`` nor around it."""
+    a, b = _local(src), _local(dst)
+    if a is not None and b is not None:
+        a, b = os.path.realpath(a), os.path.realpath(b)
+        if a == b or b.startswith(a.rstrip(os.sep) + os.sep) or \
+                a.startswith(b.rstrip(os.sep) + os.sep):
+            raise CommandError(f"cannot copy: source {src} and destination {dst} overlap")
+    if b is not None:
+        if not os.path.lexists(b):
+            return
+        dataset = os.path.isdir(b) and not os.path.islink(b) and \
+            any(os.path.isfile(os.path.join(b, name)) for name in _DATASET_NAMES)
+    else:
+        from bcolz_store.storage.urls import open_store
+        try:
+            store = open_store(dst, False, options)
+            if store.root_state() == "missing":
+                return
+            dataset = any(store.exists(name) for name in _DATASET_NAMES)
+        except Exception as err:    # noqa: BLE001 - the known kinds, else a bug
+            _fail(err, dst, "cannot copy")
+    if not overwrite:
+        raise CommandError(f"cannot copy: {dst}: exists; pass --overwrite to replace it")
+    if not dataset:
+        raise CommandError(f"cannot copy: {dst}: exists and is not a bcolz dataset; not "
+                           f"replacing it")
+
+
 def cmd_copy(args) -> int:
     kwargs = {"storage_options": storage_options(args)} if storage_options(args) else {}
+    _check_copy_target(str(args.src), str(args.dst), getattr(args, "overwrite", False),
+                       kwargs.get("storage_options"))
     try:
         t = bcolz_store.open(args.src, mode="r", **kwargs)
         if not isinstance(t, bcolz_store.ctable):
