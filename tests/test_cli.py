@@ -651,3 +651,33 @@ def test_kerchunk_refuses_a_categorical_column_in_one_line(capsys, tmp_path):
     assert "c/.zarray" not in json.loads((tmp_path / "t.json").read_text())["refs"]
     status, out, err = run(capsys, "kerchunk", tmp_path / "missing", tmp_path / "m.json")
     assert status == 1 and "missing" in err
+
+
+@pytest.mark.parametrize("command, out", [("pack", "p.zip"), ("kerchunk", "k.json"),
+                                          ("kerchunk", "a/k.json")])
+def test_pack_and_kerchunk_never_write_inside_the_dataset(capsys, tmp_path, command, out):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    status, stdout, err = run(capsys, command, tmp_path / "t", tmp_path / "t" / out)
+    assert status == 1 and stdout == "" and err.count("\n") == 1
+    assert "inside the dataset" in err and str(tmp_path / "t" / out) in err
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    assert run(capsys, "verify", tmp_path / "t")[0] == 0
+
+
+def test_kerchunk_leaves_no_partial_file_when_writing_fails(capsys, tmp_path, monkeypatch):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    (tmp_path / "k.json").write_text("old")
+
+    def broken(obj, fp, **kwargs):
+        fp.write('{"version": 1, "re')
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(json, "dump", broken)
+    status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "k.json", "--overwrite")
+    assert status == 1 and "No space left" in err and err.count("\n") == 1
+    assert (tmp_path / "k.json").read_text() == "old"
+    assert sorted(os.listdir(tmp_path)) == ["k.json", "t"]
+    status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "new.json")
+    assert status == 1 and not (tmp_path / "new.json").exists()

@@ -4,12 +4,13 @@ and the ``--storage-options`` of commands that take a URL."""
 from __future__ import annotations
 
 import json
+import os
 
 from bcolz_store.errors import BcolzStoreError
 
 __all__ = ["CommandError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
-           "EXIT_USAGE", "PROG", "add_storage_options", "describe", "fmt_ratio", "ratio",
-           "remote_reason", "storage_options"]
+           "EXIT_USAGE", "PROG", "add_storage_options", "check_outside", "describe", "fmt_ratio",
+           "local_location", "ratio", "remote_reason", "storage_options"]
 
 PROG = "bcolz-store"
 
@@ -25,6 +26,34 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = EXIT_FAILURE):
         super().__init__(message)
         self.status = status
+
+
+def local_location(location) -> str | None:
+    """The local path of ``location`` (a path or ``file://`` URL); None for
+    another URL."""
+    location = os.fspath(location)
+    if location.startswith("file://"):
+        return location[len("file://"):]
+    return None if "://" in location else location
+
+
+def check_outside(dataset, out, what: str) -> None:
+    """CommandError when the file ``out`` a command writes would be ``dataset``
+    itself or lie inside it (a stray file among a dataset's files is an extra
+    file to ``verify`` and is packed with it).  URLs are not compared.
+
+    Raises
+    ------
+    CommandError
+        Naming both.
+    """
+    a, b = local_location(dataset), local_location(out)
+    if a is None or b is None:
+        return
+    a, b = os.path.realpath(a), os.path.realpath(b)
+    if b == a or b.startswith(a.rstrip(os.sep) + os.sep):
+        raise CommandError(f"{what}: {out} is inside the dataset {dataset}; write it "
+                           f"elsewhere")
 
 
 def describe(err: BaseException, path: str, what: str) -> str:

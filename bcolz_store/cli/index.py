@@ -24,8 +24,8 @@ import bcolz_store
 from bcolz_store.carray_ops import chunk_stats, recompute_stats
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, add_storage_options, describe, remote_reason, \
-    storage_options
+from .common import EXIT_OK, CommandError, add_storage_options, describe, local_location, \
+    remote_reason, storage_options
 
 __all__ = ["add_index_parser", "change_indexes", "cmd_copy", "cmd_index", "index_stats"]
 
@@ -108,17 +108,10 @@ def _fail(err, path: str, what: str):
 _DATASET_NAMES = ("meta/sizes", "__rootdirs__", "bcolz_store.json")
 
 
-def _local(location: str):
-    """The local path of ``location`` (a path or file:// URL), None for another URL."""
-    if location.startswith("file://"):
-        return location[len("file://"):]
-    return None if "://" in location else location
-
-
 def _check_copy_target(src: str, dst: str, overwrite: bool, options) -> None:
     """CommandError unless the copy may be written at ``dst``: nothing there, or
     a bcolz dataset and ``overwrite``; never inside ``src`` nor around it."""
-    a, b = _local(src), _local(dst)
+    a, b = local_location(src), local_location(dst)
     if a is not None and b is not None:
         a, b = os.path.realpath(a), os.path.realpath(b)
         if a == b or b.startswith(a.rstrip(os.sep) + os.sep) or \

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, describe, remote_reason, storage_options
+from .common import EXIT_OK, CommandError, check_outside, describe, remote_reason, \
+    storage_options
 
 __all__ = ["cmd_pack", "cmd_unpack"]
 
@@ -14,6 +15,7 @@ def cmd_pack(args) -> int:
     if not str(args.dst).lower().endswith(".zip"):
         raise CommandError(f"{args.dst}: a pack is a .zip file; name it OUT.zip (bcolz_store "
                            f"opens a pack by its .zip name)")
+    check_outside(args.src, args.dst, "cannot pack")
     options = storage_options(args)
     try:
         done = pack(args.src, args.dst, storage_options=options, overwrite=args.overwrite)
