@@ -681,3 +681,23 @@ def test_kerchunk_leaves_no_partial_file_when_writing_fails(capsys, tmp_path, mo
     assert sorted(os.listdir(tmp_path)) == ["k.json", "t"]
     status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "new.json")
     assert status == 1 and not (tmp_path / "new.json").exists()
+
+
+def test_unpack_overwrite_replaces_only_a_bcolz_dataset(capsys, tmp_path):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    assert run(capsys, "pack", tmp_path / "t", tmp_path / "p.zip")[0] == 0
+    (tmp_path / "file.txt").write_text("precious")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "note.txt").write_text("precious")
+    for dst in ("file.txt", "folder"):
+        status, out, err = run(capsys, "unpack", tmp_path / "p.zip", tmp_path / dst,
+                               "--overwrite")
+        assert status == 1 and out == "" and err.count("\n") == 1
+        assert "not a bcolz dataset" in err and str(tmp_path / dst) in err
+    assert (tmp_path / "file.txt").read_text() == "precious"
+    assert os.listdir(tmp_path / "folder") == ["note.txt"]
+    status, _, err = run(capsys, "unpack", tmp_path / "p.zip", tmp_path / "t")
+    assert status == 1 and "--overwrite" in err
+    assert run(capsys, "unpack", tmp_path / "p.zip", tmp_path / "t", "--overwrite")[0] == 0
+    assert bcolz_store.open(str(tmp_path / "t"))["a"][:].tolist() == list(range(30))

@@ -125,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                                         "dataset folder.")
     unpack.add_argument("src", help="the .zip pack")
     unpack.add_argument("dst", help="the folder to make")
-    unpack.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    unpack.add_argument("--overwrite", action="store_true",
+                        help="replace an existing bcolz dataset (anything else is never "
+                             "replaced)")
     unpack.set_defaults(func=cmd_unpack)
 
     add_index_parser(sub)

@@ -18,13 +18,12 @@ pickled objects) are named and skipped.
 from __future__ import annotations
 
 import argparse
-import os
 
 import bcolz_store
 from bcolz_store.carray_ops import chunk_stats, recompute_stats
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, add_storage_options, describe, local_location, \
+from .common import EXIT_OK, CommandError, add_storage_options, check_target, describe, \
     remote_reason, storage_options
 
 __all__ = ["add_index_parser", "change_indexes", "cmd_copy", "cmd_index", "index_stats"]
@@ -104,44 +103,10 @@ def _fail(err, path: str, what: str):
     raise CommandError(describe(err, path, what)) from err
 
 
-# Names whose presence makes a folder (or a URL) a bcolz dataset.
-_DATASET_NAMES = ("meta/sizes", "__rootdirs__", "bcolz_store.json")
-
-
-def _check_copy_target(src: str, dst: str, overwrite: bool, options) -> None:
-    """CommandError unless the copy may be written at ``dst``: nothing there, or
-    a bcolz dataset and ``overwrite``; never inside ``src`` nor around it."""
-    a, b = local_location(src), local_location(dst)
-    if a is not None and b is not None:
-        a, b = os.path.realpath(a), os.path.realpath(b)
-        if a == b or b.startswith(a.rstrip(os.sep) + os.sep) or \
-                a.startswith(b.rstrip(os.sep) + os.sep):
-            raise CommandError(f"cannot copy: source {src} and destination {dst} overlap")
-    if b is not None:
-        if not os.path.lexists(b):
-            return
-        dataset = os.path.isdir(b) and not os.path.islink(b) and \
-            any(os.path.isfile(os.path.join(b, name)) for name in _DATASET_NAMES)
-    else:
-        from bcolz_store.storage.urls import open_store
-        try:
-            store = open_store(dst, False, options)
-            if store.root_state() == "missing":
-                return
-            dataset = any(store.exists(name) for name in _DATASET_NAMES)
-        except Exception as err:    # noqa: BLE001 - the known kinds, else a bug
-            _fail(err, dst, "cannot copy")
-    if not overwrite:
-        raise CommandError(f"cannot copy: {dst}: exists; pass --overwrite to replace it")
-    if not dataset:
-        raise CommandError(f"cannot copy: {dst}: exists and is not a bcolz dataset; not "
-                           f"replacing it")
-
-
 def cmd_copy(args) -> int:
     kwargs = {"storage_options": storage_options(args)} if storage_options(args) else {}
-    _check_copy_target(str(args.src), str(args.dst), getattr(args, "overwrite", False),
-                       kwargs.get("storage_options"))
+    check_target(args.src, args.dst, getattr(args, "overwrite", False),
+                 kwargs.get("storage_options"), "cannot copy")
     try:
         t = bcolz_store.open(args.src, mode="r", **kwargs)
         if not isinstance(t, bcolz_store.ctable):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, check_outside, describe, remote_reason, \
-    storage_options
+from .common import EXIT_OK, CommandError, check_outside, check_target, describe, \
+    remote_reason, storage_options
 
 __all__ = ["cmd_pack", "cmd_unpack"]
 
@@ -32,6 +32,7 @@ def cmd_pack(args) -> int:
 
 def cmd_unpack(args) -> int:
     from bcolz_store.storage.packs import unpack
+    check_target(args.src, args.dst, args.overwrite, None, "cannot unpack")
     try:
         done = unpack(args.src, args.dst, overwrite=args.overwrite)
     except (BcolzStoreError, OSError, ValueError) as err:     # ValueError: a DST like '.'
