@@ -701,3 +701,20 @@ def test_unpack_overwrite_replaces_only_a_bcolz_dataset(capsys, tmp_path):
     assert status == 1 and "--overwrite" in err
     assert run(capsys, "unpack", tmp_path / "p.zip", tmp_path / "t", "--overwrite")[0] == 0
     assert bcolz_store.open(str(tmp_path / "t"))["a"][:].tolist() == list(range(30))
+
+
+def test_kerchunk_writes_into_a_special_file_instead_of_replacing_it(capsys, tmp_path):
+    import threading
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    os.mkfifo(tmp_path / "pipe")
+    got = []
+    reader = threading.Thread(target=lambda: got.append((tmp_path / "pipe").read_bytes()),
+                              daemon=True)
+    reader.start()
+    status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "pipe", "--overwrite")
+    reader.join(10)
+    assert status == 0, err
+    assert json.loads(got[0])["refs"]["a/0"][0].endswith("/a/data/__0.blp")
+    assert os.path.exists(tmp_path / "pipe") and not os.path.isfile(tmp_path / "pipe")
+    assert sorted(os.listdir(tmp_path)) == ["pipe", "t"]

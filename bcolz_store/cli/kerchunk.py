@@ -50,7 +50,16 @@ def add_kerchunk_parser(subparsers):
 
 def _write_json(refs: dict, out: str) -> None:
     """``refs`` as JSON at ``out``, written beside it and moved into place
-    whole: a failed write leaves ``out`` as it was."""
+    whole: a failed write leaves ``out`` as it was.  An existing ``out`` that
+    is not a regular file (``/dev/stdout``, a FIFO) is written into, never
+    replaced."""
+    if os.path.exists(out) and not os.path.isfile(out):
+        try:
+            with open(out, "w", encoding="utf-8") as stream:
+                json.dump(refs, stream)
+        except OSError as err:
+            raise CommandError(f"cannot write: {out}: {err.strerror or err}") from err
+        return
     folder, name = os.path.split(os.path.abspath(out))
     tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.writing")
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import stat
 import sys
 import warnings
 
@@ -193,6 +194,20 @@ def test_refuses_to_overwrite_and_leaves_the_destination_alone(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out.npz", "src"]
     convert(tmp_path / "src", tmp_path / "out.npz", overwrite=True)
     assert len(np.load(tmp_path / "out.npz")["i"]) == 5
+
+
+@pytest.mark.parametrize("what", ["fifo", "link to a fifo"])
+def test_overwrite_never_replaces_a_special_file(tmp_path, what):
+    make("ctable", 5, rootdir=tmp_path / "src")
+    os.mkfifo(tmp_path / "pipe")
+    dst = tmp_path / "pipe"
+    if what != "fifo":
+        os.symlink(tmp_path / "pipe", tmp_path / "link.npz")
+        dst = tmp_path / "link.npz"
+    with pytest.raises(DatasetExistsError, match="not a npz file; not replacing it"):
+        convert(tmp_path / "src", dst, to="npz", overwrite=True)
+    assert os.path.islink(dst) == (what != "fifo")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode)
 
 
 def test_overwrite_replaces_a_bcolz_dataset(tmp_path):
