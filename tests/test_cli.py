@@ -718,3 +718,19 @@ def test_kerchunk_writes_into_a_special_file_instead_of_replacing_it(capsys, tmp
     assert json.loads(got[0])["refs"]["a/0"][0].endswith("/a/data/__0.blp")
     assert os.path.exists(tmp_path / "pipe") and not os.path.isfile(tmp_path / "pipe")
     assert sorted(os.listdir(tmp_path)) == ["pipe", "t"]
+
+
+def test_pack_overwrite_never_replaces_a_folder_or_special_file(capsys, tmp_path):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    os.mkfifo(tmp_path / "pipe.zip")
+    (tmp_path / "dir.zip").mkdir()
+    for name in ("pipe.zip", "dir.zip"):
+        status, out, err = run(capsys, "pack", tmp_path / "t", tmp_path / name, "--overwrite")
+        assert status == 1 and out == "" and err.count("\n") == 1
+        assert "not a regular file; not replacing it" in err and name in err
+    assert not os.path.isfile(tmp_path / "pipe.zip") and os.path.exists(tmp_path / "pipe.zip")
+    assert (tmp_path / "dir.zip").is_dir()
+    (tmp_path / "old.zip").write_bytes(b"old")
+    assert run(capsys, "pack", tmp_path / "t", tmp_path / "old.zip", "--overwrite")[0] == 0
+    assert bcolz_store.open(str(tmp_path / "old.zip"))["a"][:].tolist() == list(range(30))

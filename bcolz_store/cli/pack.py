@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 from bcolz_store.errors import BcolzStoreError
 
 from .common import EXIT_OK, CommandError, check_outside, check_target, describe, \
-    remote_reason, storage_options
+    local_location, remote_reason, storage_options
 
 __all__ = ["cmd_pack", "cmd_unpack"]
 
@@ -16,6 +18,10 @@ def cmd_pack(args) -> int:
         raise CommandError(f"{args.dst}: a pack is a .zip file; name it OUT.zip (bcolz_store "
                            f"opens a pack by its .zip name)")
     check_outside(args.src, args.dst, "cannot pack")
+    dst = local_location(args.dst)
+    if dst is not None and os.path.lexists(dst) and not os.path.isfile(dst):
+        raise CommandError(f"cannot pack: {args.dst}: exists and is not a regular file; not "
+                           f"replacing it")
     options = storage_options(args)
     try:
         done = pack(args.src, args.dst, storage_options=options, overwrite=args.overwrite)
