@@ -385,6 +385,15 @@ def test_command_options(tmp_path, capsys):
         cli(capsys, "convert", "--to", "csv", tmp_path / "src", tmp_path / "x")
 
 
+@pytest.mark.parametrize("flags", [["--strings", "vlen"], ["--missing", "?"]])
+def test_command_names_the_flag_a_conversion_does_not_take(tmp_path, capsys, flags):
+    make("ctable", 5, rootdir=tmp_path / "src")
+    status, out, err = cli(capsys, "convert", *flags, tmp_path / "src", tmp_path / "t.npz")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert f"{flags[0]} does not apply to a conversion from bcolz to npz" in err
+    assert "convert()" not in err and not (tmp_path / "t.npz").exists()
+
+
 def test_converted_lists_every_file_written(tmp_path):
     need("datadings")
     make("carray", 5, rootdir=tmp_path / "src")
