@@ -191,6 +191,15 @@ def test_demo_prints_throughput_and_cleans_up(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []             # the demo folder is gone
 
 
+def test_demo_dir_that_is_a_file_is_a_one_line_error(capsys, tmp_path):
+    (tmp_path / "f.txt").write_text("precious")
+    status, out, err = run(capsys, "demo", "--rows", "10", "--dir", tmp_path / "f.txt",
+                           "--no-progress")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert f"--dir {tmp_path / 'f.txt'}: not a folder" in err
+    assert (tmp_path / "f.txt").read_text() == "precious"
+
+
 def test_demo_keep_leaves_a_dataset_info_can_read(capsys, tmp_path):
     status, out, err = run(capsys, "demo", "--rows", "5000", "--dir", tmp_path, "--keep",
                            "--no-progress")
