@@ -26,7 +26,8 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ColumnNotF
                      DatasetNotFoundError,
                      DuplicateConverterError, FormatError, IndexNotFoundError, IntegrityError,
                      IntegrityWarning, KindMismatchError, LimitError, LockLostError,
-                     LockTimeoutError, MissingDependencyError, QueryError, ReadOnlyError,
+                     LockTimeoutError, MissingDependencyError, NodeKindError, QueryError,
+                     ReadOnlyError,
                      RemoteFormatError, TableNotFoundError, UnknownFormatError, UnsafeDataError,
                      WriteFailedError)
 from .integrity import VerifyReport, verify
@@ -58,7 +59,8 @@ __all__ = [
     "ConcurrentWriteError", "ConflictError", "DatasetChangedError", "DatasetExistsError",
     "DatasetNotFoundError", "DuplicateConverterError", "FormatError", "IndexNotFoundError", "IntegrityError",
     "IntegrityWarning", "KindMismatchError", "LimitError", "LockLostError", "LockTimeoutError",
-    "MissingDependencyError", "NOSHUFFLE", "QueryError", "ReadOnlyError", "RemoteFormatError",
+    "MissingDependencyError", "NOSHUFFLE", "NodeKindError", "QueryError", "ReadOnlyError",
+    "RemoteFormatError",
     "SHUFFLE", "TableNotFoundError", "UnknownFormatError", "UnsafeDataError", "VerifyReport",
     "WriteFailedError", "arange", "array2string", "attrs",
     "blosc_compressor_list", "blosc_set_nthreads", "blosc_version", "carray", "category", "chunk",

@@ -26,6 +26,7 @@ working::
     ├── IndexNotFoundError(KeyError)      a column has no index (drop_index)
     ├── ColumnNotFoundError(KeyError, NameError)   t['name'] of a column the table lacks
     ├── KindMismatchError(TypeError)      str items where bytes are kept, or bytes for str
+    ├── NodeKindError(TypeError)          an HDF5 node of another kind than the reading takes
     ├── UnknownFormatError(ValueError)    a conversion format no converter has
     ├── RemoteFormatError(ValueError)     a URL for a format of local files only
     ├── DuplicateConverterError(ValueError)   a converter's name or suffix is taken
@@ -66,6 +67,7 @@ __all__ = [
     "LockLostError",
     "LockTimeoutError",
     "MissingDependencyError",
+    "NodeKindError",
     "QueryError",
     "ReadOnlyError",
     "RemoteFormatError",
@@ -215,6 +217,16 @@ class KindMismatchError(BcolzStoreError, TypeError):
     """
 
 
+class NodeKindError(BcolzStoreError, TypeError):
+    """A node of an HDF5 file is of another kind than the reading takes.
+
+    Raised by ``ctable.fromhdf5`` for a node that is not a Table (an Array,
+    CArray, EArray or a group), and by the HDF5 converter for a group.  The
+    message names the file, the node, its kind and what is read instead.
+    It is a ``TypeError``, as it was before it had a class of its own.
+    """
+
+
 class UnsafeDataError(BcolzStoreError, ValueError):
     """Reading pickled objects from disk without ``allow_pickle=True``.
 
@@ -338,7 +350,8 @@ class MissingDependencyError(BcolzStoreError, ImportError):
 
 class UnknownFormatError(BcolzStoreError, ValueError):
     """A conversion format name, or a path's suffix, that no registered
-    converter has.
+    converter has, or a destination whose suffix names another format than
+    ``to=`` asks for.
 
     Raised by ``bcolz_store.converters.convert`` and ``detect_format``.
     """

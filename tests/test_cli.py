@@ -191,6 +191,15 @@ def test_demo_prints_throughput_and_cleans_up(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == []             # the demo folder is gone
 
 
+def test_demo_dir_that_is_a_file_is_a_one_line_error(capsys, tmp_path):
+    (tmp_path / "f.txt").write_text("precious")
+    status, out, err = run(capsys, "demo", "--rows", "10", "--dir", tmp_path / "f.txt",
+                           "--no-progress")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert f"--dir {tmp_path / 'f.txt'}: not a folder" in err
+    assert (tmp_path / "f.txt").read_text() == "precious"
+
+
 def test_demo_keep_leaves_a_dataset_info_can_read(capsys, tmp_path):
     status, out, err = run(capsys, "demo", "--rows", "5000", "--dir", tmp_path, "--keep",
                            "--no-progress")
@@ -438,6 +447,38 @@ def test_info_shows_categorical_columns_and_their_categories(capsys, tmp_path):
     assert "category:  categorical str codes=int8 ordered=False categories=2 ['a', 'b']" in out
 
 
+def test_info_text_shows_internal_arrow_attrs_decoded_not_as_base64(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import bcolz_store
+    from bcolz_store.converters import convert
+    pytest.importorskip("pyarrow.parquet").write_table(pa.table({
+        "s": pa.array(["a", "b"], pa.large_string()),
+        "t": pa.array([1, 2], pa.int16()),
+        "n": pa.array([1, 2], pa.int64())}).cast(pa.schema([
+            pa.field("s", pa.large_string()), pa.field("t", pa.int16()),
+            pa.field("n", pa.int64(), nullable=False, metadata={"unit": "m"})])),
+        str(tmp_path / "a.parquet"))
+    convert(tmp_path / "a.parquet", tmp_path / "t")
+    recorded = bcolz_store.open(str(tmp_path / "t")).cols["s"].attrs["bcolz_store.arrow"]
+    c = bcolz_store.carray([1, 2], rootdir=str(tmp_path / "c"), mode="w")
+    c.attrs["bcolz_store.arrow"], c.attrs["bcolz_store.x"] = recorded, "A" * 300
+    c.attrs["mine"] = "A" * 300
+    c.flush()
+    status, out, err = run(capsys, "info", tmp_path / "t")
+    assert status == 0 and err == ""
+    assert recorded not in out
+    line = next(row for row in out.splitlines() if row.strip().startswith("s "))
+    assert '{"bcolz_store.arrow": "(Arrow field: large_string)"}' in line
+    line = next(row for row in out.splitlines() if row.strip().startswith("n "))
+    assert '"(Arrow field: int64 not null, metadata {\'unit\': \'m\'})"' in line
+    status, out, _ = run(capsys, "info", tmp_path / "c")
+    assert status == 0 and recorded not in out
+    assert '"bcolz_store.arrow": "(Arrow field: large_string)"' in out
+    assert '"bcolz_store.x": "(300 characters)"' in out
+    assert '"mine": "' + "A" * 300 + '"' in out      # the user's own attrs as they are
+    assert info_json(capsys, tmp_path / "c")["attrs"]["bcolz_store.arrow"] == recorded
+
+
 def test_info_on_s3_without_credentials_or_bucket_says_why(capsys, tmp_path, s3_bucket,
                                                             monkeypatch):
     url, options = s3_bucket
@@ -558,6 +599,32 @@ def test_index_create_list_drop_and_copy_sortby(capsys, tmp_path):
     assert status == 1 and "zz" in err
 
 
+def test_copy_replaces_only_a_bcolz_dataset_and_only_with_overwrite(capsys, tmp_path):
+    import bcolz_store
+    path = tmp_path / "t"
+    bcolz_store.ctable([np.arange(20)[::-1].copy()], names=["a"], rootdir=str(path),
+                       mode="w").flush()
+    (tmp_path / "file.txt").write_text("precious")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "note.txt").write_text("precious")
+    for dst, overwrite in [("file.txt", False), ("file.txt", True), ("folder", True)]:
+        status, out, err = run(capsys, "copy", path, tmp_path / dst, "--sortby", "a",
+                               *(["--overwrite"] if overwrite else []))
+        assert status == 1 and out == "" and err.count("\n") == 1, (dst, err)
+        assert str(tmp_path / dst) in err
+        assert ("not a bcolz dataset" in err) if overwrite else ("--overwrite" in err)
+    assert (tmp_path / "file.txt").read_text() == "precious"
+    assert os.listdir(tmp_path / "folder") == ["note.txt"]
+    assert run(capsys, "copy", path, tmp_path / "s", "--sortby", "a")[0] == 0
+    status, _, err = run(capsys, "copy", path, tmp_path / "s", "--sortby", "a")
+    assert status == 1 and "exists" in err and "--overwrite" in err
+    assert run(capsys, "copy", path, tmp_path / "s", "--sortby", "a", "--overwrite")[0] == 0
+    assert bcolz_store.open(str(tmp_path / "s"))["a"][:].tolist() == list(range(20))
+    status, _, err = run(capsys, "copy", path, path / "inside", "--sortby", "a")
+    assert status == 1 and "overlap" in err and not (path / "inside").exists()
+    assert bcolz_store.open(str(path))["a"][:].tolist() == list(range(20))[::-1]
+
+
 def test_kerchunk_writes_references_zarr_reads(capsys, tmp_path):
     zarr = pytest.importorskip("zarr")
     fsspec = pytest.importorskip("fsspec")
@@ -593,3 +660,86 @@ def test_kerchunk_refuses_a_categorical_column_in_one_line(capsys, tmp_path):
     assert "c/.zarray" not in json.loads((tmp_path / "t.json").read_text())["refs"]
     status, out, err = run(capsys, "kerchunk", tmp_path / "missing", tmp_path / "m.json")
     assert status == 1 and "missing" in err
+
+
+@pytest.mark.parametrize("command, out", [("pack", "p.zip"), ("kerchunk", "k.json"),
+                                          ("kerchunk", "a/k.json")])
+def test_pack_and_kerchunk_never_write_inside_the_dataset(capsys, tmp_path, command, out):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    status, stdout, err = run(capsys, command, tmp_path / "t", tmp_path / "t" / out)
+    assert status == 1 and stdout == "" and err.count("\n") == 1
+    assert "inside the dataset" in err and str(tmp_path / "t" / out) in err
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    assert run(capsys, "verify", tmp_path / "t")[0] == 0
+
+
+def test_kerchunk_leaves_no_partial_file_when_writing_fails(capsys, tmp_path, monkeypatch):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    (tmp_path / "k.json").write_text("old")
+
+    def broken(obj, fp, **kwargs):
+        fp.write('{"version": 1, "re')
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(json, "dump", broken)
+    status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "k.json", "--overwrite")
+    assert status == 1 and "No space left" in err and err.count("\n") == 1
+    assert (tmp_path / "k.json").read_text() == "old"
+    assert sorted(os.listdir(tmp_path)) == ["k.json", "t"]
+    status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "new.json")
+    assert status == 1 and not (tmp_path / "new.json").exists()
+
+
+def test_unpack_overwrite_replaces_only_a_bcolz_dataset(capsys, tmp_path):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    assert run(capsys, "pack", tmp_path / "t", tmp_path / "p.zip")[0] == 0
+    (tmp_path / "file.txt").write_text("precious")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "note.txt").write_text("precious")
+    for dst in ("file.txt", "folder"):
+        status, out, err = run(capsys, "unpack", tmp_path / "p.zip", tmp_path / dst,
+                               "--overwrite")
+        assert status == 1 and out == "" and err.count("\n") == 1
+        assert "not a bcolz dataset" in err and str(tmp_path / dst) in err
+    assert (tmp_path / "file.txt").read_text() == "precious"
+    assert os.listdir(tmp_path / "folder") == ["note.txt"]
+    status, _, err = run(capsys, "unpack", tmp_path / "p.zip", tmp_path / "t")
+    assert status == 1 and "--overwrite" in err
+    assert run(capsys, "unpack", tmp_path / "p.zip", tmp_path / "t", "--overwrite")[0] == 0
+    assert bcolz_store.open(str(tmp_path / "t"))["a"][:].tolist() == list(range(30))
+
+
+def test_kerchunk_writes_into_a_special_file_instead_of_replacing_it(capsys, tmp_path):
+    import threading
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    os.mkfifo(tmp_path / "pipe")
+    got = []
+    reader = threading.Thread(target=lambda: got.append((tmp_path / "pipe").read_bytes()),
+                              daemon=True)
+    reader.start()
+    status, _, err = run(capsys, "kerchunk", tmp_path / "t", tmp_path / "pipe", "--overwrite")
+    reader.join(10)
+    assert status == 0, err
+    assert json.loads(got[0])["refs"]["a/0"][0].endswith("/a/data/__0.blp")
+    assert os.path.exists(tmp_path / "pipe") and not os.path.isfile(tmp_path / "pipe")
+    assert sorted(os.listdir(tmp_path)) == ["pipe", "t"]
+
+
+def test_pack_overwrite_never_replaces_a_folder_or_special_file(capsys, tmp_path):
+    import bcolz_store
+    bcolz_store.ctable([np.arange(30)], names=["a"], chunklen=8, rootdir=str(tmp_path / "t"))
+    os.mkfifo(tmp_path / "pipe.zip")
+    (tmp_path / "dir.zip").mkdir()
+    for name in ("pipe.zip", "dir.zip"):
+        status, out, err = run(capsys, "pack", tmp_path / "t", tmp_path / name, "--overwrite")
+        assert status == 1 and out == "" and err.count("\n") == 1
+        assert "not a regular file; not replacing it" in err and name in err
+    assert not os.path.isfile(tmp_path / "pipe.zip") and os.path.exists(tmp_path / "pipe.zip")
+    assert (tmp_path / "dir.zip").is_dir()
+    (tmp_path / "old.zip").write_bytes(b"old")
+    assert run(capsys, "pack", tmp_path / "t", tmp_path / "old.zip", "--overwrite")[0] == 0
+    assert bcolz_store.open(str(tmp_path / "old.zip"))["a"][:].tolist() == list(range(30))

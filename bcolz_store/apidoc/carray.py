@@ -528,7 +528,7 @@ CARRAY_DOCS = {
         first); a committed change an interrupted writer left unapplied; a
         store whose files have no URL (a ``.zip`` pack, a ``MemoryStore``)
         without ``url``; a negative ``inline_threshold``; a ``name`` that
-        is empty, holds '/' or starts with '.'.
+        is empty, holds '/' or '\\' or starts with '.'.
     CodecError
         A chunk compressed with snappy, which numcodecs' Blosc lacks.
     FormatError

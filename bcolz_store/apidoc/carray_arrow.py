@@ -26,7 +26,7 @@ CARRAY_ARROW_DOCS = {
     Raises
     ------
     ImportError
-        Without pyarrow (``pip install bcolz_store[arrow]``).
+        Without pyarrow (``pip install 'bcolz_store[arrow]'``).
     TypeError
         Object carrays; a ``requested_schema`` that is not a capsule.
     ValueError
@@ -42,7 +42,7 @@ CARRAY_ARROW_DOCS = {
     Raises
     ------
     ImportError
-        Without pyarrow (``pip install bcolz_store[arrow]``).
+        Without pyarrow (``pip install 'bcolz_store[arrow]'``).
     TypeError
         Object carrays.
     """,

@@ -459,8 +459,11 @@ CTABLE_DOCS = {
     ------
     ImportError
         When PyTables is not installed (extra ``bcolz_store[hdf5]``).
-    OSError, TypeError
-        A file that cannot be opened; a node that is not a Table.
+    OSError
+        A file that cannot be opened.
+    NodeKindError
+        A node that is not a Table (a TypeError); the message names it,
+        the file's Tables, and how to read an array (as a carray).
     ValueError, FormatError
         An attribute JSON cannot hold (unless ``drop_attrs``), or a
         malformed one bcolz_store wrote.
@@ -495,8 +498,11 @@ CTABLE_DOCS = {
 
     Each column is described as :meth:`carray.to_kerchunk` describes one;
     a column's atom dimensions are ``COLUMN_dim_1``...; the group's
-    ``.zattrs`` are the table's attrs.  Only committed files are
-    referenced.
+    ``.zattrs`` are the table's attrs.  A column whose name zarr cannot
+    open as an array name (empty, ``.``, ``..``, with ``/`` or ``\\``,
+    starting with ``.``) is named after its folder in the dataset
+    (``__c<N>_<ascii>``), its ``.zattrs`` giving the column's name under
+    ``bcolz_store_column``.  Only committed files are referenced.
 
     Parameters
     ----------
@@ -525,8 +531,7 @@ CTABLE_DOCS = {
         In memory (no files); changes not yet flushed (call ``flush()``
         first); a committed change an interrupted writer left unapplied; a
         store whose files have no URL (a ``.zip`` pack, a ``MemoryStore``)
-        without ``url``; a negative ``inline_threshold``; a ``name`` that
-        is empty, holds '/' or starts with '.'.
+        without ``url``; a negative ``inline_threshold``.
     CodecError
         A chunk compressed with snappy, which numcodecs' Blosc lacks.
     FormatError
@@ -569,7 +574,7 @@ CTABLE_DOCS = {
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns, or a ``requested_schema`` that is not a capsule.
     ValueError
@@ -587,7 +592,7 @@ CTABLE_DOCS = {
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns.
     """,

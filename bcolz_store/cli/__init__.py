@@ -11,7 +11,7 @@
                                          every column that has none, damaged or stale
     bcolz-store index --create COL[:KIND] --drop COL --list PATH
                                          build, remove or list a ctable's indexes
-    bcolz-store copy SRC DST --sortby COL
+    bcolz-store copy SRC DST --sortby COL [--overwrite]
                                          a copy of a ctable ordered by a column
     bcolz-store convert SRC DST          convert between bcolz, Parquet, Arrow, zarr,
                                          .npz, HDF5 and datadings
@@ -125,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                                         "dataset folder.")
     unpack.add_argument("src", help="the .zip pack")
     unpack.add_argument("dst", help="the folder to make")
-    unpack.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    unpack.add_argument("--overwrite", action="store_true",
+                        help="replace an existing bcolz dataset (anything else is never "
+                             "replaced)")
     unpack.set_defaults(func=cmd_unpack)
 
     add_index_parser(sub)

@@ -4,12 +4,14 @@ and the ``--storage-options`` of commands that take a URL."""
 from __future__ import annotations
 
 import json
+import os
 
 from bcolz_store.errors import BcolzStoreError
 
 __all__ = ["CommandError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
-           "EXIT_USAGE", "PROG", "add_storage_options", "describe", "fmt_ratio", "ratio",
-           "remote_reason", "storage_options"]
+           "EXIT_USAGE", "PROG", "add_storage_options", "check_outside", "check_target",
+           "describe", "fmt_ratio", "local_location", "ratio", "remote_reason",
+           "storage_options"]
 
 PROG = "bcolz-store"
 
@@ -25,6 +27,77 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = EXIT_FAILURE):
         super().__init__(message)
         self.status = status
+
+
+def local_location(location) -> str | None:
+    """The local path of ``location`` (a path or ``file://`` URL); None for
+    another URL."""
+    location = os.fspath(location)
+    if location.startswith("file://"):
+        return location[len("file://"):]
+    return None if "://" in location else location
+
+
+def check_outside(dataset, out, what: str) -> None:
+    """CommandError when the file ``out`` a command writes would be ``dataset``
+    itself or lie inside it (a stray file among a dataset's files is an extra
+    file to ``verify`` and is packed with it).  URLs are not compared.
+
+    Raises
+    ------
+    CommandError
+        Naming both.
+    """
+    a, b = local_location(dataset), local_location(out)
+    if a is None or b is None:
+        return
+    a, b = os.path.realpath(a), os.path.realpath(b)
+    if b == a or b.startswith(a.rstrip(os.sep) + os.sep):
+        raise CommandError(f"{what}: {out} is inside the dataset {dataset}; write it "
+                           f"elsewhere")
+
+
+# Names whose presence makes a folder (or a URL) a bcolz dataset.
+_DATASET_NAMES = ("meta/sizes", "__rootdirs__", "bcolz_store.json")
+
+
+def check_target(src, dst, overwrite: bool, options, what: str) -> None:
+    """CommandError unless a command may write a dataset at ``dst``: nothing
+    there, or a bcolz dataset and ``overwrite`` (a file or another folder is
+    never replaced); and ``dst`` neither ``src``, inside it nor around it.
+
+    Raises
+    ------
+    CommandError
+        Saying why, naming ``dst``.
+    """
+    src, dst = os.fspath(src), os.fspath(dst)
+    a, b = local_location(src), local_location(dst)
+    if a is not None and b is not None:
+        a, b = os.path.realpath(a), os.path.realpath(b)
+        if a == b or b.startswith(a.rstrip(os.sep) + os.sep) or \
+                a.startswith(b.rstrip(os.sep) + os.sep):
+            raise CommandError(f"{what}: source {src} and destination {dst} overlap")
+    if b is not None:
+        if not os.path.lexists(b):
+            return
+        dataset = os.path.isdir(b) and not os.path.islink(b) and \
+            any(os.path.isfile(os.path.join(b, name)) for name in _DATASET_NAMES)
+    else:
+        from bcolz_store.storage.urls import open_store
+        try:
+            store = open_store(dst, False, options)
+            if store.root_state() == "missing":
+                return
+            dataset = any(store.exists(name) for name in _DATASET_NAMES)
+        except (ImportError, ValueError, OSError) as err:
+            reason = remote_reason(err, dst)
+            raise CommandError(f"{what}: {reason}" if reason else describe(err, dst, what)) \
+                from err
+    if not overwrite:
+        raise CommandError(f"{what}: {dst}: exists; pass --overwrite to replace it")
+    if not dataset:
+        raise CommandError(f"{what}: {dst}: exists and is not a bcolz dataset; not replacing it")
 
 
 def describe(err: BaseException, path: str, what: str) -> str:

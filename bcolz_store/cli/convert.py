@@ -8,6 +8,7 @@ registered converters, and reports its outcome in one line.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from bcolz_store.errors import BcolzStoreError
@@ -56,7 +57,8 @@ def add_convert_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("src", help="what to convert: a path, a .zip pack or a URL")
     parser.add_argument("dst", help="where to write it: a path or a URL")
     parser.add_argument("--to", choices=formats(), help="the destination format (default: "
-                                                      "from DST's name)")
+                                                      "from DST's name; a DST suffix of "
+                                                      "another format is refused)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace DST if it exists (only with the same format)")
     parser.add_argument("--drop-attrs", action="store_true",
@@ -93,6 +95,25 @@ def _formats(args, options) -> set:
             except (ValueError, OSError):
                 pass
     return found
+
+
+# The flags that become convert() options, by option name.
+_FLAGS = {"strings": "--strings", "missing": "--missing", "nodepath": "--node"}
+_UNEXPECTED = re.compile(r"convert\(\) got an unexpected option '(\w+)'")
+
+
+def _refused_flag(err, args, options):
+    """The one-line message for a flag the conversion takes no option for
+    (``--strings`` to npz), or None when ``err`` is something else."""
+    found = _UNEXPECTED.match(str(err)) if isinstance(err, TypeError) else None
+    if found is None or found.group(1) not in _FLAGS:
+        return None
+    try:
+        src = detect_format(args.src, reading=True, storage_options=options)
+        dst = args.to or detect_format(args.dst, reading=False)
+    except (ValueError, OSError):
+        return None
+    return f"{_FLAGS[found.group(1)]} does not apply to a conversion from {src} to {dst}"
 
 
 def run_convert(args) -> int:
@@ -143,7 +164,10 @@ def run_convert(args) -> int:
             traceback.print_exc()
         remote = [str(p) for p in (args.src, args.dst) if "://" in str(p)]
         reason = remote_reason(err, remote[0]) if remote else None
-        if reason is not None:
+        flag = _refused_flag(err, args, options["storage_options"])
+        if flag is not None:
+            message = f"{PROG}: error: convert: {flag}"
+        elif reason is not None:
             message = f"{PROG}: error: convert: {reason}"
         elif isinstance(err, _EXPECTED):
             message = f"{PROG}: error: convert: {err}"

@@ -322,6 +322,9 @@ def _summary(ct, rootdir: str, out) -> None:
 
 
 def cmd_demo(args) -> int:
+    if args.dir is not None and os.path.exists(args.dir) and not os.path.isdir(args.dir):
+        raise CommandError(f"--dir {args.dir}: not a folder (the demo writes its dataset in "
+                           f"a new folder inside it)")
     try:
         run_demo(args.rows, args.dir, args.keep, progress=not args.no_progress)
     except (BcolzStoreError, OSError) as err:

@@ -23,8 +23,8 @@ import bcolz_store
 from bcolz_store.carray_ops import chunk_stats, recompute_stats
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, add_storage_options, describe, remote_reason, \
-    storage_options
+from .common import EXIT_OK, CommandError, add_storage_options, check_target, describe, \
+    remote_reason, storage_options
 
 __all__ = ["add_index_parser", "change_indexes", "cmd_copy", "cmd_index", "index_stats"]
 
@@ -54,11 +54,15 @@ def add_index_parser(subparsers) -> argparse.ArgumentParser:
         "copy", help="copy a ctable, its rows ordered by a column",
         description="Write a copy of the ctable SRC at DST with its rows ordered by the column "
                     "given to --sortby (stably, missing items last), so that the chunk "
-                    "statistics of that column let queries skip chunks.  Exit status 0 on "
-                    "success, 1 on failure.")
+                    "statistics of that column let queries skip chunks.  An existing DST is "
+                    "replaced only with --overwrite, and only when it is a bcolz dataset.  "
+                    "Exit status 0 on success, 1 on failure.")
     copy.add_argument("src", help="the ctable: a rootdir or a URL")
     copy.add_argument("dst", help="where to write the copy: a rootdir or a URL")
     copy.add_argument("--sortby", required=True, metavar="COL", help="the column to order by")
+    copy.add_argument("--overwrite", action="store_true",
+                      help="replace DST if it is a bcolz dataset (anything else is never "
+                           "replaced)")
     add_storage_options(copy)
     copy.set_defaults(func=cmd_copy)
     return parser
@@ -101,6 +105,8 @@ def _fail(err, path: str, what: str):
 
 def cmd_copy(args) -> int:
     kwargs = {"storage_options": storage_options(args)} if storage_options(args) else {}
+    check_target(args.src, args.dst, getattr(args, "overwrite", False),
+                 kwargs.get("storage_options"), "cannot copy")
     try:
         t = bcolz_store.open(args.src, mode="r", **kwargs)
         if not isinstance(t, bcolz_store.ctable):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 
@@ -250,8 +252,61 @@ def _fmt_cparams(cp: dict | None, vlen: dict | None = None, category: dict | Non
 
 
 
+# Attrs under this prefix are the library's own records (an Arrow field, a
+# pandas dtype...): shown decoded or summarised in text, exact in JSON.
+INTERNAL_PREFIX = "bcolz_store."
+# The longest text of an internal attr shown as it is.
+INTERNAL_TEXT_CHARS = 80
+
+
+def _arrow_field_text(text: str):
+    """An Arrow field recorded as base64 of an IPC schema, as words (None
+    when ``text`` is not one, or pyarrow is not installed)."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True)))
+    except (binascii.Error, ValueError, pa.ArrowException):
+        return None
+    if len(schema) != 1:
+        return None
+    field = schema.field(0)
+    words = str(field.type) + ("" if field.nullable else " not null")
+    if field.metadata:
+        meta = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                for k, v in field.metadata.items()}
+        words += f", metadata {meta}"
+    return f"(Arrow field: {words})"
+
+
+def _readable_attr(value):
+    """An internal attr's value as text shows it: a recorded Arrow field
+    decoded, other long text summarised by its length."""
+    if isinstance(value, str):
+        field = _arrow_field_text(value)
+        if field is not None:
+            return field
+        if len(value) > INTERNAL_TEXT_CHARS:
+            return f"({len(value)} characters)"
+    return value
+
+
+def _fmt_attrs(attrs: dict) -> str:
+    """``attrs`` as one line of JSON, the library's own attrs made readable."""
+    shown = {key: _readable_attr(value) if key.startswith(INTERNAL_PREFIX) else value
+             for key, value in attrs.items()}
+    return json.dumps(shown, sort_keys=True)
+
+
 def format_info(facts: dict) -> str:
     """Render :func:`dataset_info`'s result as aligned text lines.
+
+    Attrs of the library's own (``bcolz_store.*``) are shown readably: an
+    Arrow field recorded as base64 as its type (``(Arrow field:
+    large_string)``), other long text as its length; the JSON of
+    :func:`dataset_info` keeps them exactly.
 
     Returns
     -------
@@ -277,7 +332,7 @@ def format_info(facts: dict) -> str:
         ("nbytes", f"{facts['nbytes']} ({_human(facts['nbytes'])})"),
         ("cbytes", f"{facts['cbytes']} ({_human(facts['cbytes'])})"),
         ("cratio", fmt_ratio(facts["cratio"])),
-        ("attrs", json.dumps(facts["attrs"], sort_keys=True)),
+        ("attrs", _fmt_attrs(facts["attrs"])),
     ]
     out = [f"{key + ':':<10} {value}" for key, value in lines]
     if facts["kind"] == "ctable":
@@ -293,7 +348,7 @@ def _column_table(columns: list) -> list:
         (c["name"], c["dtype"], str(tuple(c["shape"])), str(c["chunklen"]), str(c["nchunks"]),
          _fmt_cparams(c["cparams"], c.get("vlen"), c.get("category")), str(c["nbytes"]),
          str(c["cbytes"]),
-         fmt_ratio(c["cratio"]), json.dumps(c["attrs"], sort_keys=True))
+         fmt_ratio(c["cratio"]), _fmt_attrs(c["attrs"]))
         for c in columns]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()

@@ -4,14 +4,16 @@ or ctable to a JSON file, for zarr and xarray to open the dataset in place
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, add_storage_options, describe, remote_reason, \
-    storage_options
+from .common import EXIT_OK, CommandError, add_storage_options, check_outside, describe, \
+    remote_reason, storage_options
 
 __all__ = ["add_kerchunk_parser", "cmd_kerchunk"]
 
@@ -46,8 +48,39 @@ def add_kerchunk_parser(subparsers):
     return parser
 
 
+def _write_json(refs: dict, out: str) -> None:
+    """``refs`` as JSON at ``out``, written beside it and moved into place
+    whole: a failed write leaves ``out`` as it was.  An existing ``out`` that
+    is not a regular file (``/dev/stdout``, a FIFO) is written into, never
+    replaced."""
+    if os.path.exists(out) and not os.path.isfile(out):
+        try:
+            with open(out, "w", encoding="utf-8") as stream:
+                json.dump(refs, stream)
+        except OSError as err:
+            raise CommandError(f"cannot write: {out}: {err.strerror or err}") from err
+        return
+    folder, name = os.path.split(os.path.abspath(out))
+    tmp = os.path.join(folder, f".{name}.{secrets.token_hex(6)}.writing")
+    try:
+        stream = open(tmp, "x", encoding="utf-8")      # the mode a new file gets (umask)
+    except OSError as err:        # the temporary name says nothing to the user
+        raise CommandError(f"cannot write: {out}: {err.strerror or err}") from err
+    try:
+        with stream:
+            json.dump(refs, stream)
+        os.replace(tmp, out)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise CommandError(f"cannot write: {out}: {err.strerror or err}") from err
+        raise
+
+
 def cmd_kerchunk(args) -> int:
     """Run ``bcolz-store kerchunk``; the exit status."""
+    check_outside(args.path, args.out, "cannot write")
     if os.path.exists(args.out) and not args.overwrite:
         raise CommandError(f"{args.out}: exists; pass --overwrite to replace it")
     try:
@@ -66,11 +99,7 @@ def cmd_kerchunk(args) -> int:
         if not isinstance(err, (BcolzStoreError, OSError, TypeError, ValueError)):
             raise
         raise CommandError(describe(err, str(args.path), "cannot reference")) from err
-    try:
-        with open(args.out, "w", encoding="utf-8") as out:
-            json.dump(refs, out)
-    except OSError as err:
-        raise CommandError(describe(err, str(args.out), "cannot write")) from err
+    _write_json(refs, os.fspath(args.out))
     chunks = sum(isinstance(ref, list) for ref in refs["refs"].values())
     print(f"{args.out}: {chunks} chunk references (from {args.path})")
     return EXIT_OK

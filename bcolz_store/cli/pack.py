@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, describe, remote_reason, storage_options
+from .common import EXIT_OK, CommandError, check_outside, check_target, describe, \
+    local_location, remote_reason, storage_options
 
 __all__ = ["cmd_pack", "cmd_unpack"]
 
@@ -14,6 +17,11 @@ def cmd_pack(args) -> int:
     if not str(args.dst).lower().endswith(".zip"):
         raise CommandError(f"{args.dst}: a pack is a .zip file; name it OUT.zip (bcolz_store "
                            f"opens a pack by its .zip name)")
+    check_outside(args.src, args.dst, "cannot pack")
+    dst = local_location(args.dst)
+    if dst is not None and os.path.lexists(dst) and not os.path.isfile(dst):
+        raise CommandError(f"cannot pack: {args.dst}: exists and is not a regular file; not "
+                           f"replacing it")
     options = storage_options(args)
     try:
         done = pack(args.src, args.dst, storage_options=options, overwrite=args.overwrite)
@@ -30,6 +38,7 @@ def cmd_pack(args) -> int:
 
 def cmd_unpack(args) -> int:
     from bcolz_store.storage.packs import unpack
+    check_target(args.src, args.dst, args.overwrite, None, "cannot unpack")
     try:
         done = unpack(args.src, args.dst, overwrite=args.overwrite)
     except (BcolzStoreError, OSError, ValueError) as err:     # ValueError: a DST like '.'

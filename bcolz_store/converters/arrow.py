@@ -1,6 +1,6 @@
 """Arrow tables, Arrow IPC files (Feather v2) and Parquet files <-> carray/ctable.
 
-pyarrow is an optional extra (``pip install bcolz_store[arrow]``), imported
+pyarrow is an optional extra (``pip install 'bcolz_store[arrow]'``), imported
 only when these functions run.  Data travels column by column, in blocks of
 whole chunks (never row by row, never through pandas); Parquet and IPC files
 are written one row group (record batch) per block and read batch by batch,
@@ -81,7 +81,7 @@ def to_arrow(obj, *, progress=None):
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns, or ``obj`` not a carray/ctable.
     ValueError
@@ -178,7 +178,7 @@ def to_parquet(obj, path, *, overwrite=False, row_group_size=None, progress=None
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     DatasetExistsError
         When ``path`` exists and ``overwrite`` is False.
     TypeError
@@ -224,7 +224,7 @@ def to_feather(obj, path, *, overwrite=False, compression=None, progress=None,
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     DatasetExistsError
         When ``path`` exists and ``overwrite`` is False.
     TypeError
@@ -337,7 +337,7 @@ def from_arrow(arrow_table, rootdir=None, mode="w", *, kind=None, columns=None,
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         Arrow types with no bcolz column kind.
     ValueError
@@ -471,7 +471,7 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     DatasetNotFoundError
         When a local ``path`` (or, with ``storage_options``, a URL) does not
         exist.
@@ -520,7 +520,7 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     DatasetNotFoundError
         When a local ``path`` (or, with ``storage_options``, a URL) does not
         exist.

@@ -53,7 +53,7 @@ def import_pyarrow():
     ------
     ImportError
         When pyarrow is not installed; the message says
-        ``pip install bcolz_store[arrow]``.
+        ``pip install 'bcolz_store[arrow]'``.
     """
     return require("pyarrow", "arrow", "Arrow and Parquet conversions")
 

@@ -182,13 +182,14 @@ class Converter(abc.ABC):
         -------
         bool
             For a folder format, a folder (not a link) with one of
-            :attr:`folder_names`; else a file.
+            :attr:`folder_names`; else a regular file (a device, a FIFO or
+            a socket is never one: a conversion would replace it).
         """
         path = Path(path)
         if self.folder_names:
             return path.is_dir() and not path.is_symlink() and \
                 any((path / name).is_file() for name in self.folder_names)
-        return not path.is_dir()
+        return path.is_file()
 
     def check_available(self) -> None:
         """Import :attr:`requires`, if any.

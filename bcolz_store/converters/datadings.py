@@ -1,6 +1,6 @@
 """datadings datasets (msgpack samples plus their index) <-> ctable.
 
-msgpack is an optional extra (``pip install bcolz_store[datadings]``),
+msgpack is an optional extra (``pip install 'bcolz_store[datadings]'``),
 imported only when these functions run; datadings itself is not needed.
 
 Source: the datadings file format (seeds/000_7539750c326b609e.txt); the
@@ -175,7 +175,7 @@ def to_datadings(obj, path, *, key_column="key", drop_attrs=False, overwrite=Fal
     Raises
     ------
     ImportError
-        When msgpack is not installed (``pip install bcolz_store[datadings]``).
+        When msgpack is not installed (``pip install 'bcolz_store[datadings]'``).
     DatasetExistsError
         When a file of the dataset exists and ``overwrite`` is False.
     ValueError
@@ -498,7 +498,7 @@ def from_datadings(path, rootdir=None, mode="w", *, key_column="key", progress=N
     Raises
     ------
     ImportError
-        When msgpack is not installed (``pip install bcolz_store[datadings]``).
+        When msgpack is not installed (``pip install 'bcolz_store[datadings]'``).
     DatasetNotFoundError
         When ``path`` does not exist.
     FormatError

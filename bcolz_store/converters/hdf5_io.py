@@ -22,7 +22,8 @@ import sys
 import numpy as np
 
 import bcolz_store
-from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError, FormatError
+from bcolz_store.errors import (DatasetExistsError, DatasetNotFoundError, FormatError,
+                                NodeKindError)
 
 from ..interop.columns import BLOCK_BYTES, columns_of, kind_of
 from ._common import refuse_arrow_kinds, Sink, check_attrs_kept, progress_bar
@@ -55,7 +56,7 @@ def write_hdf5(obj, path, *, nodepath="/ctable", drop_attrs=False, overwrite=Fal
     Raises
     ------
     ImportError
-        When PyTables is not installed (``pip install bcolz_store[hdf5]``).
+        When PyTables is not installed (``pip install 'bcolz_store[hdf5]'``).
     DatasetExistsError
         When ``path`` exists and ``overwrite`` is False.
     TypeError
@@ -171,8 +172,10 @@ def read_hdf5(path, rootdir=None, mode="w", *, nodepath="/ctable", drop_attrs=Fa
         (the message lists the nodes it has).
     DatasetExistsError
         With mode 'a' when ``rootdir`` exists.
+    NodeKindError
+        When the node is a group (a TypeError).
     TypeError
-        When the node is a group, or an array of a type a carray cannot hold
+        When the node is an array of a type a carray cannot hold
         (variable-length arrays, objects).
     ValueError
         A 0-d array node, or an attribute that attrs cannot hold (named in
@@ -223,8 +226,8 @@ def _node(tables, h5, path: str, nodepath: str):
                                    f"bcolz-store convert --node PATH)") from None
     if isinstance(node, (tables.Table, tables.Array)):
         return node
-    raise TypeError(f"{path}: node {nodepath!r} is a {type(node).__name__}, not a Table or an "
-                    f"array (Array, CArray, EArray); name one of its children")
+    raise NodeKindError(f"{path}: node {nodepath!r} is a {type(node).__name__}, not a Table or "
+                        f"an array (Array, CArray, EArray); name one of its children")
 
 
 def _read_array(node, path, rootdir, mode, drop_attrs, progress, kwargs):

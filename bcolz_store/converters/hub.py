@@ -31,6 +31,7 @@ import tempfile
 import urllib.parse
 from pathlib import Path
 
+import bcolz_store
 from bcolz_store.errors import DatasetExistsError, DatasetNotFoundError
 from bcolz_store.interop.columns import kind_of
 from bcolz_store.storage.urls import open_store
@@ -190,6 +191,22 @@ def detect_format(location, *, reading: bool = True, storage_options=None) -> st
                              f"suffixes: {', '.join(registry.suffixes())}); pass to=FORMAT")
 
 
+def _check_suffix_agrees(dst, to: str) -> None:
+    """Refuse a destination whose suffix names a format other than ``to``
+    (``out.parquet`` with ``to='npz'`` would be an npz file named parquet)."""
+    path = local_path(dst)
+    name = urllib.parse.urlparse(str(dst)).path if path is None else path.name
+    suffix = os.path.splitext(name.rstrip("/"))[1].lower()
+    if suffix not in registry.suffixes():
+        return
+    named = registry.for_suffix(suffix).name
+    if named != to:
+        raise UnknownFormatError(
+            f"{dst}: its suffix {suffix} names {named}, but to={to!r} (--to {to}) asks for "
+            f"{to}; name the destination *{' or *'.join(get_converter(to).suffixes)} for "
+            f"{to}, or leave out to= to write {named}")
+
+
 # --- the dispatcher -----------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -199,7 +216,8 @@ class Converted:
     Attributes
     ----------
     src, dst : str
-        Source and destination as given.
+        Source and destination as given (an open carray or ctable as source:
+        its rootdir, or ``'(an in-memory ctable)'``).
     src_format, dst_format : str
         Their formats (see :func:`formats`).
     kind : {'carray', 'ctable'}
@@ -332,13 +350,35 @@ def _remote_bcolz(dst, storage_options, overwrite: bool):
     return store, True
 
 
+def _open_source(src):
+    """``src`` when it is an open carray or ctable, else None (a location).
+
+    Raises
+    ------
+    TypeError
+        When ``src`` is neither a location nor a carray or ctable.
+    """
+    if isinstance(src, (bcolz_store.carray, bcolz_store.ctable)):
+        return src
+    if not isinstance(src, (str, os.PathLike)):
+        raise TypeError(f"convert(): src must be a path, a URL, or an open carray or ctable, "
+                        f"not {type(src).__name__}")
+    return None
+
+
+def _source_name(container) -> str:
+    rootdir = container.rootdir
+    return str(rootdir) if rootdir else f"(an in-memory {kind_of(container)})"
+
+
 def convert(src, dst, *, to=None, progress=None, storage_options=None, **options) -> Converted:
     """Convert between a bcolz dataset and another format (or two other formats).
 
     Parameters
     ----------
-    src : str or os.PathLike
-        A bcolz rootdir (opened read-only), a bcolz pack (``*.zip``),
+    src : str, os.PathLike, carray or ctable
+        An open carray or ctable (stored or in memory), a bcolz rootdir
+        (opened read-only), a bcolz pack (``*.zip``),
         ``*.parquet``, ``*.arrow``/``*.feather``, ``*.zarr``, ``*.npz``,
         ``*.h5``/``*.hdf5`` or a datadings ``*.msgpack`` file; a local path,
         a ``file://`` URL, or (bcolz, parquet, arrow, zarr) a remote URL
@@ -387,8 +427,9 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
         When ``dst`` exists and ``overwrite`` is False, or exists as
         something other than what would be written.
     UnknownFormatError
-        An unknown format name (``to=``), or a name whose format cannot be
-        told (a ValueError).
+        An unknown format name (``to=``), a name whose format cannot be
+        told, or a ``to=`` other than the format the suffix of ``dst``
+        names (``out.parquet`` with ``to='npz'``); a ValueError.
     RemoteFormatError
         A remote source or destination in a format that reads and writes
         local paths only (a ValueError).
@@ -408,10 +449,18 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     """
     overwrite = bool(options.pop("overwrite", False))
     drop_attrs = bool(options.pop("drop_attrs", False))
-    src_fmt = detect_format(src, reading=True, storage_options=storage_options)
+    container = _open_source(src)
+    if container is None:
+        src_fmt, src_name = detect_format(src, reading=True, storage_options=storage_options), \
+            str(src)
+    else:
+        src_fmt, src_name = HUB, _source_name(container)
     dst_fmt = to if to is not None else detect_format(dst, reading=False)
     src_conv, dst_conv = get_converter(src_fmt)(), get_converter(dst_fmt)()
-    _check_apart(src, dst)
+    if to is not None:
+        _check_suffix_agrees(dst, dst_fmt)
+    if container is None or isinstance(container.rootdir, str):
+        _check_apart(src if container is None else container.rootdir, dst)
     reader = src_conv.read if src_fmt != HUB else None
     writer = dst_conv.write
     read_opts, write_opts = _route(options, reader, writer, dst_fmt == HUB)
@@ -447,7 +496,9 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     try:
         with tempfile.TemporaryDirectory(prefix=".bcolz-store-convert-",
                                          dir=stage.folder if stage else None) as tmp:
-            if reader is None:
+            if container is not None:
+                obj = container
+            elif reader is None:
                 obj = src_conv.read(src, storage_options=storage_options if src_remote else None)
             elif dst_fmt == HUB:
                 obj = reader(src, target, progress=progress, **read_opts)
@@ -470,4 +521,4 @@ def convert(src, dst, *, to=None, progress=None, storage_options=None, **options
     finally:
         if stage:
             stage.cleanup()
-    return Converted(str(src), str(dst), src_fmt, dst_fmt, kind, length, tuple(written))
+    return Converted(src_name, str(dst), src_fmt, dst_fmt, kind, length, tuple(written))

@@ -1,7 +1,7 @@
 """zarr v3 arrays and groups <-> carray/ctable.
 
 zarr-python (3.1 or later) is an optional extra (``pip install
-bcolz_store[zarr]``), imported only when these functions run.
+'bcolz_store[zarr]'``), imported only when these functions run.
 
 A carray becomes a zarr array; a ctable a zarr group with one array per
 column::
@@ -18,9 +18,12 @@ column::
 Writing goes chunk by chunk (blocks of whole chunks, so each zarr chunk is
 written once); reading goes block by block along the first dimension.
 Every numpy dtype a bcolz column holds has a zarr data type, so values and
-dtypes are kept exactly; zarr-python warns (``UnstableSpecificationWarning``)
-that its S, U and structured types have no zarr v3 specification yet, so
-other zarr libraries may not read those arrays.  Object columns are refused.
+dtypes are kept exactly.  zarr-python's S, U and structured types have no
+zarr v3 specification yet, so other zarr libraries may not read those
+arrays; zarr-python says so with an ``UnstableSpecificationWarning`` on
+every array of them it writes or reads, which :func:`to_zarr` and
+:func:`from_zarr` silence while they run (that warning only: this docstring
+is where it is said).  Object columns are refused.
 
 Read back: a carray's chunklen and dflt (from ``chunks`` and
 ``fill_value``), a ctable's column order, attrs and column attrs.  A
@@ -46,7 +49,9 @@ tests/interop/test_zarr.py, which reopens what is written with zarr itself.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import warnings
 
 import numpy as np
 
@@ -70,6 +75,22 @@ META_VERSION = 1
 
 def _zarr():
     return require("zarr", "zarr", "zarr conversions")
+
+
+def _unstable_types_quiet(func):
+    """``func`` with zarr-python's ``UnstableSpecificationWarning`` (S, U and
+    structured types have no zarr v3 specification yet, as the module
+    docstring says) silenced while it runs, and no other warning."""
+    @functools.wraps(func)
+    def quiet(*args, **kwargs):
+        try:
+            from zarr.errors import UnstableSpecificationWarning
+        except ImportError:     # no zarr (func says so), or a zarr without the warning
+            return func(*args, **kwargs)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=UnstableSpecificationWarning)
+            return func(*args, **kwargs)
+    return quiet
 
 
 def zarr_dtype(atom) -> np.dtype:
@@ -151,6 +172,7 @@ def _array_spec(name, col) -> dict:
             "fill_value": col.dflt[()]}
 
 
+@_unstable_types_quiet
 def to_zarr(obj, store, *, overwrite=False, progress=None, storage_options=None,
             **array_kwargs):
     """Write a carray as a zarr v3 array, or a ctable as a zarr v3 group.
@@ -177,7 +199,7 @@ def to_zarr(obj, store, *, overwrite=False, progress=None, storage_options=None,
     Raises
     ------
     ImportError
-        When zarr is not installed (``pip install bcolz_store[zarr]``).
+        When zarr is not installed (``pip install 'bcolz_store[zarr]'``).
     DatasetExistsError
         When ``store`` holds something and ``overwrite`` is False, or is a
         local folder that is not a zarr store.
@@ -422,6 +444,7 @@ def _vlen_columns(names, arrays, recorded, strings, where) -> dict:
     return out
 
 
+@_unstable_types_quiet
 def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
               storage_options=None, **kwargs):
     """A carray holding a zarr array, or a ctable holding a zarr group.
@@ -456,7 +479,7 @@ def from_zarr(source, rootdir=None, mode="w", *, kind=None, columns=None, progre
     Raises
     ------
     ImportError
-        When zarr is not installed (``pip install bcolz_store[zarr]``).
+        When zarr is not installed (``pip install 'bcolz_store[zarr]'``).
     DatasetNotFoundError
         When nothing is at ``source``.
     FormatError

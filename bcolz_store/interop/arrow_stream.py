@@ -17,7 +17,7 @@ The other way, the carray and ctable constructors take any object exporting
 DataFrame or Series, a DuckDB relation) or ``__arrow_c_array__`` (a pyarrow
 RecordBatch or Array), read batch by batch (:func:`arrow_input`).
 
-pyarrow is imported inside the functions (``pip install bcolz_store[arrow]``).
+pyarrow is imported inside the functions (``pip install 'bcolz_store[arrow]'``).
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def export_stream(obj, requested_schema=None):
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns, or a ``requested_schema`` that is not a capsule.
     ValueError
@@ -236,7 +236,7 @@ def export_schema(obj):
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     TypeError
         For object columns.
     """
@@ -401,7 +401,7 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
     Raises
     ------
     ImportError
-        When pyarrow is not installed (``pip install bcolz_store[arrow]``).
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
     KeyError
         An unknown name in ``names``.
     TypeError

@@ -1,6 +1,6 @@
 """carrays as dask arrays and ctables as dask dataframes.
 
-dask is an optional extra (``pip install bcolz_store[dask]``: dask's array
+dask is an optional extra (``pip install 'bcolz_store[dask]'``: dask's array
 and dataframe parts and ``distributed``); it is imported only when these
 functions run.
 

@@ -1,6 +1,6 @@
 """HDF5 (PyTables Table) <-> ctable.
 
-PyTables is an optional extra (``pip install bcolz_store[hdf5]``); it is
+PyTables is an optional extra (``pip install 'bcolz_store[hdf5]'``); it is
 imported only when these functions run, and its absence gives an
 ``ImportError`` that names the extra.
 
@@ -36,7 +36,8 @@ import threading
 
 import numpy as np
 
-from ..errors import DatasetExistsError, FormatError, raised_in
+from ..errors import (DatasetExistsError, FormatError, MissingDependencyError, NodeKindError,
+                      raised_in)
 
 __all__ = ["BYTEORDER_ATTR", "PickledAttribute", "UTF8_ATTR", "fromhdf5", "hdf5_attrs",
            "no_unpickling", "plain_attr", "reading_hdf5", "tohdf5"]
@@ -57,8 +58,8 @@ def _import_tables():
     try:
         import tables
     except ImportError as err:
-        raise ImportError(f"PyTables is needed for HDF5 conversions; install it, "
-                          f"e.g. `pip install {HDF5_EXTRA}`") from err
+        raise MissingDependencyError(f"PyTables is needed for HDF5 conversions; install it, "
+                                     f"e.g. `pip install '{HDF5_EXTRA}'`") from err
     return tables
 
 
@@ -194,8 +195,9 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         When the file cannot be opened.
     tables.NoSuchNodeError
         When ``nodepath`` is not in the file.
-    TypeError
-        When the node is not a Table (an Array, CArray, EArray or a group).
+    NodeKindError
+        When the node is not a Table (an Array, CArray, EArray or a group;
+        a TypeError): the message names it and the file's Tables.
     ValueError
         When an attribute holds a value JSON cannot hold (the message names
         it), unless ``drop_attrs``.
@@ -212,10 +214,7 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
     with reading_hdf5(filepath, tb), tb.open_file(filepath, mode="r") as h5:
         node = h5.get_node(nodepath)
         if not isinstance(node, tb.Table):
-            raise TypeError(f"HDF5 file '{filepath}': node '{node._v_pathname}' is a "
-                            f"{type(node).__name__}, not a Table; a ctable is read from a "
-                            f"Table (bcolz_store.converters.convert reads an Array, "
-                            f"CArray or EArray as a carray)")
+            raise NodeKindError(_not_a_table(tb, h5, node, filepath))
         names = list(kwargs.pop("names", None) or node.colnames)
         kwargs.setdefault("expectedlen", max(len(node), 1))
         stored = {name: node.dtype.fields[name][0] for name in node.colnames}
@@ -235,6 +234,22 @@ def fromhdf5(table_class, filepath, nodepath="/ctable", **kwargs):
         table.attrs.update(attrs)
     table.flush()
     return table
+
+
+def _not_a_table(tb, h5, node, filepath) -> str:
+    """Why ``node`` gives no ctable: its kind, the Tables the file holds, and
+    how an array is read."""
+    kind = type(node).__name__
+    article = "an" if kind[:1] in "AEIOU" else "a"
+    found = [n._v_pathname for n in h5.walk_nodes("/", classname="Table")]
+    shown = ", ".join(found[:20]) + (", ..." if len(found) > 20 else "")
+    text = (f"HDF5 file '{filepath}': node '{node._v_pathname}' is {article} {kind}, not a "
+            f"Table; a ctable is read from a Table (this file holds "
+            f"{shown or 'no Table'})")
+    if isinstance(node, tb.Array):
+        text += (f"; read an {kind} as a carray with bcolz_store.converters.convert(file, "
+                 f"rootdir, nodepath='{node._v_pathname}') or bcolz-store convert --node")
+    return text
 
 
 def hdf5_attrs(node, filepath) -> dict:

@@ -31,6 +31,11 @@ so zarr never fills one, and xarray takes a zarr fill value for a missing
 value marker (``_FillValue``) and would show every item equal to ``dflt``
 (0 by default) as NaN.
 
+A column whose name zarr cannot open as an array name (empty, ``.``,
+``..``, with ``/`` or ``\\``, starting with ``.``) is the array named after
+its folder in the dataset (``__c<N>_<ascii>``, format/names.py), whose
+attributes give the column's name under :data:`COLUMN_ATTR`.
+
 Only committed files are referenced: a carray with changes not yet flushed
 is refused.  Only plain fixed-size numpy kinds are: vlen, categorical and
 object carrays, structured dtypes and any kind whose ``meta/storage`` holds
@@ -60,11 +65,15 @@ from ..format.meta import decode_dtype, load_json, load_sizes
 from ..storage.fsspec import FsspecStore
 from ..storage.local import LocalStore
 
-__all__ = ["BCOLZ_STORAGE_KEYS", "DECODABLE_CNAMES", "carray_refs", "ctable_refs",
+__all__ = ["BCOLZ_STORAGE_KEYS", "COLUMN_ATTR", "DECODABLE_CNAMES", "carray_refs", "ctable_refs",
            "unsupported_reason"]
 
 #: The keys of a plain carray's ``meta/storage`` (docs/format.md, ``meta/storage``).
 BCOLZ_STORAGE_KEYS = frozenset({"dtype", "cparams", "chunklen", "expectedlen", "dflt"})
+
+#: The attribute of an array whose name is not its column's (a column name
+#: zarr cannot open as an array name): the column's name.
+COLUMN_ATTR = "bcolz_store_column"
 
 #: The Blosc codecs numcodecs' ``Blosc`` decodes (its c-blosc has no snappy).
 DECODABLE_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
@@ -226,7 +235,7 @@ def _jsonable_attrs(attrs: dict, where: str) -> dict:
 
 
 def _add_array(refs: dict, c, name: str, dims: list, url, threshold: int, column) -> None:
-    """The zarr v2 array ``name`` of carray ``c`` into ``refs``."""
+    """The zarr v2 array ``name`` of carray ``c`` (column ``column``) into ``refs``."""
     where = _where(c, column)
     reason = unsupported_reason(c)
     if reason is not None:
@@ -244,6 +253,8 @@ def _add_array(refs: dict, c, name: str, dims: list, url, threshold: int, column
         "dtype": dtype.str, "fill_value": None, "filters": None, "order": "C",
         "shape": [length, *atom], "zarr_format": 2})
     attrs = _jsonable_attrs(c.attrs.getall(), where)
+    if column is not None and column != name:
+        attrs[COLUMN_ATTR] = column
     attrs["_ARRAY_DIMENSIONS"] = dims
     refs[f"{name}/.zattrs"] = _json(attrs)
     suffix = ".0" * len(atom)
@@ -267,11 +278,37 @@ def _array_name(rootdir) -> str:
     return name if name and not name.startswith(".") else "data"
 
 
+def _is_array_name(name) -> bool:
+    """Whether zarr (v2, through a reference filesystem) opens ``name`` as an
+    array of the group: not empty, no path separator, and not starting with
+    '.' ('.' and '..' are path segments, '.zarray' and the like its own keys)."""
+    return isinstance(name, str) and bool(name) and "/" not in name and "\\" not in name \
+        and not name.startswith(".")
+
+
 def _check_name(name) -> str:
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+    if not _is_array_name(name):
         raise ValueError(f"name {name!r}: a zarr array name is a non-empty str without '/' "
-                         f"that does not start with '.'")
+                         f"or '\\' that does not start with '.'")
     return name
+
+
+def _array_keys(t, names) -> dict:
+    """``{column: array name}``: the column's name, or for a name zarr cannot
+    open (see :func:`_is_array_name`) its folder in the dataset
+    (``__c<N>_<ascii>``, format/names.py); a name that another column's
+    folder takes gets its own folder too.  Folders are unique in a table."""
+    keys = {name: name if _is_array_name(name) else t.cols.folder(name) for name in names}
+    while True:
+        count = {}
+        for key in keys.values():
+            count[key] = count.get(key, 0) + 1
+        clashing = [name for name, key in keys.items()
+                    if count[key] > 1 and key != t.cols.folder(name)]
+        if not clashing:
+            return keys
+        for name in clashing:
+            keys[name] = t.cols.folder(name)
 
 
 def _group(attrs: dict) -> dict:
@@ -313,6 +350,7 @@ def ctable_refs(t, url=None, *, inline_threshold: int = 0,
         raise ValueError("an in-memory ctable has no files to reference; write it to a "
                          "rootdir first")
     refs = _group(_jsonable_attrs(t.attrs.getall(), t.rootdir))
+    keys = _array_keys(t, t.names)
     for column in t.names:
         col = t.cols[column]
         reason = unsupported_reason(col)
@@ -320,8 +358,8 @@ def ctable_refs(t, url=None, *, inline_threshold: int = 0,
             warnings.warn(f"column '{column}' left out of the zarr view: {reason}",
                           UserWarning, stacklevel=3)
             continue
-        dims = ["row"] + [f"{column}_dim_{k}" for k in range(1, len(col.shape))]
-        _add_array(refs, col, column, dims, url, threshold, column)
+        dims = ["row"] + [f"{keys[column]}_dim_{k}" for k in range(1, len(col.shape))]
+        _add_array(refs, col, keys[column], dims, url, threshold, column)
     return {"version": 1, "refs": refs}
 
 

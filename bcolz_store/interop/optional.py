@@ -33,11 +33,12 @@ def require(module: str, extra: str | None, what: str):
     ------
     MissingDependencyError
         When the library is not installed (an ImportError); the message says
-        ``pip install bcolz_store[EXTRA]``.
+        ``pip install 'bcolz_store[EXTRA]'``.
     """
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        install = f"bcolz_store[{extra}]" if extra else module.split(".")[0]
+        # quoted: zsh would take the brackets of an extra for a glob
+        install = f"'bcolz_store[{extra}]'" if extra else module.split(".")[0]
         raise MissingDependencyError(f"{module.split('.')[0]} is needed for {what}; install "
                                      f"it, e.g. `pip install {install}`") from err

@@ -1,6 +1,6 @@
 """pandas DataFrame <-> ctable, column by column.
 
-pandas is an optional extra (``pip install bcolz_store[pandas]``); it is
+pandas is an optional extra (``pip install 'bcolz_store[pandas]'``); it is
 imported only when these functions run.
 
 Each DataFrame column becomes one carray column from its numpy values (a
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import MissingDependencyError
 from .pandas_columns import frame_columns, frame_data, series_zone, utc_values
 
 __all__ = ["DTYPES_ATTR", "fixed_columns", "fromdataframe", "series_values", "todataframe"]
@@ -31,8 +32,8 @@ def _import_pandas():
     try:
         import pandas as pd
     except ImportError as err:
-        raise ImportError(f"pandas is needed for DataFrame conversions; install it, "
-                          f"e.g. `pip install {PANDAS_EXTRA}`") from err
+        raise MissingDependencyError(f"pandas is needed for DataFrame conversions; install "
+                                     f"it, e.g. `pip install '{PANDAS_EXTRA}'`") from err
     return pd
 
 

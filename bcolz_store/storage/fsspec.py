@@ -10,7 +10,7 @@ is created with fsspec's exclusive write (``mode="create"``: S3's
 none, the record's existence is checked just before writing it.
 
 fsspec and the filesystem's own package (s3fs, gcsfs, adlfs...) are optional:
-``pip install bcolz_store[s3]`` installs fsspec and s3fs.
+``pip install 'bcolz_store[s3]'`` installs fsspec and s3fs.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import stat
 import sys
 import warnings
 
@@ -151,6 +152,39 @@ def test_to_overrides_the_suffix(tmp_path):
     assert sorted(np.load(tmp_path / "table.data").files)[0] == "b"
 
 
+@pytest.mark.parametrize("name, to", [("t.parquet", "npz"), ("t.npz", "zarr"),
+                                      ("t.bcolz", "npz"), ("T.NPZ", "bcolz")])
+def test_to_that_contradicts_the_destination_suffix_is_refused(tmp_path, name, to):
+    make("ctable", 5, rootdir=tmp_path / "src")
+    (tmp_path / name).write_bytes(b"precious")
+    named = hub.registry.for_suffix(os.path.splitext(name)[1]).name
+    with pytest.raises(hub.UnknownFormatError, match=rf"{name}.*names {named}.*{to}"):
+        convert(tmp_path / "src", tmp_path / name, to=to, overwrite=True)
+    assert (tmp_path / name).read_bytes() == b"precious"
+    assert sorted(os.listdir(tmp_path)) == sorted([name, "src"])
+    done = convert(tmp_path / "src", tmp_path / "ok.npz", to="npz")    # agreeing: fine
+    assert done.dst_format == "npz"
+
+
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "in-memory"])
+@pytest.mark.parametrize("kind", ["ctable", "carray"])
+def test_an_open_carray_or_ctable_is_a_source(tmp_path, kind, stored):
+    orig = make(kind, 7, rootdir=tmp_path / "src" if stored else None)
+    done = convert(orig, tmp_path / "x.npz")
+    assert (done.src_format, done.dst_format, done.kind, done.length) == ("bcolz", "npz", kind, 7)
+    assert done.src == (str(tmp_path / "src") if stored else f"(an in-memory {kind})")
+    convert(tmp_path / "x.npz", tmp_path / "back")
+    assert_same(bcolz.open(str(tmp_path / "back")), orig)
+    convert(orig, tmp_path / "copy.bcolz")                       # bcolz to bcolz
+    assert_same(bcolz.open(str(tmp_path / "copy.bcolz")), orig)
+    if stored:
+        with pytest.raises(ValueError, match="overlap"):
+            convert(orig, tmp_path / "src" / "inside.npz")
+        assert_same(bcolz.open(str(tmp_path / "src")), orig)
+    with pytest.raises(TypeError, match="a path, a URL, or an open carray or ctable"):
+        convert(object(), tmp_path / "y.npz")
+
+
 def test_refuses_to_overwrite_and_leaves_the_destination_alone(tmp_path):
     make("ctable", 5, rootdir=tmp_path / "src")
     (tmp_path / "out.npz").write_bytes(b"precious")
@@ -160,6 +194,20 @@ def test_refuses_to_overwrite_and_leaves_the_destination_alone(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out.npz", "src"]
     convert(tmp_path / "src", tmp_path / "out.npz", overwrite=True)
     assert len(np.load(tmp_path / "out.npz")["i"]) == 5
+
+
+@pytest.mark.parametrize("what", ["fifo", "link to a fifo"])
+def test_overwrite_never_replaces_a_special_file(tmp_path, what):
+    make("ctable", 5, rootdir=tmp_path / "src")
+    os.mkfifo(tmp_path / "pipe")
+    dst = tmp_path / "pipe"
+    if what != "fifo":
+        os.symlink(tmp_path / "pipe", tmp_path / "link.npz")
+        dst = tmp_path / "link.npz"
+    with pytest.raises(DatasetExistsError, match="not a npz file; not replacing it"):
+        convert(tmp_path / "src", dst, to="npz", overwrite=True)
+    assert os.path.islink(dst) == (what != "fifo")
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode)
 
 
 def test_overwrite_replaces_a_bcolz_dataset(tmp_path):
@@ -263,7 +311,7 @@ def test_remote_destinations_only_for_formats_that_reach_them(tmp_path):
 def test_a_missing_library_names_the_extra(tmp_path, monkeypatch, module, extra, fmt):
     make("ctable", 3, rootdir=tmp_path / "src", columns=["i", "x"])
     monkeypatch.setitem(sys.modules, module, None)      # import now raises ImportError
-    with pytest.raises(ImportError, match=rf"pip install bcolz_store\[{extra}\]"):
+    with pytest.raises(ImportError, match=rf"pip install 'bcolz_store\[{extra}\]'"):
         convert(tmp_path / "src", tmp_path / f"out{SUFFIX[fmt]}", drop_attrs=True)
     assert sorted(os.listdir(tmp_path)) == ["src"]
 
@@ -326,11 +374,24 @@ def test_command_options(tmp_path, capsys):
     status, _, _ = cli(capsys, "convert", "--drop-attrs", "--no-progress", tmp_path / "src",
                        tmp_path / "d.msgpack")
     assert status == 0
-    status, out, _ = cli(capsys, "convert", "--to", "npz", "--overwrite", tmp_path / "src",
-                         tmp_path / "d.msgpack")
+    status, out, _ = cli(capsys, "convert", "--to", "npz", tmp_path / "src", tmp_path / "d.bin")
     assert status == 0 and ": npz, ctable of 5 rows" in out
+    status, out, err = cli(capsys, "convert", "--to", "npz", "--overwrite", tmp_path / "src",
+                           tmp_path / "d.msgpack")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert "d.msgpack" in err and "datadings" in err and "npz" in err
+    assert (tmp_path / "d.msgpack").read_bytes()[:1] != b"PK"      # still the datadings file
     with pytest.raises(SystemExit):
         cli(capsys, "convert", "--to", "csv", tmp_path / "src", tmp_path / "x")
+
+
+@pytest.mark.parametrize("flags", [["--strings", "vlen"], ["--missing", "?"]])
+def test_command_names_the_flag_a_conversion_does_not_take(tmp_path, capsys, flags):
+    make("ctable", 5, rootdir=tmp_path / "src")
+    status, out, err = cli(capsys, "convert", *flags, tmp_path / "src", tmp_path / "t.npz")
+    assert status == 1 and out == "" and err.count("\n") == 1
+    assert f"{flags[0]} does not apply to a conversion from bcolz to npz" in err
+    assert "convert()" not in err and not (tmp_path / "t.npz").exists()
 
 
 def test_converted_lists_every_file_written(tmp_path):

@@ -8,6 +8,7 @@ original exactly (dtype and values).
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -185,15 +186,32 @@ def test_array_carray_and_earray_nodes_are_read_as_carrays(tmp_path, node, expec
 
 
 def test_a_node_that_is_not_there_or_a_group_is_a_clear_error(tmp_path):
-    from bcolz_store.errors import DatasetNotFoundError
+    from bcolz_store.errors import DatasetNotFoundError, NodeKindError
     from bcolz_store.converters.hdf5_io import read_hdf5
     _arrays_file(tmp_path / "a.h5")
     with pytest.raises(DatasetNotFoundError, match="no node '/nope'.*/g/grid"):
         read_hdf5(tmp_path / "a.h5", nodepath="/nope")
-    with pytest.raises(TypeError, match="'/g' is a Group"):
+    with pytest.raises(NodeKindError, match="'/g' is a Group"):
         read_hdf5(tmp_path / "a.h5", nodepath="/g")
     with pytest.raises(TypeError, match="CArray, not a Table"):
         bcolz.ctable.fromhdf5(str(tmp_path / "a.h5"), "/g/grid")
+
+
+@pytest.mark.parametrize("node, kind", [("/plain", "an Array"), ("/g/grid", "a CArray"),
+                                        ("/log", "an EArray"), ("/g", "a Group"),
+                                        ("/", "a RootGroup")])
+def test_fromhdf5_of_a_node_that_is_not_a_table_is_a_library_error(tmp_path, node, kind):
+    from bcolz_store.errors import BcolzStoreError, NodeKindError
+    _arrays_file(tmp_path / "a.h5")
+    with pytest.raises(NodeKindError) as info:
+        bcolz.ctable.fromhdf5(str(tmp_path / "a.h5"), node)
+    assert isinstance(info.value, BcolzStoreError) and isinstance(info.value, TypeError)
+    message = str(info.value)
+    assert f"node '{node}' is {kind}, not a Table" in message and "a.h5" in message
+    assert "/ctable" in message                 # the Table the file holds
+    if kind != "a Group" and kind != "a RootGroup":
+        assert "convert" in message             # how to read an array: as a carray
+    assert sorted(os.listdir(tmp_path)) == ["a.h5"]
 
 
 def test_a_bytes_attribute_is_refused_by_name_or_dropped(tmp_path):

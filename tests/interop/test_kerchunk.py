@@ -120,6 +120,48 @@ def test_a_ctable_is_an_xarray_dataset_sharing_the_row_dimension(tmp_path):
     assert sorted(group.array_keys()) == sorted(t.names)
 
 
+# Column names zarr (v2, through fsspec's reference filesystem) cannot open
+# as array names: empty, '.', '..', with a '/' or '\\', starting with '.' (the
+# names of zarr's own metadata keys).
+UNSAFE_NAMES = ["", ".", "..", "a/b", "a\\b", ".zattrs", ".hidden"]
+
+
+def test_columns_zarr_cannot_name_get_their_folder_as_array_name(tmp_path):
+    names = ["ok", *UNSAFE_NAMES, "__c0_", "a b", "\u00e9", "__x", "c.0"]
+    n = 5
+    t = bcolz.ctable([np.arange(n) * (k + 1) for k in range(len(names))], names=names,
+                     chunklen=2, rootdir=str(tmp_path / "t"))
+    refs = t.to_kerchunk()
+    group = open_group(refs)
+    keys = sorted(group.array_keys())
+    assert len(keys) == len(names)                  # none lost, none clobbered
+    seen = {}
+    for name in names:
+        key = name if name not in UNSAFE_NAMES else t.cols.folder(name)
+        if name == "__c0_":                         # the folder of '' is "__c0_"
+            key = t.cols.folder(name)
+        assert key in keys, name
+        array = group[key]
+        assert_array_equal(array[:], t.cols[name][:], err_msg=repr(name))
+        if key != name:
+            assert array.attrs["bcolz_store_column"] == name
+        else:
+            assert "bcolz_store_column" not in array.attrs
+        seen[key] = name
+    assert len(seen) == len(names)
+    ds = open_dataset(refs)
+    assert sorted(ds.data_vars) == keys and dict(ds.sizes) == {"row": n}
+    for key, name in seen.items():
+        assert_array_equal(ds[key].values, t.cols[name][:])
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "a\\b", ".zarray"])
+def test_a_carray_name_zarr_cannot_open_is_refused(tmp_path, name):
+    c = bcolz.carray(np.arange(4), rootdir=str(tmp_path / "c"))
+    with pytest.raises(ValueError, match="zarr array name"):
+        c.to_kerchunk(name=name)
+
+
 def test_url_overrides_the_prefix_and_name_the_array(tmp_path):
     c = bcolz.carray(np.arange(20), chunklen=8, rootdir=str(tmp_path / "a"))
     refs = c.to_kerchunk("file://" + str(tmp_path / "b") + "/", name="values")

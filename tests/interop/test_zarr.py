@@ -15,6 +15,11 @@ from .samples import CHUNKLEN, TABLE_ATTRS, assert_same, make
 
 zarr = pytest.importorskip("zarr")
 zarr_io = pytest.importorskip("bcolz_store.converters.zarr_io")
+try:
+    import pyarrow  # noqa: F401
+    HAVE_ARROW = True
+except ImportError:
+    HAVE_ARROW = False
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*does not have a Zarr V3 specification")
 
@@ -117,8 +122,28 @@ def test_byte_order_is_not_kept_but_values_are(tmp_path):
     assert_array_equal(back[:], ca[:])
 
 
-def test_the_writer_warns_where_zarr_has_no_spec_for_a_type(tmp_path):
+def test_zarrs_unstable_specification_warning_does_not_reach_the_user(tmp_path, capsys):
+    from bcolz_store import cli
+    from bcolz_store.converters import convert
+    t = bcolz.ctable([np.array(["a", "bb"]), np.array([b"x", b"yz"]), np.arange(2)],
+                     names=["u", "s", "i"], rootdir=str(tmp_path / "t"), mode="w")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        zarr_io.to_zarr(make("ctable", 3, columns=["w"]), tmp_path / "t.zarr")
+        zarr_io.to_zarr(t, tmp_path / "t.zarr")
+        zarr_io.to_zarr(t.cols["u"], tmp_path / "u.zarr")
+        back = zarr_io.from_zarr(tmp_path / "t.zarr")
+        convert(tmp_path / "u.zarr", tmp_path / "u")
+        convert(tmp_path / "t", tmp_path / "c.zarr")
+        convert(tmp_path / "c.zarr", tmp_path / "c.parquet") if HAVE_ARROW else None
+    assert [str(w.message)[:80] for w in caught] == []
+    assert_same(back, t)
+    assert bcolz.open(str(tmp_path / "u")).dtype == np.dtype("<U2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")         # as python -W always shows every warning
+        assert cli.main(["convert", str(tmp_path / "t"), str(tmp_path / "d.zarr")]) == 0
+    assert capsys.readouterr().err == ""
+    with warnings.catch_warnings(record=True) as caught:      # zarr itself still warns
+        warnings.simplefilter("always")
+        zarr.open_group(tmp_path / "t.zarr", mode="r")["u"][:]
+        zarr.create_array(store={}, shape=(1,), dtype="U1", chunks=(1,), zarr_format=3)
     assert any("Zarr V3 specification" in str(w.message) for w in caught)
