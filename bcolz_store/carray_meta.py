@@ -68,7 +68,7 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
         return new_struct_meta(found, array, cparams, expectedlen, chunklen, to_ndarray, new_meta)
     found = decimal_request(array, dtype)
     if found is not None:
-        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen)
+        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen, nullable)
     lists = list_request(array, dtype)
     if lists is not None:
         return new_list_meta(lists, array, cparams, dflt, expectedlen, chunklen)

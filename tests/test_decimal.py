@@ -126,3 +126,30 @@ def test_damaged_metadata_is_refused(tmp_path):
     (root / "meta" / "storage").write_text(json.dumps(storage))
     with pytest.raises(FormatError, match="disagrees"):
         bcolz.open(str(root))
+
+
+def test_nullable_decimal_grows_by_nulls(tmp_path):
+    root = str(tmp_path / "n")
+    c = bcolz.carray(["1.50", None], dtype=bcolz.decimal(12, 2), rootdir=root)
+    c.resize(4)
+    assert c[:].tolist() == [Decimal("1.50"), None, None, None]
+    c = bcolz.open(root, mode="a")          # what resize adds is stored
+    c.resize(5)
+    assert c[:].tolist() == [Decimal("1.50"), None, None, None, None]
+    given = bcolz.carray([None], dtype=bcolz.decimal(12, 2), dflt="7.25",
+                         rootdir=str(tmp_path / "g"))
+    given.resize(2)
+    assert bcolz.open(str(tmp_path / "g"), mode="a")[:].tolist() == [None, Decimal("7.25")]
+    plain = bcolz.carray(["1"], dtype=bcolz.decimal(5, 1))
+    plain.resize(2)
+    assert plain[:].tolist() == [Decimal("1.0"), Decimal("0.0")]
+
+
+def test_nullable_argument_makes_a_nullable_decimal():
+    c = bcolz.carray(["1.50"], dtype=bcolz.decimal(12, 2), nullable=True)
+    assert c.nullable and c.column_type.nullable
+    c.append([None, "2"])
+    assert c[:].tolist() == [Decimal("1.50"), None, Decimal("2.00")]
+    assert not bcolz.carray(["1"], dtype=bcolz.decimal(5, 0), nullable=False).nullable
+    with pytest.raises(ValueError, match="None"):
+        bcolz.carray([None], dtype=bcolz.decimal(5, 0), nullable=False)

@@ -64,12 +64,17 @@ class DecimalMeta:
     nullable : bool
         Whether items may be missing: then a bool validity carray sits in
         the folder ``valid`` (as a nullable carray's, format/nullable_meta.py).
+    grow : str
+        What ``resize`` of a nullable one adds: ``'null'`` (no ``dflt`` was
+        given; the entry has no ``grow`` key) or ``'dflt'`` (the carray's
+        ``dflt``).  A carray that is not nullable always adds ``dflt``.
     """
 
     precision: int
     scale: int
     bits: int
     nullable: bool = False      # items may be missing (a validity in ``valid/``)
+    grow: str = "null"
 
     @property
     def itemsize(self) -> int:
@@ -109,6 +114,8 @@ def dump_decimal(meta: DecimalMeta) -> dict:
     out = {"precision": meta.precision, "scale": meta.scale, "bits": meta.bits}
     if meta.nullable:
         out["nullable"] = True
+        if meta.grow == "dflt":
+            out["grow"] = "dflt"
     return out
 
 
@@ -156,7 +163,11 @@ def load_decimal(obj, text, where: str = "meta/storage") -> DecimalMeta:
     nullable = obj.get("nullable", False)
     if not isinstance(nullable, bool):
         raise FormatError(f"{where}: the 'decimal' entry's 'nullable' must be true or false")
-    return DecimalMeta(meta.precision, meta.scale, meta.bits, nullable)
+    grow = obj.get("grow", "null")
+    if grow not in ("null", "dflt"):
+        raise FormatError(f"{where}: the 'decimal' entry's 'grow' must be 'null' or 'dflt', "
+                          f"not {grow!r:.40}")
+    return DecimalMeta(meta.precision, meta.scale, meta.bits, nullable, grow)
 
 
 def to_decimal(value, meta: DecimalMeta, where: str = "decimal carray"):
