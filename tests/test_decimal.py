@@ -153,3 +153,27 @@ def test_nullable_argument_makes_a_nullable_decimal():
     assert not bcolz.carray(["1"], dtype=bcolz.decimal(5, 0), nullable=False).nullable
     with pytest.raises(ValueError, match="None"):
         bcolz.carray([None], dtype=bcolz.decimal(5, 0), nullable=False)
+
+
+def test_huge_items_are_refused_by_their_size():
+    import time
+
+    from bcolz_store.errors import LimitError
+    c = bcolz.carray(["1.50"], dtype=bcolz.decimal(12, 2))
+    began = time.perf_counter()
+    for bad, error, match in [("1e9999999", ValueError, r"'1e9999999' does not fit"),
+                              (Decimal("9e999999999"), ValueError, "does not fit"),
+                              ("-1E+999999", ValueError, "does not fit"),
+                              ("1e-9999999", ValueError, "more than 2 digits after"),
+                              (10 ** 100000, ValueError, "an int of 332193 bits does not fit"),
+                              (-(10 ** 5000), ValueError, "does not fit"),
+                              ("1" * 10 ** 6, LimitError, "1000000 characters long"),
+                              ("0." + "0" * 10 ** 7 + "1", LimitError, "characters long")]:
+        with pytest.raises(error, match=match):
+            c.append(bad)
+    assert time.perf_counter() - began < 5      # (before any work as big as the item)
+    c.append(["0e999999999", "12.5e-1", "0.00000000000e9", 10 ** 9, "-" + "0" * 4000 + "1"])
+    assert c[:].tolist() == [Decimal(v) for v in
+                             ["1.50", "0.00", "1.25", "0.00", "1000000000.00", "-1.00"]]
+    wide = bcolz.carray([10 ** 80], dtype=bcolz.decimal(76, -5))
+    assert wide[0] == Decimal(10 ** 80)
