@@ -140,6 +140,9 @@ def test_nullable_decimal_grows_by_nulls(tmp_path):
                          rootdir=str(tmp_path / "g"))
     given.resize(2)
     assert bcolz.open(str(tmp_path / "g"), mode="a")[:].tolist() == [None, Decimal("7.25")]
+    copied = c.copy()
+    copied.resize(6)
+    assert copied[-1] is None and given.copy(dflt="7.25").column_type.nullable
     plain = bcolz.carray(["1"], dtype=bcolz.decimal(5, 1))
     plain.resize(2)
     assert plain[:].tolist() == [Decimal("1.0"), Decimal("0.0")]

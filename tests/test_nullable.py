@@ -246,3 +246,26 @@ def test_arrow_and_parquet_round_trip_nulls_apart_from_nan(tmp_path):
     f = from_arrow(foreign)
     assert [f[n].nullable for n in f.names] == [True] * 4 + [False]
     assert to_arrow(f).select(["x", "h", "fb", "u", "z"]).to_pydict() == foreign.to_pydict()
+
+
+def test_isnull_of_every_kind_with_missing_items(tmp_path):
+    struct = bcolz.struct([("a", "int32"), ("b", "str")], nullable=True)
+    first_nullable = bcolz.struct([("a", bcolz.decimal(5, 1, nullable=True))], nullable=True)
+    cases = [
+        (bcolz.carray([{"a": 1, "b": "x"}, None, {"a": 2, "b": None}] * 3, dtype=struct,
+                      chunklen=2, rootdir=str(tmp_path / "s")), [0, 1, 0] * 3),
+        (bcolz.carray([None, {"a": None}, {"a": "1"}], dtype=first_nullable), [1, 0, 0]),
+        (bcolz.carray([[1], None, [], [None]] * 3, dtype=bcolz.list_("int32"), chunklen=3,
+                      rootdir=str(tmp_path / "l")), [0, 1, 0, 0] * 3),
+        (bcolz.carray([{"k": 1}, None], dtype=bcolz.map_("str", "int32")), [0, 1]),
+        (bcolz.carray(["1.5", None], dtype=bcolz.decimal(5, 1)), [0, 1]),
+        (bcolz.carray(["x", None], dtype=bcolz.vlen("str")), [0, 1]),
+    ]
+    for c, expected in cases:
+        assert c.isnull().tolist() == [bool(v) for v in expected], c.column_type
+        assert c.notnull().tolist() == [not v for v in expected]
+        assert c.isnull().tolist() == [v is None for v in c[:].tolist()]
+    opened = bcolz.open(str(tmp_path / "l"))
+    assert opened.isnull().tolist() == [bool(v) for v in [0, 1, 0, 0] * 3]
+    assert not bcolz.carray([{"a": 1, "b": "x"}], dtype=bcolz.struct(
+        [("a", "int32"), ("b", "str")])).isnull().any()
