@@ -363,3 +363,31 @@ def test_types_that_are_not_nullable_grow_with_empty_lists():
     assert m[0] == []
     with pytest.raises(ValueError, match="not nullable"):
         m.append([None])
+
+
+def _nested(levels, make=None):
+    typ, value = "int32", 1
+    for _ in range(levels):
+        typ, value = (make or bcolz.list_)(typ), [value]
+    return typ, value
+
+
+def test_list_nesting_is_refused_where_the_reader_would_refuse_it(tmp_path):
+    from bcolz_store.format.list_meta import MAX_LIST_DEPTH
+    deepest, value = _nested(MAX_LIST_DEPTH)
+    c = bcolz.carray([value, None], dtype=deepest, rootdir=str(tmp_path / "ok"))
+    c.flush()
+    assert bcolz.open(str(tmp_path / "ok"))[:].tolist()[1] is None
+    for make in (bcolz.list_, lambda t: bcolz.map_("str", t),
+                 lambda t: bcolz.struct_items([("f", t)])):
+        with pytest.raises(bcolz.LimitError, match=f"at most {MAX_LIST_DEPTH}"):
+            make(deepest)
+    with pytest.raises(bcolz.LimitError, match="at most 32"):
+        bcolz.list_(bcolz.list_(deepest.item))
+    pa = pytest.importorskip("pyarrow")
+    typ = pa.int32()
+    for _ in range(MAX_LIST_DEPTH + 1):
+        typ = pa.list_(typ)
+    with pytest.raises(bcolz.LimitError, match=f"at most {MAX_LIST_DEPTH}"):
+        bcolz.carray(pa.array([[value]], type=typ), rootdir=str(tmp_path / "deep"))
+    assert not (tmp_path / "deep").exists()
