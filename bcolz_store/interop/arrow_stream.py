@@ -450,7 +450,8 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
         rest = iter(())
     else:
         pieces = _sliced(_chain(head, batches), blen)
-        first = blocks(next(pieces))
+        piece = next(pieces, None)      # (None: every batch is empty)
+        first = blocks(head if piece is None else piece)
         rest = (blocks(batch) for batch in pieces)
     kind = "carray" if len(names) == 1 and (single or meta.get("kind") == "carray") \
         else "ctable"

@@ -203,3 +203,28 @@ def test_nulls_that_appear_after_the_first_batch_of_a_stream_are_named():
     # a Table's nulls are counted first: the column is nullable from the start
     t = bcolz.ctable(pa.Table.from_batches(batches))
     assert t["x"][:].tolist() == [1, 2, None, 4]
+
+
+@pytest.mark.parametrize("nbatches", [0, 1, 3])
+def test_a_stream_of_no_rows_gives_an_empty_table_of_its_schema(tmp_path, nbatches):
+    from bcolz_store.converters.arrow import from_arrow
+    schema = pa.schema([("a", pa.int32()), ("s", pa.string()), ("d", pa.decimal128(9, 2)),
+                        ("l", pa.list_(pa.int64())),
+                        ("r", pa.struct([("x", pa.float64())])),
+                        ("c", pa.dictionary(pa.int8(), pa.string()))])
+    empty = pa.record_batch([pa.array([], f.type) for f in schema], schema=schema)
+
+    def stream(s=schema, batch=empty):
+        return pa.RecordBatchReader.from_batches(s, [batch] * nbatches)
+
+    for i, make in enumerate((bcolz.ctable, from_arrow)):
+        t = make(stream())
+        assert len(t) == 0 and t.names == schema.names
+        back = pa.table(t).select(["a", "s", "d", "l", "r"] + ["c"] * (make is bcolz.ctable))
+        assert back.num_rows == 0 and back.schema.remove_metadata().equals(
+            pa.schema(list(schema)[:len(back.schema)])), i
+    one = pa.schema([("a", pa.int32())])
+    c = bcolz.carray(stream(one, pa.record_batch([pa.array([], pa.int32())], schema=one)))
+    assert len(c) == 0 and c.dtype == np.dtype("i4")
+    saved = bcolz.ctable(stream(), rootdir=str(tmp_path / "t"))
+    assert len(bcolz.open(str(tmp_path / "t"))) == 0 and saved.names == schema.names
