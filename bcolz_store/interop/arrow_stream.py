@@ -164,10 +164,10 @@ def _requested(pa, requested_schema, ours):
     if not (type(requested_schema).__name__ == "PyCapsule"):
         raise TypeError(f"requested_schema must be a PyCapsule of an ArrowSchema, not "
                         f"{type(requested_schema).__name__}")
-    if isinstance(ours, pa.Schema):
-        wanted = pa.Schema._import_from_c_capsule(requested_schema)
-        return None if wanted.equals(ours) else wanted
-    wanted = pa.Field._import_from_c_capsule(requested_schema).type
+    field = pa.Field._import_from_c_capsule(requested_schema)
+    if not pa.types.is_struct(field.type):
+        return field.type       # (a carray's items as plain arrays of that type)
+    wanted = pa.schema(list(field.type), metadata=field.metadata)
     return None if wanted.equals(ours) else wanted
 
 
@@ -178,15 +178,17 @@ def export_stream(obj, requested_schema=None):
     ----------
     obj : carray or ctable
     requested_schema : PyCapsule, optional
-        An ArrowSchema capsule the consumer asks for: the stream's batches (or
-        arrays) are cast to it.
+        An ArrowSchema capsule the consumer asks for: the stream's batches are
+        cast to it; a carray asked for a type that is not a struct streams
+        plain arrays of that type.
 
     Returns
     -------
     PyCapsule
-        An ``"arrow_array_stream"``: record batches of all columns for a
-        ctable, arrays of its type for a carray; one per block of whole
-        chunks, each read when the consumer asks for it.
+        An ``"arrow_array_stream"`` of record batches: all columns of a
+        ctable, the one column ``data`` of a carray (as DuckDB and
+        ``pyarrow.table`` read a stream); one per block of whole chunks, each
+        read when the consumer asks for it.
 
     Raises
     ------
@@ -200,19 +202,19 @@ def export_stream(obj, requested_schema=None):
     """
     pa = _types().import_pyarrow()
     blen = block_rows(obj, STREAM_BLOCK_BYTES)
-    if kind_of(obj) == "ctable":
-        schema = arrow_schema(pa, obj)
+    schema = arrow_schema(pa, obj)      # (a carray's: one column, "data")
+    wanted = _requested(pa, requested_schema, schema)
+    if not isinstance(wanted, pa.DataType):
         reader = pa.RecordBatchReader.from_batches(schema, record_batches(pa, obj, schema, blen))
-        if requested_schema is None:
-            return reader.__arrow_c_stream__()
-        wanted = _requested(pa, requested_schema, schema)
         try:
             return (reader if wanted is None else reader.cast(wanted)).__arrow_c_stream__()
         except (pa.ArrowException, ValueError) as err:
-            raise ValueError(f"the table's columns cannot be cast to the requested schema: "
-                             f"{err}") from None
-    typ = column_field(pa, "data", obj).type
-    wanted = _requested(pa, requested_schema, typ)
+            raise ValueError(f"the {kind_of(obj)}'s columns cannot be cast to the requested "
+                             f"schema: {err}") from None
+    if kind_of(obj) == "ctable":
+        raise ValueError(f"a ctable streams record batches; the requested schema is one "
+                         f"{wanted} (not a struct)")
+    typ = column_field(pa, "data", obj).type        # a carray's items as plain arrays
     arrays = column_arrays(pa, "data", obj, blen)
     if wanted is not None:
         try:
@@ -226,7 +228,8 @@ def export_stream(obj, requested_schema=None):
 
 
 def export_schema(obj):
-    """``__arrow_c_schema__`` of a carray (its column's field) or ctable (its schema).
+    """``__arrow_c_schema__`` of a carray (a schema of its one column, ``data``)
+    or ctable (its schema).
 
     Returns
     -------
@@ -241,10 +244,7 @@ def export_schema(obj):
         For object columns.
     """
     pa = _types().import_pyarrow()
-    if kind_of(obj) == "ctable":
-        return arrow_schema(pa, obj).__arrow_c_schema__()
-    typ = column_field(pa, "data", obj).type
-    return pa.field("", typ, metadata=_types().schema_metadata(obj)).__arrow_c_schema__()
+    return arrow_schema(pa, obj).__arrow_c_schema__()
 
 
 # --- Arrow -> carray/ctable -----------------------------------------------------------

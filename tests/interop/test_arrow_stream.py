@@ -43,13 +43,24 @@ def test_pyarrow_reads_the_table_and_the_stream():
     assert list(df["sym"].cat.categories) == SYMS and df["sym"].cat.ordered
 
 
-def test_carray_streams_arrays_of_its_type():
+def test_carray_streams_one_column_named_data():
     c = bcolz.carray(np.arange(10_000, dtype="i4"), chunklen=1000)
-    ca = pa.chunked_array(c)
+    at = pa.table(c)
+    assert at.column_names == ["data"] and at.column("data").to_pylist() == list(range(10_000))
+    assert pa.schema(c).field("data").type == pa.int32()
+    assert pa.chunked_array(c).type == pa.struct([("data", pa.int32())])
+    ca = pa.chunked_array(c, type=pa.int32())      # plain arrays when asked for a plain type
     assert ca.type == pa.int32() and ca.to_pylist() == list(range(10_000))
-    assert pa.Field._import_from_c_capsule(c.__arrow_c_schema__()).type == pa.int32()
     cat = bcolz.carray(["b", None, "a"], dtype=bcolz.category(["b", "a"]))
-    assert pa.chunked_array(cat).to_pylist() == ["b", None, "a"]
+    assert pa.table(cat).column("data").to_pylist() == ["b", None, "a"]
+    back = bcolz.carray(pa.RecordBatchReader.from_stream(cat))      # a carray again
+    assert back[:].tolist() == ["b", None, "a"] and back.dtype == cat.dtype
+
+
+def test_duckdb_queries_a_carray():
+    duckdb = pytest.importorskip("duckdb")
+    c = bcolz.carray(np.arange(10, dtype="i8"), chunklen=4)
+    assert duckdb.sql("select count(*), sum(data) from c").fetchall() == [(10, 45)]
 
 
 def test_requested_schema_casts_or_raises():
@@ -125,7 +136,7 @@ def test_polars_both_ways():
     assert e.cols["e"].category == bcolz.category(["y", "x"], ordered=True)
     s = bcolz.carray(pl.Series("v", [1.5, 2.5, 3.5]))
     assert_array_equal(s[:], [1.5, 2.5, 3.5])
-    assert pl.Series(bcolz.carray(np.arange(5))).to_list() == [0, 1, 2, 3, 4]
+    assert pl.DataFrame(bcolz.carray(np.arange(5)))["data"].to_list() == [0, 1, 2, 3, 4]
 
 
 def test_pyarrow_sources_build_carrays_and_ctables(tmp_path):
