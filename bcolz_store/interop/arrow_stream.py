@@ -344,9 +344,16 @@ class ArrowInput(NamedTuple):
     fields: dict = {}   # name -> the source's Arrow field (see :func:`field_records`)
 
 
-def _source(pa, obj):
+def _source(pa, obj, column: bool = False):
     """``(schema, iterator of RecordBatch, rows or None, carray)`` of an Arrow source;
-    ``carray``: the source is an array (or a stream of arrays), one column ``data``."""
+    ``carray``: the source is an array (or a stream of arrays), one column ``data``.
+    With ``column`` (a carray's source), a pyarrow StructArray or a polars
+    Series of structs is one struct column, not a batch of its fields."""
+    if column and isinstance(obj, (pa.Array, pa.ChunkedArray)) or column and (
+            type(obj).__name__ == "Series" and type(obj).__module__.startswith("polars")):
+        return _array_source(pa, pa.chunked_array(obj) if hasattr(
+            type(obj), "__arrow_c_stream__") or isinstance(obj, pa.ChunkedArray)
+            else pa.chunked_array([obj]))
     if hasattr(type(obj), "__arrow_c_stream__"):
         try:
             reader = pa.RecordBatchReader.from_stream(obj)
@@ -355,10 +362,7 @@ def _source(pa, obj):
                 raise
             # a stream of arrays (a polars Series, a ChunkedArray): imported as
             # a ChunkedArray, without copying what the producer holds in memory
-            column = pa.chunked_array(obj)
-            schema = pa.schema([pa.field("data", column.type)])
-            return (schema, (pa.record_batch([chunk], schema=schema) for chunk in column.chunks),
-                    len(column), True)
+            return _array_source(pa, pa.chunked_array(obj))
         return reader.schema, iter(reader), getattr(obj, "num_rows", None), False
     try:
         batch = pa.record_batch(obj)
@@ -368,13 +372,20 @@ def _source(pa, obj):
         return batch.schema, iter([batch]), batch.num_rows, True
 
 
+def _array_source(pa, column):
+    """:func:`_source` of a ChunkedArray: one column ``data``."""
+    schema = pa.schema([pa.field("data", column.type)])
+    return (schema, (pa.record_batch([chunk], schema=schema) for chunk in column.chunks),
+            len(column), True)
+
+
 def _sliced(batches, blen: int):
     for batch in batches:
         for start in range(0, batch.num_rows, blen):
             yield batch.slice(start, blen)
 
 
-def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
+def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> ArrowInput:
     """Read an Arrow source as the carray and ctable constructors build from it.
 
     Parameters
@@ -386,6 +397,9 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
         Columns to take, in this order (default all).
     where : str, default 'Arrow stream'
         The source, for messages.
+    column : bool, default False
+        The source of a carray: a pyarrow StructArray (or ChunkedArray of
+        structs, a polars Series of structs) is one struct column.
 
     Returns
     -------
@@ -414,7 +428,7 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
         Malformed bcolz_store schema metadata.
     """
     pa = _types().import_pyarrow()
-    schema, batches, nrows, single = _source(pa, obj)
+    schema, batches, nrows, single = _source(pa, obj, column)
     meta = _types().read_metadata(schema, where)
     names = list(schema.names) if names is None else list(names)
     for name in names:
@@ -521,7 +535,7 @@ def carray_source(array, dtype):
     """
     if not is_arrow_source(array):
         return array, dtype, (), {}
-    source = arrow_input(array)
+    source = arrow_input(array, column=True)
     if len(source.names) != 1:
         raise ValueError(f"a carray holds one column; this Arrow source has "
                          f"{len(source.names)}: {source.names} (make a ctable of it)")

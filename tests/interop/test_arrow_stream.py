@@ -239,3 +239,18 @@ def test_a_stream_of_no_rows_gives_an_empty_table_of_its_schema(tmp_path, nbatch
     assert len(c) == 0 and c.dtype == np.dtype("i4")
     saved = bcolz.ctable(stream(), rootdir=str(tmp_path / "t"))
     assert len(bcolz.open(str(tmp_path / "t"))) == 0 and saved.names == schema.names
+
+
+def test_a_struct_array_is_a_struct_carray():
+    one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
+    two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
+                                     names=["x", "y"])
+    for source, items in [(one, [{"x": 1}, {"x": 2}]),
+                          (pa.chunked_array([one, one]), [{"x": 1}, {"x": 2}] * 2),
+                          (two, [{"x": 1, "y": "a"}, {"x": 2, "y": None}])]:
+        c = bcolz.carray(source)
+        assert isinstance(c.column_type, bcolz.struct) and c[:].tolist() == items
+    assert bcolz.carray(one).column_type.names == ["x"]
+    assert bcolz.ctable(two).names == ["x", "y"]           # a table: a batch of its fields
+    pl = pytest.importorskip("polars")
+    assert bcolz.carray(pl.Series("s", [{"x": 1}, None]))[:].tolist() == [{"x": 1}, None]
