@@ -269,3 +269,19 @@ def test_isnull_of_every_kind_with_missing_items(tmp_path):
     assert opened.isnull().tolist() == [bool(v) for v in [0, 1, 0, 0] * 3]
     assert not bcolz.carray([{"a": 1, "b": "x"}], dtype=bcolz.struct(
         [("a", "int32"), ("b", "str")])).isnull().any()
+
+
+def test_nulls_print_as_nulls():
+    c = bcolz.carray(np.ma.masked_array([1.5, 2.0, 3.0], mask=[0, 1, 0]))
+    assert str(c) == "[1.5 -- 3.0]" and repr(c).endswith("\n[1.5 -- 3.0]")
+    dates = bcolz.carray(np.ma.masked_array(np.array(["2020-01-01", "2020-01-02"], "M8[D]"),
+                                            mask=[1, 0]))
+    assert "NaT" not in str(dates) and "--" in str(dates)
+    big = bcolz.carray(np.ma.masked_array(np.arange(5000), mask=np.arange(5000) % 2 == 1))
+    assert str(big).startswith("[0 -- 2") and str(big).endswith("4998 --]")
+    assert str(bcolz.carray(np.arange(3.0), nullable=True)) == "[0. 1. 2.]"    # no null shown
+    t = bcolz.ctable([np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]), np.arange(3.0)],
+                     names=["x", "y"])
+    assert str(t) == "[(1, 0.0) (--, 1.0) (3, 2.0)]" and repr(t).endswith(str(t))
+    odd = bcolz.ctable([np.ma.masked_array([1, 2], mask=[1, 0]), np.arange(2)], names=["", "y"])
+    assert str(odd) == "[(--, 0) (2, 1)]"
