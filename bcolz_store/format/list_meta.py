@@ -56,9 +56,8 @@ import numpy as np
 from ..errors import FormatError, LimitError
 
 __all__ = ["DecimalItems", "LIST_KEY", "LIST_VERSION", "ListType", "MAX_LIST_DEPTH", "MapType",
-           "StructItems", "nesting",
-           "dump_list", "item_type", "list_dtype_text", "list_type_of_text", "load_list",
-           "type_from_json", "type_to_json"]
+           "StructItems", "dump_list", "item_type", "list_dtype_text", "list_type_of_text",
+           "load_list", "nesting", "type_from_json", "type_to_json"]
 
 LIST_KEY = "list"
 LIST_VERSION = 1
