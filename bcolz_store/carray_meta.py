@@ -128,6 +128,9 @@ def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarra
     else:
         array_ = to_ndarray(array, None if dtype is None else np.dtype(dtype).base)
         source_len = len(array_)
+        if dtype is not None and np.dtype(dtype).kind in "SUV" and \
+                np.dtype(dtype).itemsize == 0 and array_.dtype.kind == np.dtype(dtype).kind:
+            dtype = array_.dtype        # ('str', 'U', 'S': as wide as the widest item)
     atom = atom_of(np.dtype(array_.dtype.base if dtype is None else dtype), array_)
     fill = np.zeros((), dtype=atom.base)
     if dflt is not None:

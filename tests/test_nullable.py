@@ -285,3 +285,12 @@ def test_nulls_print_as_nulls():
     assert str(t) == "[(1, 0.0) (--, 1.0) (3, 2.0)]" and repr(t).endswith(str(t))
     odd = bcolz.ctable([np.ma.masked_array([1, 2], mask=[1, 0]), np.arange(2)], names=["", "y"])
     assert str(odd) == "[(--, 0) (2, 1)]"
+
+
+def test_text_dtypes_without_a_width_take_the_items_width():
+    for dtype, items, width in [("str", ["x", "yy"], "<U2"), ("U", ["x", None], "<U1"),
+                                ("S", [b"abc", None], "|S3"), ("S", [b"a", b"bc"], "|S2")]:
+        c = bcolz.carray(items, dtype=dtype)
+        assert c.dtype == np.dtype(width) and c.nullable == (None in items)
+        assert c[:].tolist() == items
+    assert bcolz.carray(["x"], dtype="U", nullable=True).nullable
