@@ -366,6 +366,9 @@ def filler_blocks(meta, fill, grow: int):
     atom = meta.atom
     block = max(meta.chunklen, 1)
     nulls = meta.nullable is not None and meta.nullable.grow == "null"
+    if getattr(meta.composite, "nullable", False) and \
+            getattr(meta.composite, "grow", "dflt") == "null":
+        fill = None             # a nullable decimal's items: None is a null
     while grow:
         n = min(grow, block)
         filler = np.empty((n,) + atom.shape, dtype=atom.base)

@@ -68,7 +68,7 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
         return new_struct_meta(found, array, cparams, expectedlen, chunklen, to_ndarray, new_meta)
     found = decimal_request(array, dtype)
     if found is not None:
-        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen)
+        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen, nullable)
     lists = list_request(array, dtype)
     if lists is not None:
         return new_list_meta(lists, array, cparams, dflt, expectedlen, chunklen)
@@ -128,6 +128,9 @@ def new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarra
     else:
         array_ = to_ndarray(array, None if dtype is None else np.dtype(dtype).base)
         source_len = len(array_)
+        if dtype is not None and np.dtype(dtype).kind in "SUV" and \
+                np.dtype(dtype).itemsize == 0 and array_.dtype.kind == np.dtype(dtype).kind:
+            dtype = array_.dtype        # ('str', 'U', 'S': as wide as the widest item)
     atom = atom_of(np.dtype(array_.dtype.base if dtype is None else dtype), array_)
     fill = np.zeros((), dtype=atom.base)
     if dflt is not None:

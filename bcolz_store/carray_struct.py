@@ -11,6 +11,7 @@ import numpy as np
 from .carray_edit import composite_items
 from .category_type import category
 from .decimal_type import decimal, decimal_of
+from .errors import LimitError
 from .datasets.struct_files import struct_carray_meta
 from .format.struct_meta import FieldMeta, StructMeta, field_folders
 from .indexing import calc_chunklen, is_int
@@ -65,11 +66,12 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
     TypeError, ValueError
         As the fields' kinds; items that are not dicts (or None) are refused
         when written.
-    ValueError
+    LimitError
         Structs nested more than ``MAX_STRUCT_DEPTH`` (12) deep.
     """
     if _depth(request) > MAX_STRUCT_DEPTH:
-        raise ValueError(f"structs nest {_depth(request)} deep; at most {MAX_STRUCT_DEPTH}")
+        raise LimitError(f"structs nest {_depth(request)} deep: at most {MAX_STRUCT_DEPTH} "
+                         f"can be stored and read back")
     source = hasattr(type(array), "_iterblocks")
     items = np.empty(0, dtype=object) if source else composite_items(array, where="new carray")
     expectedlen = int((len(array) if source else len(items)) if expectedlen is None

@@ -319,7 +319,10 @@ def column_field(name, col) -> tuple:
 def make_rows(dtype: np.dtype, shape, names, values):
     """Rows of the structured ``dtype`` holding ``values`` (one array per field
     of ``names``): a ``numpy.ma.MaskedArray`` when any of them is masked (a
-    nullable column's), its mask True in that field of a null item's row."""
+    nullable column's), its mask True in that field of a null item's row.
+
+    numpy.ma names a field ``''`` ``f<i>`` (its position), so masked rows do
+    too (``_f<i>`` where a column has that name already)."""
     out = np.empty(shape, dtype=dtype)
     masked = False
     for name, column in zip(names, values):
@@ -327,11 +330,31 @@ def make_rows(dtype: np.dtype, shape, names, values):
         out[name] = column.data if isinstance(column, np.ma.MaskedArray) else column
     if not masked:
         return out
-    mask = np.zeros(shape, dtype=np.ma.make_mask_descr(dtype))
-    for name, column in zip(names, values):
+    if "" in dtype.names:
+        out = out.view(masked_row_dtype(dtype))
+    mask = np.zeros(shape, dtype=np.ma.make_mask_descr(out.dtype))
+    for field, column in zip(out.dtype.names, values):
         if isinstance(column, np.ma.MaskedArray):
-            mask[name] = np.ma.getmaskarray(column)
+            mask[field] = np.ma.getmaskarray(column)
     return np.ma.MaskedArray(out, mask=mask)
+
+
+def masked_row_dtype(dtype: np.dtype) -> np.dtype:
+    """``dtype`` with a field named ``''`` renamed ``f<i>`` as numpy.ma names it
+    (``_f<i>``... where another field has that name): the dtype of rows that
+    may be masked."""
+    if "" not in dtype.names:
+        return dtype
+    names = list(dtype.names)
+    for i, name in enumerate(names):
+        if name == "":
+            found = f"f{i}"
+            while found in names:
+                found = "_" + found
+            names[i] = found
+    return np.dtype({"names": names, "formats": [dtype.fields[n][0] for n in dtype.names],
+                     "offsets": [dtype.fields[n][1] for n in dtype.names],
+                     "itemsize": dtype.itemsize})
 
 
 def row_dtype(columns, names=None) -> np.dtype:

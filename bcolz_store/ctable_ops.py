@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 from .carray import carray
-from .columns import make_rows, row_dtype
+from .columns import make_rows, masked_row_dtype, row_dtype
 from .ctable_query import matching, table_variables
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
@@ -133,7 +133,10 @@ def get_item(cols, length, frame, make_table, key, indexes=None):
         if any(v is np.ma.masked for v in values):      # a null: a masked row
             i = int(key) + (length if key < 0 else 0)
             return _rows(cols, [cols[name][i:i + 1] for name in cols.names], 1)[0]
-        row = np.empty(1, dtype=row_dtype(cols))
+        dtype = row_dtype(cols)
+        if any(cols[name].nullable for name in cols.names):    # (as a masked row's)
+            dtype = masked_row_dtype(dtype)
+        row = np.empty(1, dtype=dtype)
         row[0] = tuple(values)
         return row[0]
     if isinstance(key, slice):

@@ -114,8 +114,12 @@ def decimal_request(array, dtype) -> decimal | None:
     return None
 
 
-def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunklen):
+def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunklen,
+                     nullable=None):
     """The metadata of a new decimal carray, and its initial items (Decimals).
+
+    ``nullable`` (the carray's argument) applies when ``request`` leaves it
+    open.  A nullable one made without ``dflt`` grows by null items.
 
     Returns
     -------
@@ -146,11 +150,12 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
         chunklen = calc_chunklen(expectedlen, meta.itemsize)
     elif not is_int(chunklen) or chunklen < 1:
         raise ValueError("chunklen must be a positive integer")
-    nullable = request.nullable
+    nullable = request.nullable if request.nullable is not None else nullable
     if nullable is None:        # as the source says, or the items
         found = getattr(getattr(array, "column_type", None), "nullable", None) if source \
             else any(v is None for v in items.tolist())
         nullable = bool(found)
-    meta = DecimalMeta(meta.precision, meta.scale, meta.bits, nullable)
+    meta = DecimalMeta(meta.precision, meta.scale, meta.bits, nullable,
+                       "null" if dflt is None else "dflt")
     out: CarrayMeta = decimal_carray_meta(meta, cparams, int(chunklen), expectedlen, dflt)
     return out, items

@@ -146,23 +146,57 @@ def _seq_like(value) -> bool:
     return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim)
 
 
-def _looks_like(value, typ) -> bool:
-    """Whether ``value`` has the shape of one item of ``typ`` (rather than of a
-    sequence of items), judged by its first present element."""
+def _fits(value, typ) -> bool:
+    """Whether ``value`` has the shape of one element (or item) of type
+    ``typ``: None anywhere, lists at the list levels (an empty one at any),
+    dicts or pairs for maps, dicts or tuples for structs, no sequence where a
+    scalar, a str or bytes goes."""
+    if value is None:
+        return True
+    if isinstance(typ, ListType):
+        if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+            levels, inner = 0, typ
+            while isinstance(inner, ListType):
+                levels, inner = levels + 1, inner.item
+            return value.ndim == levels if value.size else 1 <= value.ndim <= levels
+        return bool(_seq_like(value)) and all(_fits(v, typ.item) for v in value)
     if isinstance(typ, MapType):
         if isinstance(value, dict):
+            return all(_fits(k, typ.key) and _fits(v, typ.value) for k, v in value.items())
+        return bool(_seq_like(value)) and all(_fits_element(v, typ) for v in value)
+    if isinstance(typ, StructItems):
+        if isinstance(value, dict):
             return True
-        first = next((v for v in value if v is not None), None)
-        return first is None or (_seq_like(first) and len(first) == 2 and
-                                 not _seq_like(first[0]))
+        return bool(_seq_like(value)) and len(value) == len(typ.fields) and \
+            all(_fits(v, t) for v, (_, t, _) in zip(value, typ.fields))
+    return not _seq_like(value) and not isinstance(value, dict)
+
+
+def _fits_element(value, typ) -> bool:
+    """Whether ``value`` has the shape of one element of a list (or an entry,
+    a (key, value) pair, of a map) of type ``typ``."""
+    if isinstance(typ, MapType):
+        return value is None or (bool(_seq_like(value)) and len(value) == 2 and
+                                 _fits(value[0], typ.key) and _fits(value[1], typ.value))
+    return _fits(value, typ.item)
+
+
+def _looks_like(value, typ) -> bool:
+    """Whether ``value`` is one item of ``typ`` rather than a sequence of
+    items, judged by its first element that fits only one of the two
+    readings (``[[], [['x']]]`` of lists of lists of str: two items); a
+    value that fits both is a sequence of items (``[[], []]``: two)."""
     if isinstance(value, np.ndarray) and value.dtype.kind != "O":
         return value.ndim == 1
-    first = next((v for v in value if v is not None), None)
-    if first is None:
-        return True
-    if isinstance(typ.item, (ListType, MapType)):
-        return (_seq_like(first) or isinstance(first, dict)) and _looks_like(first, typ.item)
-    return not _seq_like(first)
+    for element in value:
+        if element is None:
+            continue
+        as_element, as_item = _fits_element(element, typ), _fits(element, typ)
+        if as_element != as_item:
+            return as_element
+        if not as_element:
+            return False        # fits neither: its item is refused, named
+    return False
 
 
 def _is_one(value, typ, arrlen) -> bool:

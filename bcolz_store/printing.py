@@ -158,12 +158,76 @@ def _rows_to_print(obj, edgeitems: int, threshold: int):
         shape = tuple(obj.shape)
     size = nrows * _atom_size(shape)
     if size <= threshold:
-        return np.asarray(obj[:]), False
+        return _nulls_shown(obj[:]), False
     if nrows <= 2 * edgeitems:
-        return np.asarray(obj[:]), True
-    head = np.asarray(obj[:edgeitems])
-    tail = np.asarray(obj[nrows - edgeitems:nrows])
-    return np.concatenate([head, head[:1], tail]), True
+        return _nulls_shown(obj[:]), True
+    head = np.asanyarray(obj[:edgeitems])
+    tail = np.asanyarray(obj[nrows - edgeitems:nrows])
+    join = np.ma.concatenate if np.ma.isMaskedArray(head) or np.ma.isMaskedArray(tail) \
+        else np.concatenate
+    return _nulls_shown(join([head, head[:1], tail])), True
+
+
+class _Null:
+    """What a null item prints as: ``--``, as numpy.ma prints it."""
+
+    def __repr__(self):
+        return "--"
+
+    __str__ = __repr__
+
+
+_NULL = _Null()
+
+
+def _nulls_shown(data) -> np.ndarray:
+    """``data`` to print: a masked array holding nulls as objects, each null
+    ``--`` (as numpy.ma prints one); anything else as it is."""
+    if not np.ma.isMaskedArray(data):
+        return np.asarray(data)
+    mask = np.ma.getmaskarray(data)
+    if not _any(mask):
+        return np.ma.getdata(data)
+    out = np.empty(data.shape, dtype=_as_objects(data.dtype))
+    _fill(out, np.ma.getdata(data), mask)
+    return out
+
+
+def _any(mask) -> bool:
+    if mask.dtype.names is None:
+        return bool(mask.any())
+    return any(_any(mask[name]) for name in mask.dtype.names)
+
+
+def _as_objects(dtype: np.dtype) -> np.dtype:
+    """``dtype`` with each field (or item) an object; the dict form keeps a
+    field named with the empty string."""
+    if dtype.names is not None:
+        return np.dtype({"names": list(dtype.names),
+                         "formats": [_as_objects(dtype.fields[n][0]) for n in dtype.names]})
+    if dtype.subdtype is not None:
+        return np.dtype((object, dtype.subdtype[1]))
+    return np.dtype(object)
+
+
+def _fill(out, data, mask) -> None:
+    if out.dtype.names is not None:
+        for name in out.dtype.names:
+            _fill(out[name], data[name], mask[name])
+        return
+    if data.dtype.kind in "Mm":     # as numpy prints them, not as datetime objects
+        text = np.datetime_as_string(data) if data.dtype.kind == "M" else data.astype(str)
+        out[...] = np.frompyfunc(_Shown, 1, 1)(text)
+    else:
+        out[...] = data.tolist() if data.ndim else data[()]
+    out[mask] = _NULL
+
+
+class _Shown(str):
+    """A value's text, printed as it is."""
+
+    def __repr__(self):
+        return str(self)
 
 
 def array2string(a, max_line_width=None, precision=None, suppress_small=None,

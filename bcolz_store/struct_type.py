@@ -135,10 +135,23 @@ class struct:
 
 
 def _default_nullable(kind) -> bool:
+    """Whether a field of ``kind`` may hold nulls when its entry does not say."""
     if isinstance(kind, vlen):
         return kind.nullable is not False
-    return isinstance(kind, (category, struct)) and (not isinstance(kind, struct) or
-                                                     kind.nullable)
+    if isinstance(kind, (struct, ListType, MapType)):
+        return bool(kind.nullable)
+    if isinstance(kind, decimal):
+        return kind.nullable is True
+    return isinstance(kind, category)
+
+
+def _holds_nulls(meta) -> bool:
+    """Whether the carray of metadata ``meta`` (a struct's field) may hold nulls."""
+    composite = getattr(meta, "composite", None)
+    listtype = getattr(meta, "listtype", None)
+    return meta.nullable is not None or bool(getattr(composite, "nullable", False)) or \
+        meta.categorical is not None or bool(getattr(meta.vlen, "nullable", False)) or \
+        bool(getattr(listtype, "nullable", False))
 
 
 def _show(kind) -> str:
@@ -147,12 +160,14 @@ def _show(kind) -> str:
 
 def struct_of(meta, engine=None):
     """The :class:`struct` type of a carray's metadata (None unless a struct
-    carray); with its engine, the categories of categorical fields too."""
+    carray); with its engine, the categories of categorical fields too.  A
+    field that may hold nulls (its carray's kind allows them) is nullable,
+    whatever its entry says, so that its Arrow field says so."""
     found = getattr(meta, "composite", None)
     if not isinstance(found, StructMeta):
         return None
     engines = [f[1] for f in engine.fields] if engine is not None else [None] * len(found.fields)
-    return struct([(f.name, _kind_of_meta(f.meta, e), f.nullable)
+    return struct([(f.name, _kind_of_meta(f.meta, e), f.nullable or _holds_nulls(f.meta))
                    for f, e in zip(found.fields, engines)], found.nullable)
 
 

@@ -196,7 +196,8 @@ def iterblocks(cobj, blen=None, start=0, stop=None):
     Notes
     -----
     Compatibility: as bcolz, a carray iterated with ``blen=1`` yields its
-    rows without the leading dimension of length 1.
+    rows without the leading dimension of length 1 (a numpy scalar, or a 0-d
+    array where a scalar would not keep the dtype: a big-endian one).
 
     Examples
     --------
@@ -223,7 +224,13 @@ def iterblocks(cobj, blen=None, start=0, stop=None):
 def _carray_blocks(obj, blen, start, stop):
     for i in range(start, stop, blen):
         block = obj[i:min(i + blen, stop)]
-        yield block[0] if blen == 1 else block
+        if blen != 1:
+            yield block
+            continue
+        row = block[0]
+        if isinstance(row, np.generic) and row.dtype != block.dtype:
+            row = block.reshape(block.shape[1:])    # (a numpy scalar would be native-endian)
+        yield row
 
 
 def _ctable_blocks(obj, blen, start, stop):

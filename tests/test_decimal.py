@@ -126,3 +126,57 @@ def test_damaged_metadata_is_refused(tmp_path):
     (root / "meta" / "storage").write_text(json.dumps(storage))
     with pytest.raises(FormatError, match="disagrees"):
         bcolz.open(str(root))
+
+
+def test_nullable_decimal_grows_by_nulls(tmp_path):
+    root = str(tmp_path / "n")
+    c = bcolz.carray(["1.50", None], dtype=bcolz.decimal(12, 2), rootdir=root)
+    c.resize(4)
+    assert c[:].tolist() == [Decimal("1.50"), None, None, None]
+    c = bcolz.open(root, mode="a")          # what resize adds is stored
+    c.resize(5)
+    assert c[:].tolist() == [Decimal("1.50"), None, None, None, None]
+    given = bcolz.carray([None], dtype=bcolz.decimal(12, 2), dflt="7.25",
+                         rootdir=str(tmp_path / "g"))
+    given.resize(2)
+    assert bcolz.open(str(tmp_path / "g"), mode="a")[:].tolist() == [None, Decimal("7.25")]
+    copied = c.copy()
+    copied.resize(6)
+    assert copied[-1] is None and given.copy(dflt="7.25").column_type.nullable
+    plain = bcolz.carray(["1"], dtype=bcolz.decimal(5, 1))
+    plain.resize(2)
+    assert plain[:].tolist() == [Decimal("1.0"), Decimal("0.0")]
+
+
+def test_nullable_argument_makes_a_nullable_decimal():
+    c = bcolz.carray(["1.50"], dtype=bcolz.decimal(12, 2), nullable=True)
+    assert c.nullable and c.column_type.nullable
+    c.append([None, "2"])
+    assert c[:].tolist() == [Decimal("1.50"), None, Decimal("2.00")]
+    assert not bcolz.carray(["1"], dtype=bcolz.decimal(5, 0), nullable=False).nullable
+    with pytest.raises(ValueError, match="None"):
+        bcolz.carray([None], dtype=bcolz.decimal(5, 0), nullable=False)
+
+
+def test_huge_items_are_refused_by_their_size():
+    import time
+
+    from bcolz_store.errors import LimitError
+    c = bcolz.carray(["1.50"], dtype=bcolz.decimal(12, 2))
+    began = time.perf_counter()
+    for bad, error, match in [("1e9999999", ValueError, r"'1e9999999' does not fit"),
+                              (Decimal("9e999999999"), ValueError, "does not fit"),
+                              ("-1E+999999", ValueError, "does not fit"),
+                              ("1e-9999999", ValueError, "more than 2 digits after"),
+                              (10 ** 100000, ValueError, "an int of 332193 bits does not fit"),
+                              (-(10 ** 5000), ValueError, "does not fit"),
+                              ("1" * 10 ** 6, LimitError, "1000000 characters long"),
+                              ("0." + "0" * 10 ** 7 + "1", LimitError, "characters long")]:
+        with pytest.raises(error, match=match):
+            c.append(bad)
+    assert time.perf_counter() - began < 5      # (before any work as big as the item)
+    c.append(["0e999999999", "12.5e-1", "0.00000000000e9", 10 ** 9, "-" + "0" * 4000 + "1"])
+    assert c[:].tolist() == [Decimal(v) for v in
+                             ["1.50", "0.00", "1.25", "0.00", "1000000000.00", "-1.00"]]
+    wide = bcolz.carray([10 ** 80], dtype=bcolz.decimal(76, -5))
+    assert wide[0] == Decimal(10 ** 80)

@@ -363,3 +363,61 @@ def test_types_that_are_not_nullable_grow_with_empty_lists():
     assert m[0] == []
     with pytest.raises(ValueError, match="not nullable"):
         m.append([None])
+
+
+def _nested(levels, make=None):
+    typ, value = "int32", 1
+    for _ in range(levels):
+        typ, value = (make or bcolz.list_)(typ), [value]
+    return typ, value
+
+
+def test_list_nesting_is_refused_where_the_reader_would_refuse_it(tmp_path):
+    from bcolz_store.format.list_meta import MAX_LIST_DEPTH
+    deepest, value = _nested(MAX_LIST_DEPTH)
+    c = bcolz.carray([value, None], dtype=deepest, rootdir=str(tmp_path / "ok"))
+    c.flush()
+    assert bcolz.open(str(tmp_path / "ok"))[:].tolist()[1] is None
+    for make in (bcolz.list_, lambda t: bcolz.map_("str", t),
+                 lambda t: bcolz.struct_items([("f", t)])):
+        with pytest.raises(bcolz.LimitError, match=f"at most {MAX_LIST_DEPTH}"):
+            make(deepest)
+    with pytest.raises(bcolz.LimitError, match="at most 32"):
+        bcolz.list_(bcolz.list_(deepest.item))
+    pa = pytest.importorskip("pyarrow")
+    typ = pa.int32()
+    for _ in range(MAX_LIST_DEPTH + 1):
+        typ = pa.list_(typ)
+    with pytest.raises(bcolz.LimitError, match=f"at most {MAX_LIST_DEPTH}"):
+        bcolz.carray(pa.array([[value]], type=typ), rootdir=str(tmp_path / "deep"))
+    assert not (tmp_path / "deep").exists()
+
+
+@pytest.mark.parametrize("data, typ, expected", [
+    ([[], [["x"]]], bcolz.list_(bcolz.list_("str")), [[], [["x"]]]),
+    ([[], []], bcolz.list_(bcolz.list_("str")), [[], []]),
+    ([[], []], bcolz.list_("int32"), [[], []]),
+    ([[]], bcolz.list_("int32"), [[]]),
+    ([[]], bcolz.list_(bcolz.list_("int32")), [[]]),
+    ([[], [[]]], bcolz.list_(bcolz.list_("int32")), [[], [[]]]),
+    ([[[]], []], bcolz.list_(bcolz.list_("int32")), [[[]], []]),
+    ([[1], [2]], bcolz.list_("int32"), [[1], [2]]),
+    ([None, [], [[None, 3]]], bcolz.list_(bcolz.list_("int32")), [None, [], [[None, 3]]]),
+    ([[], [[[1]]]], bcolz.list_(bcolz.list_(bcolz.list_("int8"))), [[], [[[1]]]]),
+    ([[], {"k": 1}], bcolz.map_("str", "int32"), [[], [("k", 1)]]),
+    ([[], [("k", 1)]], bcolz.map_("str", "int32"), [[], [("k", 1)]]),
+    ([[], [{"a": 1}]], bcolz.list_(bcolz.struct_items([("a", "int32")])), [[], [{"a": 1}]]),
+    ([1, 2], bcolz.list_("int32"), [[1, 2]]),           # one list of scalars: one item
+    ([[1, 2], [3]], bcolz.list_(bcolz.list_("int32")), [[[1, 2], [3]]]),
+])
+def test_ragged_nested_input_is_a_sequence_of_items(data, typ, expected):
+    def plain(v):
+        if isinstance(v, np.ndarray):
+            v = v.tolist()
+        if isinstance(v, (list, tuple)):
+            return [plain(e) for e in v]
+        return v
+    c = bcolz.carray(data, dtype=typ)
+    assert [plain(v) for v in c[:].tolist()] == [plain(v) for v in expected]
+    c.append(data)
+    assert len(c) == 2 * len(expected)

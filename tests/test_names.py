@@ -98,3 +98,20 @@ def test_folder_rules():
         load_names({"names": ["a b", "c"], "dirs": {"a b": "__c0_x", "c": "__c0_x"}})
     with pytest.raises(FormatError, match="not a column"):
         load_names({"names": ["a"], "dirs": {"b": "__c0_b"}})
+
+
+def test_an_empty_name_holding_nulls_reads_as_rows(tmp_path):
+    x = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    t = bcolz.ctable([x, np.arange(3.0), np.arange(3)], names=["", "y", "f0"],
+                     rootdir=str(tmp_path / "t"))
+    rows = t[:]
+    assert isinstance(rows, np.ma.MaskedArray)
+    assert rows.dtype.names == ("_f0", "y", "f0")     # numpy.ma's name for '' (f<i>), kept apart
+    assert rows["_f0"].tolist() == [1, None, 3] and rows["f0"].tolist() == [0, 1, 2]
+    assert t[1]["_f0"] is np.ma.masked and t[0]["_f0"] == 1
+    assert t[[0, 1]].mask["_f0"].tolist() == [False, True]
+    assert [r[0] for r in t] == [1, None, 3] and [r[0] for r in t.iter()] == [1, None, 3]
+    assert "--" in repr(rows) and len(list(bcolz.iterblocks(t, 2))) == 2
+    assert t[""][:].tolist() == [1, None, 3]                # the column keeps its name
+    plain = bcolz.ctable([np.arange(2), np.arange(2.0)], names=["", "y"])
+    assert plain[:].dtype.names == ("", "y")                # no null: '' as it is

@@ -246,3 +246,51 @@ def test_arrow_and_parquet_round_trip_nulls_apart_from_nan(tmp_path):
     f = from_arrow(foreign)
     assert [f[n].nullable for n in f.names] == [True] * 4 + [False]
     assert to_arrow(f).select(["x", "h", "fb", "u", "z"]).to_pydict() == foreign.to_pydict()
+
+
+def test_isnull_of_every_kind_with_missing_items(tmp_path):
+    struct = bcolz.struct([("a", "int32"), ("b", "str")], nullable=True)
+    first_nullable = bcolz.struct([("a", bcolz.decimal(5, 1, nullable=True))], nullable=True)
+    cases = [
+        (bcolz.carray([{"a": 1, "b": "x"}, None, {"a": 2, "b": None}] * 3, dtype=struct,
+                      chunklen=2, rootdir=str(tmp_path / "s")), [0, 1, 0] * 3),
+        (bcolz.carray([None, {"a": None}, {"a": "1"}], dtype=first_nullable), [1, 0, 0]),
+        (bcolz.carray([[1], None, [], [None]] * 3, dtype=bcolz.list_("int32"), chunklen=3,
+                      rootdir=str(tmp_path / "l")), [0, 1, 0, 0] * 3),
+        (bcolz.carray([{"k": 1}, None], dtype=bcolz.map_("str", "int32")), [0, 1]),
+        (bcolz.carray(["1.5", None], dtype=bcolz.decimal(5, 1)), [0, 1]),
+        (bcolz.carray(["x", None], dtype=bcolz.vlen("str")), [0, 1]),
+    ]
+    for c, expected in cases:
+        assert c.isnull().tolist() == [bool(v) for v in expected], c.column_type
+        assert c.notnull().tolist() == [not v for v in expected]
+        assert c.isnull().tolist() == [v is None for v in c[:].tolist()]
+    opened = bcolz.open(str(tmp_path / "l"))
+    assert opened.isnull().tolist() == [bool(v) for v in [0, 1, 0, 0] * 3]
+    assert not bcolz.carray([{"a": 1, "b": "x"}], dtype=bcolz.struct(
+        [("a", "int32"), ("b", "str")])).isnull().any()
+
+
+def test_nulls_print_as_nulls():
+    c = bcolz.carray(np.ma.masked_array([1.5, 2.0, 3.0], mask=[0, 1, 0]))
+    assert str(c) == "[1.5 -- 3.0]" and repr(c).endswith("\n[1.5 -- 3.0]")
+    dates = bcolz.carray(np.ma.masked_array(np.array(["2020-01-01", "2020-01-02"], "M8[D]"),
+                                            mask=[1, 0]))
+    assert "NaT" not in str(dates) and "--" in str(dates)
+    big = bcolz.carray(np.ma.masked_array(np.arange(5000), mask=np.arange(5000) % 2 == 1))
+    assert str(big).startswith("[0 -- 2") and str(big).endswith("4998 --]")
+    assert str(bcolz.carray(np.arange(3.0), nullable=True)) == "[0. 1. 2.]"    # no null shown
+    t = bcolz.ctable([np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]), np.arange(3.0)],
+                     names=["x", "y"])
+    assert str(t) == "[(1, 0.0) (--, 1.0) (3, 2.0)]" and repr(t).endswith(str(t))
+    odd = bcolz.ctable([np.ma.masked_array([1, 2], mask=[1, 0]), np.arange(2)], names=["", "y"])
+    assert str(odd) == "[(--, 0) (2, 1)]"
+
+
+def test_text_dtypes_without_a_width_take_the_items_width():
+    for dtype, items, width in [("str", ["x", "yy"], "<U2"), ("U", ["x", None], "<U1"),
+                                ("S", [b"abc", None], "|S3"), ("S", [b"a", b"bc"], "|S2")]:
+        c = bcolz.carray(items, dtype=dtype)
+        assert c.dtype == np.dtype(width) and c.nullable == (None in items)
+        assert c[:].tolist() == items
+    assert bcolz.carray(["x"], dtype="U", nullable=True).nullable

@@ -168,3 +168,22 @@ def test_a_refused_append_keeps_the_rows_appended_before_it(kind, good, bad):
     assert len(c) == 9
     c.flush()
     assert len(bcolz.open("memory://refused/c")) == 9
+
+
+def test_fields_that_may_hold_nulls_are_nullable_in_arrow(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    typ = bcolz.struct([("a", "int32"), ("l", bcolz.list_("int32")),
+                        ("m", bcolz.map_("str", "int8")),
+                        ("d", bcolz.decimal(5, 1, nullable=True)),
+                        ("k", bcolz.list_("int32"), False)])
+    assert [f[2] for f in typ.fields] == [False, True, True, True, False]
+    items = [{"a": 1, "l": [1], "m": {"x": 1}, "d": "1.5", "k": [2]},
+             {"a": 2, "l": None, "m": None, "d": None, "k": None}]
+    t = bcolz.ctable([bcolz.carray(items, dtype=typ)], names=["s"], rootdir=str(tmp_path / "t"))
+    arrow = pa.table(t).schema.field("s").type
+    assert [arrow.field(i).nullable for i in range(arrow.num_fields)] == \
+        [False, True, True, True, True]             # k holds a None: nullable as its list type
+    for back in (bcolz.ctable(pa.table(t)), bcolz.ctable(pa.RecordBatchReader.from_stream(t))):
+        got = back["s"][:].tolist()
+        assert got[1] == {"a": 2, "l": None, "m": None, "d": None, "k": None}
+        assert got[0]["l"].tolist() == [1] and got[0]["d"] == Decimal("1.5")

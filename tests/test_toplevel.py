@@ -381,3 +381,17 @@ def test_open_and_verify_say_what_a_path_that_is_no_dataset_is(tmp_path):
         bcolz.verify(tmp_path / "folder")
     with pytest.raises(bcolz.DatasetNotFoundError, match="the path does not exist"):
         bcolz.verify(tmp_path / "nothing")
+
+
+def test_iterblocks_keep_a_big_endian_dtype_exactly():
+    for dtype in (">i8", ">f4", ">M8[s]", [("a", ">i4")]):
+        c = bcolz.carray(np.zeros(5, dtype=dtype), chunklen=2)
+        assert c[:].dtype == np.dtype(dtype)
+        for blen in (1, 2, 5):
+            blocks = list(bcolz.iterblocks(c, blen))
+            assert len(blocks) == -(-5 // blen)
+            assert all(np.asarray(b).dtype == np.dtype(dtype) for b in blocks), (dtype, blen)
+    native = list(bcolz.iterblocks(bcolz.carray(np.arange(3)), 1))
+    assert native == [0, 1, 2] and isinstance(native[0], np.int64)     # scalars as bcolz
+    one = list(bcolz.iterblocks(bcolz.carray(np.arange(3, dtype=">i8")), 1))
+    assert [int(b) for b in one] == [0, 1, 2] and one[0].shape == ()

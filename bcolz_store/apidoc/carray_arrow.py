@@ -7,16 +7,19 @@ __all__ = ["CARRAY_ARROW_DOCS"]
 
 CARRAY_ARROW_DOCS = {
     "__arrow_c_stream__": """
-    This carray as an Arrow C stream of arrays of its Arrow type (the Arrow
-    PyCapsule interface: ``pyarrow.chunked_array(c)``, ``polars.Series(c)``).
+    This carray as an Arrow C stream of record batches of one column,
+    ``data`` (the Arrow PyCapsule interface: ``pyarrow.table(c)``,
+    ``polars.DataFrame(c)``, DuckDB's ``select ... from c``).
 
-    Lazy, one array per block of whole chunks, typed as ``ctable``'s
-    columns are (docs/arrow.md).
+    Lazy, one batch per block of whole chunks, the column typed as
+    ``ctable``'s columns are (docs/arrow.md).
 
     Parameters
     ----------
     requested_schema : PyCapsule, optional
-        An ``"arrow_schema"`` capsule; the arrays are cast to its type.
+        An ``"arrow_schema"`` capsule; the batches are cast to it, or, for a
+        type that is not a struct (``pyarrow.chunked_array(c, type=...)``),
+        the stream is of plain arrays of that type.
 
     Returns
     -------
@@ -30,10 +33,11 @@ CARRAY_ARROW_DOCS = {
     TypeError
         Object carrays; a ``requested_schema`` that is not a capsule.
     ValueError
-        When the arrays cannot be cast to ``requested_schema``.
+        When the items cannot be cast to ``requested_schema``.
     """,
     "__arrow_c_schema__": """
-    An ``"arrow_schema"`` PyCapsule: a field of this carray's Arrow type.
+    An ``"arrow_schema"`` PyCapsule: the schema of its stream, one column
+    ``data`` of this carray's Arrow type.
 
     Returns
     -------

@@ -33,15 +33,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, LimitError
 
-__all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_PRECISION", "check_decimal", "decimal_bits",
+__all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_DECIMAL_TEXT", "MAX_PRECISION", "check_decimal", "decimal_bits",
            "decimal_dtype_text",
            "decimal_of_text", "decode_decimals", "dump_decimal", "encode_decimals",
            "load_decimal", "to_decimal"]
 
 DECIMAL_KEY = "decimal"
 MAX_PRECISION = 76
+#: Characters a decimal item given as text may have (76 digits with a sign,
+#: a point, an exponent and plenty of zeros fit many times over).
+MAX_DECIMAL_TEXT = 4096
 _TEXT = re.compile(r"decimal(128|256)-p(\d{1,2})-s(-?\d{1,3})(?::|$)")
 # Enough digits for any 256-bit integer and any scale, so nothing rounds.
 _CONTEXT = _dec.Context(prec=200, Emax=_dec.MAX_EMAX, Emin=_dec.MIN_EMIN,
@@ -64,12 +67,17 @@ class DecimalMeta:
     nullable : bool
         Whether items may be missing: then a bool validity carray sits in
         the folder ``valid`` (as a nullable carray's, format/nullable_meta.py).
+    grow : str
+        What ``resize`` of a nullable one adds: ``'null'`` (no ``dflt`` was
+        given; the entry has no ``grow`` key) or ``'dflt'`` (the carray's
+        ``dflt``).  A carray that is not nullable always adds ``dflt``.
     """
 
     precision: int
     scale: int
     bits: int
     nullable: bool = False      # items may be missing (a validity in ``valid/``)
+    grow: str = "null"
 
     @property
     def itemsize(self) -> int:
@@ -109,6 +117,8 @@ def dump_decimal(meta: DecimalMeta) -> dict:
     out = {"precision": meta.precision, "scale": meta.scale, "bits": meta.bits}
     if meta.nullable:
         out["nullable"] = True
+        if meta.grow == "dflt":
+            out["grow"] = "dflt"
     return out
 
 
@@ -156,11 +166,28 @@ def load_decimal(obj, text, where: str = "meta/storage") -> DecimalMeta:
     nullable = obj.get("nullable", False)
     if not isinstance(nullable, bool):
         raise FormatError(f"{where}: the 'decimal' entry's 'nullable' must be true or false")
-    return DecimalMeta(meta.precision, meta.scale, meta.bits, nullable)
+    grow = obj.get("grow", "null")
+    if grow not in ("null", "dflt"):
+        raise FormatError(f"{where}: the 'decimal' entry's 'grow' must be 'null' or 'dflt', "
+                          f"not {grow!r:.40}")
+    return DecimalMeta(meta.precision, meta.scale, meta.bits, nullable, grow)
+
+
+def _shown(value) -> str:
+    """``value`` as an error message shows it, at most about 60 characters,
+    without converting a huge int to text."""
+    if isinstance(value, str):
+        return repr(value[:60]) + ("..." if len(value) > 60 else "")
+    if isinstance(value, int) and value.bit_length() > 192:
+        return f"an int of {value.bit_length()} bits"
+    return f"{value!r:.60}"
 
 
 def to_decimal(value, meta: DecimalMeta, where: str = "decimal carray"):
     """``value`` (a Decimal, an int or a str) as the unscaled int stored.
+
+    Items that cannot fit are refused by their size (text length, bits,
+    exponent) before any work that grows with them.
 
     Raises
     ------
@@ -169,30 +196,48 @@ def to_decimal(value, meta: DecimalMeta, where: str = "decimal carray"):
     ValueError
         Not a finite number, more digits after the point than ``scale``, or
         more than ``precision`` digits in all (naming ``where``).
+    LimitError
+        A str item longer than :data:`MAX_DECIMAL_TEXT` characters.
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (_dec.Decimal, int, str, np.integer)):
-        raise TypeError(f"{where}: {value!r:.60} ({type(value).__name__}) is not a decimal "
+        raise TypeError(f"{where}: {_shown(value)} ({type(value).__name__}) is not a decimal "
                         f"item; give Decimal, int or str values (a float would round)")
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, str) and len(value) > MAX_DECIMAL_TEXT:
+        raise LimitError(f"{where}: the decimal item {_shown(value)} is {len(value)} "
+                         f"characters long, over the {MAX_DECIMAL_TEXT} a decimal item's "
+                         f"text may have")
+    if isinstance(value, int) and value.bit_length() > 4 * (meta.precision - meta.scale) + 4:
+        raise _too_big(value, meta, where)  # (10**digits < 2**(4 digits): not converted)
     try:
-        number = _dec.Decimal(value.strip() if isinstance(value, str) else
-                              int(value) if isinstance(value, np.integer) else value)
+        number = _dec.Decimal(value.strip() if isinstance(value, str) else value)
     except _dec.InvalidOperation:
-        raise ValueError(f"{where}: {value!r:.60} is not a decimal number") from None
+        raise ValueError(f"{where}: {_shown(value)} is not a decimal number") from None
     if not number.is_finite():
-        raise ValueError(f"{where}: {value!r:.60} is not a finite decimal")
+        raise ValueError(f"{where}: {_shown(value)} is not a finite decimal")
+    if not number:
+        return 0
+    if number.adjusted() + meta.scale >= meta.precision:    # (its exponent alone says so)
+        raise _too_big(value, meta, where)
     try:
+        if number.adjusted() + meta.scale < 0:              # (below one unit of the scale)
+            raise _dec.Inexact
         scaled = number.scaleb(meta.scale, _CONTEXT)
         unscaled = int(scaled.to_integral_exact(context=_CONTEXT))
     except (_dec.Inexact, _dec.InvalidOperation, _dec.Overflow):
-        raise ValueError(f"{where}: {value!r:.60} has more than {meta.scale} digits after "
+        raise ValueError(f"{where}: {_shown(value)} has more than {meta.scale} digits after "
                          f"the point (decimal({meta.precision}, {meta.scale})); round it "
                          f"first") from None
     if abs(unscaled) >= 10 ** meta.precision:
-        raise ValueError(f"{where}: {value!r:.60} does not fit decimal({meta.precision}, "
-                         f"{meta.scale}) ({meta.precision} digits, {meta.scale} after the "
-                         f"point)")
+        raise _too_big(value, meta, where)
     return unscaled
+
+
+def _too_big(value, meta: DecimalMeta, where: str) -> ValueError:
+    return ValueError(f"{where}: {_shown(value)} does not fit decimal({meta.precision}, "
+                      f"{meta.scale}) ({meta.precision} digits, {meta.scale} after the point)")
 
 
 def encode_decimals(values, meta: DecimalMeta, where: str = "decimal carray") -> np.ndarray:

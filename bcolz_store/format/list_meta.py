@@ -37,6 +37,9 @@ A type ``T`` is a JSON object with ``"type"`` one of:
 - ``"str"`` (UTF-8), ``"bytes"``;
 - ``"decimal"``: ``precision`` (1..38) and ``scale`` (decimal128 values).
 
+Lists, maps and struct elements nest at most ``MAX_LIST_DEPTH`` (32) deep:
+a type is refused when it is made, and a stored type when it is read.
+
 Source: this library's own format (docs/format.md, "List and map columns
 (bcolz_store only)"), inside bcolz format v1.0's folder layout (seeds/001).
 
@@ -50,17 +53,18 @@ from dataclasses import dataclass, field as _field
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, LimitError
 
-__all__ = ["DecimalItems", "LIST_KEY", "LIST_VERSION", "ListType", "MapType", "StructItems",
-           "dump_list", "item_type", "list_dtype_text", "list_type_of_text", "load_list",
-           "type_from_json", "type_to_json"]
+__all__ = ["DecimalItems", "LIST_KEY", "LIST_VERSION", "ListType", "MAX_LIST_DEPTH", "MapType",
+           "StructItems", "dump_list", "item_type", "list_dtype_text", "list_type_of_text",
+           "load_list", "nesting", "type_from_json", "type_to_json"]
 
 LIST_KEY = "list"
 LIST_VERSION = 1
 _PREFIX = "list:"
 _FIXED_KINDS = "biufcMmSU"
-_MAX_DEPTH = 32
+#: Levels of lists, maps and struct elements one type may nest.
+MAX_LIST_DEPTH = 32
 _MAX_FIELDS = 4096
 _DECIMAL = re.compile(r"decimal128\((\d+),\s*(-?\d+)\)$")
 
@@ -103,6 +107,7 @@ class StructItems:
         if len({f[0] for f in fields}) != len(fields):
             raise ValueError("struct field names repeat")
         object.__setattr__(self, "fields", tuple(fields))
+        _check_nesting(self)
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,7 @@ class ListType:
             object.__setattr__(self, "size", int(self.size))
         if not isinstance(self.field, str):
             raise TypeError(f"field must be a str, not {self.field!r}")
+        _check_nesting(self)
 
 
 @dataclass(frozen=True)
@@ -160,12 +166,32 @@ class MapType:
         if len(names) != 3 or not all(isinstance(n, str) for n in names):
             raise ValueError(f"names must be three str (entries, key, value), not {names!r}")
         object.__setattr__(self, "names", names)
+        _check_nesting(self)
 
     @property
     def entries(self) -> StructItems:
         """The entries as struct elements (key never missing)."""
         return StructItems(((self.names[1], self.key, False),
                             (self.names[2], self.value, self.value_nullable)))
+
+
+def nesting(typ) -> int:
+    """Levels of lists, maps and struct elements in the type ``typ`` (0 for
+    an element type that holds none)."""
+    if isinstance(typ, ListType):
+        return 1 + nesting(typ.item)
+    if isinstance(typ, MapType):
+        return 1 + max(nesting(typ.key), nesting(typ.value))
+    if isinstance(typ, StructItems):
+        return 1 + max(nesting(t) for _, t, _ in typ.fields)
+    return 0
+
+
+def _check_nesting(typ) -> None:
+    levels = nesting(typ)
+    if levels > MAX_LIST_DEPTH:
+        raise LimitError(f"a list type that nests {levels} levels of lists, maps and "
+                         f"structs: at most {MAX_LIST_DEPTH} can be stored and read back")
 
 
 def _fixed(dtype: np.dtype) -> np.dtype:
@@ -264,8 +290,8 @@ def type_from_json(obj, where: str = "meta/storage", depth: int = 0):
         dtype that is not a canonical little-endian fixed dtype, a struct
         without fields, types nested more than 32 deep.
     """
-    if depth > _MAX_DEPTH:
-        raise FormatError(f"{where}: list type nested more than {_MAX_DEPTH} deep")
+    if depth > MAX_LIST_DEPTH:
+        raise FormatError(f"{where}: list type nested more than {MAX_LIST_DEPTH} deep")
     if not isinstance(obj, dict):
         raise FormatError(f"{where}: a list type is a JSON object, not {type(obj).__name__}")
     kind = _get(obj, "type", (str,), where)

@@ -2,7 +2,8 @@
 
 pyarrow makes a lazy C stream of record batches
 (``RecordBatchReader.from_batches``) but none of plain arrays; a carray's
-``__arrow_c_stream__`` streams arrays of its column type, one block at a time,
+``__arrow_c_stream__``, asked for a type that is not a struct, streams arrays
+of that type, one block at a time,
 through the ``ArrowArrayStream`` C struct built here with :mod:`ctypes`
 (Arrow's C stream interface, docs/format/CStreamInterface.html, and its
 PyCapsule interface, docs/format/CDataInterface/PyCapsuleInterface.html, at

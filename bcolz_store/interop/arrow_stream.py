@@ -164,10 +164,10 @@ def _requested(pa, requested_schema, ours):
     if not (type(requested_schema).__name__ == "PyCapsule"):
         raise TypeError(f"requested_schema must be a PyCapsule of an ArrowSchema, not "
                         f"{type(requested_schema).__name__}")
-    if isinstance(ours, pa.Schema):
-        wanted = pa.Schema._import_from_c_capsule(requested_schema)
-        return None if wanted.equals(ours) else wanted
-    wanted = pa.Field._import_from_c_capsule(requested_schema).type
+    field = pa.Field._import_from_c_capsule(requested_schema)
+    if not pa.types.is_struct(field.type):
+        return field.type       # (a carray's items as plain arrays of that type)
+    wanted = pa.schema(list(field.type), metadata=field.metadata)
     return None if wanted.equals(ours) else wanted
 
 
@@ -178,15 +178,17 @@ def export_stream(obj, requested_schema=None):
     ----------
     obj : carray or ctable
     requested_schema : PyCapsule, optional
-        An ArrowSchema capsule the consumer asks for: the stream's batches (or
-        arrays) are cast to it.
+        An ArrowSchema capsule the consumer asks for: the stream's batches are
+        cast to it; a carray asked for a type that is not a struct streams
+        plain arrays of that type.
 
     Returns
     -------
     PyCapsule
-        An ``"arrow_array_stream"``: record batches of all columns for a
-        ctable, arrays of its type for a carray; one per block of whole
-        chunks, each read when the consumer asks for it.
+        An ``"arrow_array_stream"`` of record batches: all columns of a
+        ctable, the one column ``data`` of a carray (as DuckDB and
+        ``pyarrow.table`` read a stream); one per block of whole chunks, each
+        read when the consumer asks for it.
 
     Raises
     ------
@@ -200,19 +202,19 @@ def export_stream(obj, requested_schema=None):
     """
     pa = _types().import_pyarrow()
     blen = block_rows(obj, STREAM_BLOCK_BYTES)
-    if kind_of(obj) == "ctable":
-        schema = arrow_schema(pa, obj)
+    schema = arrow_schema(pa, obj)      # (a carray's: one column, "data")
+    wanted = _requested(pa, requested_schema, schema)
+    if not isinstance(wanted, pa.DataType):
         reader = pa.RecordBatchReader.from_batches(schema, record_batches(pa, obj, schema, blen))
-        if requested_schema is None:
-            return reader.__arrow_c_stream__()
-        wanted = _requested(pa, requested_schema, schema)
         try:
             return (reader if wanted is None else reader.cast(wanted)).__arrow_c_stream__()
         except (pa.ArrowException, ValueError) as err:
-            raise ValueError(f"the table's columns cannot be cast to the requested schema: "
-                             f"{err}") from None
-    typ = column_field(pa, "data", obj).type
-    wanted = _requested(pa, requested_schema, typ)
+            raise ValueError(f"the {kind_of(obj)}'s columns cannot be cast to the requested "
+                             f"schema: {err}") from None
+    if kind_of(obj) == "ctable":
+        raise ValueError(f"a ctable streams record batches; the requested schema is one "
+                         f"{wanted} (not a struct)")
+    typ = column_field(pa, "data", obj).type        # a carray's items as plain arrays
     arrays = column_arrays(pa, "data", obj, blen)
     if wanted is not None:
         try:
@@ -226,7 +228,8 @@ def export_stream(obj, requested_schema=None):
 
 
 def export_schema(obj):
-    """``__arrow_c_schema__`` of a carray (its column's field) or ctable (its schema).
+    """``__arrow_c_schema__`` of a carray (a schema of its one column, ``data``)
+    or ctable (its schema).
 
     Returns
     -------
@@ -241,10 +244,7 @@ def export_schema(obj):
         For object columns.
     """
     pa = _types().import_pyarrow()
-    if kind_of(obj) == "ctable":
-        return arrow_schema(pa, obj).__arrow_c_schema__()
-    typ = column_field(pa, "data", obj).type
-    return pa.field("", typ, metadata=_types().schema_metadata(obj)).__arrow_c_schema__()
+    return arrow_schema(pa, obj).__arrow_c_schema__()
 
 
 # --- Arrow -> carray/ctable -----------------------------------------------------------
@@ -344,9 +344,16 @@ class ArrowInput(NamedTuple):
     fields: dict = {}   # name -> the source's Arrow field (see :func:`field_records`)
 
 
-def _source(pa, obj):
+def _source(pa, obj, column: bool = False):
     """``(schema, iterator of RecordBatch, rows or None, carray)`` of an Arrow source;
-    ``carray``: the source is an array (or a stream of arrays), one column ``data``."""
+    ``carray``: the source is an array (or a stream of arrays), one column ``data``.
+    With ``column`` (a carray's source), a pyarrow StructArray or a polars
+    Series of structs is one struct column, not a batch of its fields."""
+    if column and isinstance(obj, (pa.Array, pa.ChunkedArray)) or column and (
+            type(obj).__name__ == "Series" and type(obj).__module__.startswith("polars")):
+        return _array_source(pa, pa.chunked_array(obj) if hasattr(
+            type(obj), "__arrow_c_stream__") or isinstance(obj, pa.ChunkedArray)
+            else pa.chunked_array([obj]))
     if hasattr(type(obj), "__arrow_c_stream__"):
         try:
             reader = pa.RecordBatchReader.from_stream(obj)
@@ -355,10 +362,7 @@ def _source(pa, obj):
                 raise
             # a stream of arrays (a polars Series, a ChunkedArray): imported as
             # a ChunkedArray, without copying what the producer holds in memory
-            column = pa.chunked_array(obj)
-            schema = pa.schema([pa.field("data", column.type)])
-            return (schema, (pa.record_batch([chunk], schema=schema) for chunk in column.chunks),
-                    len(column), True)
+            return _array_source(pa, pa.chunked_array(obj))
         return reader.schema, iter(reader), getattr(obj, "num_rows", None), False
     try:
         batch = pa.record_batch(obj)
@@ -368,13 +372,20 @@ def _source(pa, obj):
         return batch.schema, iter([batch]), batch.num_rows, True
 
 
+def _array_source(pa, column):
+    """:func:`_source` of a ChunkedArray: one column ``data``."""
+    schema = pa.schema([pa.field("data", column.type)])
+    return (schema, (pa.record_batch([chunk], schema=schema) for chunk in column.chunks),
+            len(column), True)
+
+
 def _sliced(batches, blen: int):
     for batch in batches:
         for start in range(0, batch.num_rows, blen):
             yield batch.slice(start, blen)
 
 
-def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
+def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> ArrowInput:
     """Read an Arrow source as the carray and ctable constructors build from it.
 
     Parameters
@@ -386,6 +397,9 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
         Columns to take, in this order (default all).
     where : str, default 'Arrow stream'
         The source, for messages.
+    column : bool, default False
+        The source of a carray: a pyarrow StructArray (or ChunkedArray of
+        structs, a polars Series of structs) is one struct column.
 
     Returns
     -------
@@ -414,7 +428,7 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
         Malformed bcolz_store schema metadata.
     """
     pa = _types().import_pyarrow()
-    schema, batches, nrows, single = _source(pa, obj)
+    schema, batches, nrows, single = _source(pa, obj, column)
     meta = _types().read_metadata(schema, where)
     names = list(schema.names) if names is None else list(names)
     for name in names:
@@ -450,7 +464,8 @@ def arrow_input(obj, names=None, where="Arrow stream") -> ArrowInput:
         rest = iter(())
     else:
         pieces = _sliced(_chain(head, batches), blen)
-        first = blocks(next(pieces))
+        piece = next(pieces, None)      # (None: every batch is empty)
+        first = blocks(head if piece is None else piece)
         rest = (blocks(batch) for batch in pieces)
     kind = "carray" if len(names) == 1 and (single or meta.get("kind") == "carray") \
         else "ctable"
@@ -520,7 +535,7 @@ def carray_source(array, dtype):
     """
     if not is_arrow_source(array):
         return array, dtype, (), {}
-    source = arrow_input(array)
+    source = arrow_input(array, column=True)
     if len(source.names) != 1:
         raise ValueError(f"a carray holds one column; this Arrow source has "
                          f"{len(source.names)}: {source.names} (make a ctable of it)")

@@ -43,13 +43,24 @@ def test_pyarrow_reads_the_table_and_the_stream():
     assert list(df["sym"].cat.categories) == SYMS and df["sym"].cat.ordered
 
 
-def test_carray_streams_arrays_of_its_type():
+def test_carray_streams_one_column_named_data():
     c = bcolz.carray(np.arange(10_000, dtype="i4"), chunklen=1000)
-    ca = pa.chunked_array(c)
+    at = pa.table(c)
+    assert at.column_names == ["data"] and at.column("data").to_pylist() == list(range(10_000))
+    assert pa.schema(c).field("data").type == pa.int32()
+    assert pa.chunked_array(c).type == pa.struct([("data", pa.int32())])
+    ca = pa.chunked_array(c, type=pa.int32())      # plain arrays when asked for a plain type
     assert ca.type == pa.int32() and ca.to_pylist() == list(range(10_000))
-    assert pa.Field._import_from_c_capsule(c.__arrow_c_schema__()).type == pa.int32()
     cat = bcolz.carray(["b", None, "a"], dtype=bcolz.category(["b", "a"]))
-    assert pa.chunked_array(cat).to_pylist() == ["b", None, "a"]
+    assert pa.table(cat).column("data").to_pylist() == ["b", None, "a"]
+    back = bcolz.carray(pa.RecordBatchReader.from_stream(cat))      # a carray again
+    assert back[:].tolist() == ["b", None, "a"] and back.dtype == cat.dtype
+
+
+def test_duckdb_queries_a_carray():
+    duckdb = pytest.importorskip("duckdb")
+    c = bcolz.carray(np.arange(10, dtype="i8"), chunklen=4)
+    assert duckdb.sql("select count(*), sum(data) from c").fetchall() == [(10, 45)]
 
 
 def test_requested_schema_casts_or_raises():
@@ -125,7 +136,7 @@ def test_polars_both_ways():
     assert e.cols["e"].category == bcolz.category(["y", "x"], ordered=True)
     s = bcolz.carray(pl.Series("v", [1.5, 2.5, 3.5]))
     assert_array_equal(s[:], [1.5, 2.5, 3.5])
-    assert pl.Series(bcolz.carray(np.arange(5))).to_list() == [0, 1, 2, 3, 4]
+    assert pl.DataFrame(bcolz.carray(np.arange(5)))["data"].to_list() == [0, 1, 2, 3, 4]
 
 
 def test_pyarrow_sources_build_carrays_and_ctables(tmp_path):
@@ -203,3 +214,43 @@ def test_nulls_that_appear_after_the_first_batch_of_a_stream_are_named():
     # a Table's nulls are counted first: the column is nullable from the start
     t = bcolz.ctable(pa.Table.from_batches(batches))
     assert t["x"][:].tolist() == [1, 2, None, 4]
+
+
+@pytest.mark.parametrize("nbatches", [0, 1, 3])
+def test_a_stream_of_no_rows_gives_an_empty_table_of_its_schema(tmp_path, nbatches):
+    from bcolz_store.converters.arrow import from_arrow
+    schema = pa.schema([("a", pa.int32()), ("s", pa.string()), ("d", pa.decimal128(9, 2)),
+                        ("l", pa.list_(pa.int64())),
+                        ("r", pa.struct([("x", pa.float64())])),
+                        ("c", pa.dictionary(pa.int8(), pa.string()))])
+    empty = pa.record_batch([pa.array([], f.type) for f in schema], schema=schema)
+
+    def stream(s=schema, batch=empty):
+        return pa.RecordBatchReader.from_batches(s, [batch] * nbatches)
+
+    for i, make in enumerate((bcolz.ctable, from_arrow)):
+        t = make(stream())
+        assert len(t) == 0 and t.names == schema.names
+        back = pa.table(t).select(["a", "s", "d", "l", "r"] + ["c"] * (make is bcolz.ctable))
+        assert back.num_rows == 0 and back.schema.remove_metadata().equals(
+            pa.schema(list(schema)[:len(back.schema)])), i
+    one = pa.schema([("a", pa.int32())])
+    c = bcolz.carray(stream(one, pa.record_batch([pa.array([], pa.int32())], schema=one)))
+    assert len(c) == 0 and c.dtype == np.dtype("i4")
+    saved = bcolz.ctable(stream(), rootdir=str(tmp_path / "t"))
+    assert len(bcolz.open(str(tmp_path / "t"))) == 0 and saved.names == schema.names
+
+
+def test_a_struct_array_is_a_struct_carray():
+    one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
+    two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
+                                     names=["x", "y"])
+    for source, items in [(one, [{"x": 1}, {"x": 2}]),
+                          (pa.chunked_array([one, one]), [{"x": 1}, {"x": 2}] * 2),
+                          (two, [{"x": 1, "y": "a"}, {"x": 2, "y": None}])]:
+        c = bcolz.carray(source)
+        assert isinstance(c.column_type, bcolz.struct) and c[:].tolist() == items
+    assert bcolz.carray(one).column_type.names == ["x"]
+    assert bcolz.ctable(two).names == ["x", "y"]           # a table: a batch of its fields
+    pl = pytest.importorskip("polars")
+    assert bcolz.carray(pl.Series("s", [{"x": 1}, None]))[:].tolist() == [{"x": 1}, None]
