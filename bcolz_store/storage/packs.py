@@ -57,7 +57,8 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
     ValueError
         If ``dst`` does not end in ``.zip``.
     DatasetExistsError
-        If ``dst`` exists and ``overwrite`` is false.
+        If ``dst`` exists and ``overwrite`` is false, or ``dst`` is not a
+        regular file (a folder, a link or a device is never replaced).
     DatasetNotFoundError
         If there is no dataset at ``src``.
     IntegrityError
@@ -66,8 +67,11 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
     dst = os.fspath(dst)
     if not dst.lower().endswith(".zip"):
         raise ValueError(f"{dst}: a pack's name ends in .zip (it is opened as a pack by that)")
-    if os.path.lexists(dst) and not overwrite:
-        raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace it)")
+    if os.path.lexists(dst):
+        if not overwrite:
+            raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace it)")
+        if not stat.S_ISREG(os.lstat(dst).st_mode):
+            raise DatasetExistsError(f"{dst}: exists and is not a file; not replacing it")
     store = open_store(src, True, storage_options)
     if store.root_state() != "folder":
         raise DatasetNotFoundError(f"{store.url}: no dataset here")
@@ -144,7 +148,8 @@ def unpack(src, dst, *, overwrite=False) -> dict:
         If there is no file ``src``.
     DatasetExistsError
         If ``dst`` exists and ``overwrite`` is false (or appears while
-        unpacking).
+        unpacking), or ``dst`` is not a bcolz dataset folder (a file, a link
+        or any other folder is never replaced).
     FormatError
         If ``src`` is not a zip file, holds no dataset's files, or holds an
         entry that is not a plain, stored file inside it (named in the
@@ -166,8 +171,11 @@ def _unpack(pack_, src: str, dst: str, overwrite: bool) -> dict:
             os.path.basename(os.path.normpath(dst)) in (".", ".."):
         raise ValueError(f"{dst!r}: not a folder name to unpack into")
     dst = os.path.abspath(dst)
-    if os.path.lexists(dst) and not overwrite:
-        raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace it)")
+    if os.path.lexists(dst):
+        if not overwrite:
+            raise DatasetExistsError(f"{dst}: exists already (pass overwrite=True to replace it)")
+        if not _is_dataset_folder(dst):
+            raise DatasetExistsError(f"{dst}: exists and is not a bcolz dataset; not replacing it")
     keys = []
     for key in sorted(pack_._entries):
         top = key.split("/")[0]
@@ -202,6 +210,12 @@ def _unpack(pack_, src: str, dst: str, overwrite: bool) -> dict:
         if os.path.lexists(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
     return {"files": len(keys), "bytes": total}
+
+
+def _is_dataset_folder(path: str) -> bool:
+    """Whether ``path`` is a folder (not a link) holding one of ``DATASET_FILES``."""
+    return os.path.isdir(path) and not os.path.islink(path) and \
+        any(os.path.isfile(os.path.join(path, *name.split("/"))) for name in DATASET_FILES)
 
 
 def _move_into_place(tmp: str, dst: str, overwrite: bool) -> None:

@@ -171,13 +171,36 @@ def test_unpack_onto_an_existing_folder_is_dataset_exists(tmp_path, good):
 def test_a_failed_unpack_with_overwrite_keeps_the_old_folder(tmp_path, good):
     entries, _ = good
     path = _write(tmp_path, make_zip(_changed(entries, "meta/sizes", crc=1)))
-    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "meta").mkdir(parents=True)     # a dataset: overwrite may replace it
+    (tmp_path / "out" / "meta" / "sizes").write_text("{}")
     (tmp_path / "out" / "keep").write_text("mine")
     before = sorted(os.listdir(tmp_path))
     with pytest.raises(FormatError, match="meta/sizes: cannot be read"):
         unpack(str(path), str(tmp_path / "out"), overwrite=True)
     assert sorted(os.listdir(tmp_path)) == before
     assert (tmp_path / "out" / "keep").read_text() == "mine"
+
+
+def test_overwrite_replaces_only_a_dataset_folder_or_a_pack_file(tmp_path, good):
+    """unpack(overwrite=True) replaces a bcolz dataset, never another folder or a
+    file; pack(overwrite=True) replaces a file, never a folder."""
+    entries, values = good
+    path = _write(tmp_path, make_zip(entries), "good.zip")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "keep").write_text("mine")
+    (tmp_path / "notes.txt").write_text("notes")
+    for dst in ("mine", "notes.txt"):
+        with pytest.raises(DatasetExistsError, match="not a bcolz dataset; not replacing"):
+            unpack(str(path), str(tmp_path / dst), overwrite=True)
+    assert (tmp_path / "mine" / "keep").read_text() == "mine"
+    assert (tmp_path / "notes.txt").read_text() == "notes"
+    unpack(str(path), str(tmp_path / "out"))
+    (tmp_path / "folder.zip").mkdir()
+    with pytest.raises(DatasetExistsError, match="not a file; not replacing"):
+        pack(str(tmp_path / "out"), str(tmp_path / "folder.zip"), overwrite=True)
+    assert (tmp_path / "folder.zip").is_dir()
+    pack(str(tmp_path / "out"), str(tmp_path / "good.zip"), overwrite=True)
+    np.testing.assert_array_equal(_open_and_read(tmp_path / "good.zip"), values)
 
 
 def test_unpack_and_overwrite_of_a_good_pack(tmp_path, good):
