@@ -24,6 +24,7 @@ import numbers
 
 import numpy as np
 
+from ..errors import MissingDependencyError
 from .pandas_columns import frame_data
 
 __all__ = ["DASK_EXTRA", "carray_to_dask", "ctable_to_dask", "import_dask", "is_dask_array",
@@ -40,14 +41,14 @@ def import_dask(module: str = "dask"):
 
     Raises
     ------
-    ImportError
-        When it is not installed, naming the extra to install.
+    MissingDependencyError
+        When it is not installed (an ImportError), naming the extra to install.
     """
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        raise ImportError(f"{module} is needed here; install it, e.g. "
-                          f"`pip install '{DASK_EXTRA}'`") from err
+        raise MissingDependencyError(f"{module} is needed here; install it, e.g. "
+                                     f"`pip install '{DASK_EXTRA}'`") from err
 
 
 def is_dask_array(obj) -> bool:

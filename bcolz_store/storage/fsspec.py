@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import datetime
 
-from ..errors import ConcurrentWriteError, DatasetNotFoundError, FormatError
+from ..errors import (ConcurrentWriteError, DatasetNotFoundError, FormatError,
+                      MissingDependencyError)
 from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, OWN_NAMES, ROOTDIRS_FILE,
                              TEMP_PREFIX)
 from .base import Store
@@ -35,8 +36,8 @@ def _import_fsspec():
     try:
         import fsspec
     except ImportError as err:
-        raise ImportError("opening a URL needs fsspec: pip install 'bcolz_store[s3]' (or "
-                          "fsspec and the package of your filesystem)") from err
+        raise MissingDependencyError("opening a URL needs fsspec: pip install 'bcolz_store[s3]' "
+                                     "(or fsspec and the package of your filesystem)") from err
     return fsspec
 
 
@@ -81,8 +82,8 @@ class FsspecStore(Store):
         try:
             fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
         except ImportError as err:
-            raise ImportError(f"{url}: {err} (for s3://, pip install 'bcolz_store[s3]')") \
-                from err
+            raise MissingDependencyError(
+                f"{url}: {err} (for s3://, pip install 'bcolz_store[s3]')") from err
         except ValueError as err:
             raise ValueError(f"{url}: not a URL fsspec can open ({err})") from err
         protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]

@@ -37,3 +37,14 @@ def test_pandas_missing_names_the_quoted_extra(monkeypatch):
     t = bcolz.ctable([np.arange(3)], names=["a"])
     with pytest.raises(MissingDependencyError, match=r"pip install 'bcolz_store\[pandas\]'"):
         t.todataframe()
+
+
+def test_dask_and_fsspec_missing_are_library_errors_naming_the_quoted_extra(monkeypatch):
+    from bcolz_store.interop.dask import import_dask
+    monkeypatch.setitem(sys.modules, "dask", None)
+    monkeypatch.setitem(sys.modules, "dask.array", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'bcolz_store\[dask\]'"):
+        import_dask("dask.array")
+    monkeypatch.setitem(sys.modules, "fsspec", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'bcolz_store\[s3\]'"):
+        bcolz.open("memory://nothing/here")
