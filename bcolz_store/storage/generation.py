@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from ..errors import DatasetChangedError, DatasetNotFoundError, FormatError
 from ..format.consolidated import load_consolidated
-from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, is_metadata_key
+from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, is_derived_key,
+                             is_metadata_key)
 from .base import Store
 from .checksums import load_checksums, md5_hex, read_limit
 from .records import UNSET, parse_record, record_key
@@ -302,7 +303,9 @@ class LoadedGeneration:
             key not in self._overlay and key not in self._meta
 
     def _scan(self, prefix: str = "") -> dict:
-        """md5 of every bcolz file under ``prefix`` as it is now.
+        """md5 of every bcolz file under ``prefix`` as it is now, derived files
+        (statistics, indexes) left out: nothing vouches for them, so the
+        writers rebuild them (their next commit checksums what they built).
 
         Only plain files are read, each within the size its name allows.
 
@@ -312,7 +315,7 @@ class LoadedGeneration:
             Naming the first file that is a symlink, a FIFO, a device, too
             large, or unreadable.
         """
-        keys = self.store.list(prefix)
+        keys = [key for key in self.store.list(prefix) if not is_derived_key(key)]
         got = self.store.get_many(keys, max(read_limit(k) for k in keys)) if keys else {}
         sums = {}
         for key in keys:
