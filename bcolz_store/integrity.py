@@ -12,7 +12,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from .datasets.carray_files import index_problem, stats_problem
+from .datasets.carray_files import index_problem, load_carray, stats_problem
+from .datasets.foreign import foreign_change, restage_derived, stage_foreign_appends
 from .format.index_meta import INDEX_META_KEY
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
 from .format.stats_meta import STATS_KEY
@@ -48,8 +49,17 @@ class VerifyReport:
         checked (a symlink, a FIFO, a device, an oversized file), and chunk
         statistics (``meta/stats``) that do not describe their carray's
         items (damaged, or stale: recomputed from the chunks).
+    changed : list of str
+        Files another program changed consistently since bcolz_store's last
+        commit (the real bcolz appending: ``meta/sizes``, the chunk file
+        that held the leftover, new chunk files, which decode and agree with
+        ``meta/sizes``): not damage, but not what the checksums record;
+        ``verify(..., reseal=True)`` accepts them, as does the next write by
+        bcolz_store.
+    resealed : list of str
+        The changed files whose checksums ``reseal=True`` committed.
     reasons : dict
-        ``{path: why}`` for every damaged file.
+        ``{path: why}`` for every damaged or changed file.
     no_checksums : bool
         The dataset has no checksum file (bcolz wrote it, or it was never
         changed by bcolz_store); nothing could be checked.
@@ -61,6 +71,8 @@ class VerifyReport:
     missing: list = field(default_factory=list)
     extra: list = field(default_factory=list)
     damaged: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    resealed: list = field(default_factory=list)
     reasons: dict = field(default_factory=dict)
     no_checksums: bool = False
     interrupted_commit: bool = False
@@ -68,12 +80,14 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         """True when checksums exist and every file matches, none missing or extra."""
-        return not (self.missing or self.extra or self.damaged or self.no_checksums)
+        return not (self.missing or self.extra or self.damaged or self.changed or
+                    self.no_checksums)
 
     def problems(self) -> list:
-        """``(kind, path)`` pairs, kinds 'missing', 'extra', 'damaged', 'no-checksums'."""
+        """``(kind, path)`` pairs, kinds 'missing', 'extra', 'damaged', 'changed',
+        'no-checksums'."""
         out = [("no-checksums", CHECKSUM_FILE)] if self.no_checksums else []
-        for kind in ("missing", "damaged", "extra"):
+        for kind in ("missing", "damaged", "extra", "changed"):
             out += [(kind, path) for path in getattr(self, kind)]
         return out
 
@@ -82,9 +96,16 @@ class VerifyReport:
 _DATASET_KEYS = (CHECKSUM_FILE, CONSOLIDATED_FILE, ROOTDIRS_FILE, "meta/sizes", "meta/storage")
 
 
-def verify(rootdir, *, storage_options=None) -> VerifyReport:
+def verify(rootdir, *, storage_options=None, reseal: bool = False) -> VerifyReport:
     """Check every file of a carray or ctable against ``bcolz_store.md5``, and
     each carray's chunk statistics against its items.
+
+    Files another program changed consistently (the real bcolz appending to
+    a carray or ctable: ``meta/sizes``, the leftover's chunk file and new
+    chunk files, which decode and agree with ``meta/sizes``) are reported as
+    ``changed``, not damaged; ``reseal=True`` accepts them: it commits their
+    checksums, and the chunk statistics and indexes of those carrays computed
+    again, when nothing is missing, extra or damaged besides.
 
     Only plain files are read, each within the size the format allows for
     it; a symlink, FIFO, device or oversized file in the dataset is reported
@@ -104,6 +125,9 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         A dataset folder, a URL (``s3://...``), or a ``.zip`` pack.
     storage_options : dict, optional
         Passed to fsspec for a URL.
+    reseal : bool, default False
+        Accept the ``changed`` files (see above); the report lists them in
+        ``resealed`` and no longer in ``changed``.
 
     Returns
     -------
@@ -117,8 +141,10 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     FormatError
         If the checksum file itself is malformed, is not a regular file, or
         is too large.
+    ReadOnlyError
+        With ``reseal=True``, on a store that cannot be written (a pack).
     """
-    store = open_store(rootdir, True, storage_options)
+    store = open_store(rootdir, not reseal, storage_options)
     state = store.root_state()
     if state != "folder":
         what = "a file, not a folder" if state == "other" else "the path does not exist"
@@ -155,7 +181,9 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     _check_files(store, wanted, recorded, report)
     report.missing = sorted(set(recorded) - on_store)
     report.extra = sorted(on_store - set(recorded))
-    suspect = set(report.damaged) | set(report.missing) | set(report.extra)
+    _tell_changes(dataset, recorded, on_store, report)
+    suspect = set(report.damaged) | set(report.missing) | set(report.extra) | \
+        set(report.changed)
     problem = _check_consolidated(store, on_store, suspect)
     if problem is not None:
         report.damaged.append(CONSOLIDATED_FILE)
@@ -163,7 +191,55 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     _check_stats(dataset, on_store, suspect, report)
     _check_stats(dataset, on_store, suspect, report, INDEX_META_KEY, index_problem)
     report.damaged.sort()
+    if reseal and report.changed and not (report.damaged or report.missing or report.extra):
+        _reseal(store, report)
     return report
+
+
+_PLAIN = "content does not match its md5"
+
+
+def _tell_changes(dataset, recorded: dict, on_store: set, report: VerifyReport) -> None:
+    """Move the files of each carray that another program changed
+    consistently (see :func:`~.datasets.foreign.foreign_change`) from
+    ``report.damaged`` and ``report.extra`` to ``report.changed``."""
+    damaged = {k for k in report.damaged if report.reasons.get(k) == _PLAIN}
+    extra = set(report.extra)
+    for sizes in sorted(k for k in on_store if k == "meta/sizes" or k.endswith("/meta/sizes")):
+        if sizes not in damaged:
+            continue
+        folder = sizes[:-len("meta/sizes")]
+        mine = lambda keys: {k[len(folder):] for k in keys if k.startswith(folder)}  # noqa: E731
+        view = dataset.sub(folder[:-1]) if folder else dataset
+        consistent, why = foreign_change(view, {k[len(folder):]: v for k, v in recorded.items()
+                                                if k.startswith(folder)},
+                                         mine(damaged), mine(extra))
+        if not consistent:
+            continue
+        for rel in mine(damaged) | mine(extra):
+            key = folder + rel
+            if not (rel == "meta/sizes" or rel.startswith("data/")) or "/" in rel[5:]:
+                continue
+            (report.damaged if key in damaged else report.extra).remove(key)
+            report.changed.append(key)
+            report.reasons[key] = why
+    report.changed.sort()
+
+
+def _reseal(store, report: VerifyReport) -> None:
+    """Commit the checksums of ``report.changed`` (checked again, as a
+    writer checks them) and the statistics and indexes of their carrays."""
+    writer = DatasetStore(store)
+    writer.recover()
+    folders = sorted({key[:-len("meta/sizes")] for key in report.changed
+                      if key.endswith("meta/sizes")})
+    with writer.operation("other"):
+        for folder in folders:
+            view = writer.sub(folder[:-1]) if folder else writer
+            stage_foreign_appends(view, load_carray(view))
+            restage_derived(view)
+        writer.commit()
+    report.resealed, report.changed = report.changed, []
 
 
 def _check_files(store, keys, recorded, report: VerifyReport) -> None:

@@ -7,7 +7,7 @@ import json
 
 from bcolz_store.errors import BcolzStoreError
 
-__all__ = ["CommandError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
+__all__ = ["CommandError", "EXIT_CHANGED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
            "EXIT_USAGE", "PROG", "add_storage_options", "describe", "fmt_ratio", "ratio",
            "remote_reason", "storage_options"]
 
@@ -17,6 +17,10 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # ``verify`` on a dataset without a checksum file (as bcolz writes them):
 # nothing could be checked, which is neither "ok" nor "damaged".
 EXIT_UNVERIFIED = 3
+# ``verify`` finding only files another program changed consistently (the real
+# bcolz appending): nothing is damaged, but the checksums do not record them
+# until ``verify --reseal`` (or a write by bcolz_store) accepts the change.
+EXIT_CHANGED = 4
 
 
 class CommandError(Exception):

@@ -359,7 +359,10 @@ class DatasetReads:
         if expected is None:
             raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
         if md5_hex(data) != expected:
-            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
+            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum "
+                                 f"(damaged, or changed by another program: `bcolz-store "
+                                 f"verify {self.store.url}` tells which, and its --reseal "
+                                 f"accepts a consistent change)")
 
     def _check_deletion(self, key: str) -> None:
         """With ``verify`` on: a pending commit deleting ``key`` must come with a
