@@ -96,7 +96,8 @@ class VerifyReport:
 _DATASET_KEYS = (CHECKSUM_FILE, CONSOLIDATED_FILE, ROOTDIRS_FILE, "meta/sizes", "meta/storage")
 
 
-def verify(rootdir, *, storage_options=None, reseal: bool = False) -> VerifyReport:
+def verify(rootdir, *, storage_options=None, reseal: bool = False,
+           progress=None) -> VerifyReport:
     """Check every file of a carray or ctable against ``bcolz_store.md5``, and
     each carray's chunk statistics against its items.
 
@@ -128,6 +129,11 @@ def verify(rootdir, *, storage_options=None, reseal: bool = False) -> VerifyRepo
     reseal : bool, default False
         Accept the ``changed`` files (see above); the report lists them in
         ``resealed`` and no longer in ``changed``.
+    progress : callable, optional
+        Called as ``progress(step, done, total)`` as the check goes on:
+        ``step`` ``'files'`` (files read and compared with their md5) and
+        ``'statistics'`` / ``'indexes'`` (carrays whose chunk statistics or
+        index were computed again), ``done`` of ``total`` so far.
 
     Returns
     -------
@@ -164,7 +170,7 @@ def verify(rootdir, *, storage_options=None, reseal: bool = False) -> VerifyRepo
     except DatasetNotFoundError:
         report.no_checksums = True
         if store.self_checking:
-            _check_files(store, store.list(""), None, report)
+            _check_files(store, store.list(""), None, report, progress)
             report.damaged.sort()
         return report
     recorded = load_checksums(data, store.path(CHECKSUM_FILE))
@@ -178,7 +184,7 @@ def verify(rootdir, *, storage_options=None, reseal: bool = False) -> VerifyRepo
         if key in recorded and problem is not None:
             report.damaged.append(key)
             report.reasons[key] = problem
-    _check_files(store, wanted, recorded, report)
+    _check_files(store, wanted, recorded, report, progress)
     report.missing = sorted(set(recorded) - on_store)
     report.extra = sorted(on_store - set(recorded))
     _tell_changes(dataset, recorded, on_store, report)
@@ -188,8 +194,8 @@ def verify(rootdir, *, storage_options=None, reseal: bool = False) -> VerifyRepo
     if problem is not None:
         report.damaged.append(CONSOLIDATED_FILE)
         report.reasons[CONSOLIDATED_FILE] = problem
-    _check_stats(dataset, on_store, suspect, report)
-    _check_stats(dataset, on_store, suspect, report, INDEX_META_KEY, index_problem)
+    _check_stats(dataset, on_store, suspect, report, progress=progress)
+    _check_stats(dataset, on_store, suspect, report, INDEX_META_KEY, index_problem, progress)
     report.damaged.sort()
     if reseal and report.changed and not (report.damaged or report.missing or report.extra):
         _reseal(store, report)
@@ -242,11 +248,13 @@ def _reseal(store, report: VerifyReport) -> None:
     report.resealed, report.changed = report.changed, []
 
 
-def _check_files(store, keys, recorded, report: VerifyReport) -> None:
+def _check_files(store, keys, recorded, report: VerifyReport, progress=None) -> None:
     """Read ``keys`` in batches and add those that cannot be read, are too
     large or differ from their md5 in ``recorded`` (when given) to
-    ``report.damaged``."""
+    ``report.damaged``; ``progress('files', done, total)`` after each batch."""
     for start in range(0, len(keys), VERIFY_BATCH):
+        if progress is not None:
+            progress("files", start, len(keys))
         batch = keys[start:start + VERIFY_BATCH]
         got = store.get_many(batch, max(read_limit(k) for k in batch))
         for key in batch:
@@ -265,6 +273,8 @@ def _check_files(store, keys, recorded, report: VerifyReport) -> None:
             if problem is not None:
                 report.damaged.append(key)
                 report.reasons[key] = problem
+    if progress is not None:
+        progress("files", len(keys), len(keys))
 
 
 def _check_consolidated(store, keys: set, suspect: set):
@@ -301,13 +311,17 @@ def _check_consolidated(store, keys: set, suspect: set):
 
 
 def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport, name=STATS_KEY,
-                 problem_of=stats_problem) -> None:
+                 problem_of=stats_problem, progress=None) -> None:
     """Add every ``meta/stats`` (or, with ``name`` and ``problem_of``, every
     ``index/meta``) that does not describe its carray's items (damaged, or
     stale: recomputed from every chunk) to ``report.damaged``.  A carray with
     a file already reported is not read (its items are not the committed
     ones)."""
-    for key in sorted(k for k in keys if k == name or k.endswith("/" + name)):
+    step = "statistics" if name == STATS_KEY else "indexes"
+    found = sorted(k for k in keys if k == name or k.endswith("/" + name))
+    for done, key in enumerate(found):
+        if progress is not None:
+            progress(step, done, len(found))
         folder = key[:-len(name)]
         if any(k.startswith(folder) and k[len(folder):].startswith(("meta/", "data/"))
                for k in suspect):
@@ -319,6 +333,8 @@ def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport, name=ST
         if problem is not None:
             report.damaged.append(key)
             report.reasons[key] = problem
+    if progress is not None and found:
+        progress(step, len(found), len(found))
 
 
 def _local_files(root: str):

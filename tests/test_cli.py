@@ -595,3 +595,41 @@ def test_kerchunk_refuses_a_categorical_column_in_one_line(capsys, tmp_path):
     assert "c/.zarray" not in json.loads((tmp_path / "t.json").read_text())["refs"]
     status, out, err = run(capsys, "kerchunk", tmp_path / "missing", tmp_path / "m.json")
     assert status == 1 and "missing" in err
+
+
+# --- progress bars of the long commands --------------------------------------
+
+@pytest.mark.parametrize("command", ["verify", "pack", "unpack", "index"])
+def test_long_commands_show_progress_with_the_flag_only(capsys, tmp_path, command):
+    pytest.importorskip("tqdm")
+    root = _small_table(tmp_path / "t")
+    run(capsys, "pack", root, tmp_path / "t.zip")
+    argv = {"verify": ["verify", root], "pack": ["pack", root, tmp_path / "u.zip", "--overwrite"],
+            "unpack": ["unpack", tmp_path / "t.zip", tmp_path / "u", "--overwrite"],
+            "index": ["index", "--stats", root]}[command]
+    status, _out, err = run(capsys, *argv)          # stderr is not a terminal here
+    assert status == 0 and err == ""
+    status, _out, err = run(capsys, *argv, "--no-progress")
+    assert status == 0 and err == ""
+    status, _out, err = run(capsys, *argv, "--progress")
+    assert status == 0
+    step = {"verify": "files", "index": "statistics"}.get(command, command)
+    assert f"{step}: " in err and "%|" in err, err          # a tqdm bar of that step
+
+
+def test_library_functions_report_their_progress(tmp_path):
+    import bcolz_store
+    from bcolz_store.storage.packs import pack, unpack
+    root = _small_table(tmp_path / "t")
+    seen = []
+    record = lambda step, done, total: seen.append((step, done, total))  # noqa: E731
+    assert bcolz_store.verify(str(root), progress=record).ok
+    files = [(done, total) for step, done, total in seen if step == "files"]
+    assert files[0][0] == 0 and files[-1][0] == files[-1][1] > 0
+    assert ("statistics", 2, 2) in seen
+    seen.clear()
+    pack(str(root), str(tmp_path / "t.zip"), progress=record)
+    unpack(str(tmp_path / "t.zip"), str(tmp_path / "u"), progress=record)
+    steps = {step for step, _done, _total in seen}
+    assert steps == {"pack", "unpack"} and all(d <= t for _s, d, t in seen)
+    assert seen[-1][1] == seen[-1][2]

@@ -25,6 +25,10 @@
                                          write, append, reopen and slice a table of
                                          daily price bars; print throughput
 
+``verify``, ``pack``, ``unpack`` and ``index --stats`` show progress bars on
+stderr when tqdm (the ``progress`` extra) is installed and stderr is a
+terminal; ``--progress`` shows them anyway, ``--no-progress`` never.
+
 ``PATH`` may be a local folder, a URL that fsspec opens (``s3://bucket/x.bcolz``,
 with ``--storage-options JSON`` for credentials or an endpoint), or a ``.zip``
 pack.
@@ -54,7 +58,7 @@ import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
 from .common import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, EXIT_USAGE, PROG,
-                     CommandError, add_storage_options)
+                     CommandError, add_progress_options, add_storage_options)
 from .convert import add_convert_parser
 from .index import add_index_parser, index_stats
 from .kerchunk import add_kerchunk_parser
@@ -123,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "checksums (and the chunk statistics and indexes of their "
                              "carrays computed again); nothing is resealed when a file is "
                              "damaged, missing or extra besides")
+    add_progress_options(verify)
     add_storage_options(verify)
     verify.set_defaults(func=cmd_verify)
 
@@ -135,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     pack.add_argument("dst", help="the .zip file to write")
     pack.add_argument("--overwrite", action="store_true", help="replace an existing file")
     add_storage_options(pack)
+    add_progress_options(pack)
     pack.set_defaults(func=cmd_pack)
 
     unpack = sub.add_parser("unpack", help="unzip a pack into a dataset folder",
@@ -143,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     unpack.add_argument("src", help="the .zip pack")
     unpack.add_argument("dst", help="the folder to make")
     unpack.add_argument("--overwrite", action="store_true", help="replace an existing folder")
+    add_progress_options(unpack)
     unpack.set_defaults(func=cmd_unpack)
 
     add_index_parser(sub)

@@ -9,7 +9,7 @@ import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
 from .common import (EXIT_CHANGED, EXIT_FAILURE, EXIT_OK, EXIT_UNVERIFIED, PROG, CommandError,
-                     describe, fmt_ratio, ratio, remote_reason, storage_options)
+                     Progress, describe, fmt_ratio, ratio, remote_reason, storage_options)
 
 __all__ = ["dataset_info", "format_info", "format_verify", "verify_dataset"]
 
@@ -316,7 +316,7 @@ PROBLEM_KINDS = ("missing", "extra", "damaged")
 CHANGE_KINDS = ("changed", "resealed")
 
 
-def verify_dataset(path, storage_options=None, reseal: bool = False) -> dict:
+def verify_dataset(path, storage_options=None, reseal: bool = False, progress=None) -> dict:
     """Check the files of the dataset at ``path`` against its checksum file.
 
     Parameters
@@ -329,6 +329,8 @@ def verify_dataset(path, storage_options=None, reseal: bool = False) -> dict:
     reseal : bool, default False
         Accept files another program changed consistently (see
         :func:`bcolz_store.verify`): their checksums are committed.
+    progress : callable, optional
+        ``progress(step, done, total)``, passed to :func:`bcolz_store.verify`.
 
     Returns
     -------
@@ -358,6 +360,8 @@ def verify_dataset(path, storage_options=None, reseal: bool = False) -> dict:
         raise CommandError("this version of bcolz_store cannot verify checksums")
     try:
         kwargs = {"reseal": True} if reseal else {}
+        if progress is not None:
+            kwargs["progress"] = progress
         if storage_options:
             kwargs["storage_options"] = storage_options
         report = check(path, **kwargs)
@@ -420,7 +424,9 @@ def _describe_changes(facts: dict) -> list:
 
 
 def cmd_verify(args) -> int:
-    facts = verify_dataset(args.path, storage_options(args), getattr(args, "reseal", False))
+    with Progress(args) as progress:
+        facts = verify_dataset(args.path, storage_options(args), getattr(args, "reseal", False),
+                               progress if progress.enabled else None)
     if args.json:
         print(json.dumps(facts, indent=2))
     else:
