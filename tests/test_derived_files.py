@@ -96,3 +96,40 @@ def test_stats_without_a_checksum_file_are_rebuilt(tmp_path):
     t.flush()
     assert bcolz_store.verify(str(root)).ok
     assert len(bcolz_store.open(str(root), mode="r").fetchwhere("a < 10")) == 10
+
+
+def _moved_column(tmp_path, forge=None):
+    t = make_table(tmp_path / "t")
+    src = tmp_path / "c"
+    bcolz_store.carray(np.arange(N) * 2, chunklen=CHUNKLEN, rootdir=str(src), mode="w").flush()
+    if forge is not None:
+        forge(src)
+    return t, src
+
+
+def test_a_column_moved_in_keeps_only_checked_statistics(tmp_path):
+    def forge(src):
+        path = src / "meta" / "stats"
+        stats = load_stats(path.read_bytes(), str(path))
+        path.write_bytes(dump_stats(stats["kind"], stats["chunklen"], stats["length"],
+                                    [[10 ** 9, 2 * 10 ** 9, 0] for _ in stats["written"]]))
+    t, src = _moved_column(tmp_path, forge)
+    t.addcol(bcolz_store.carray(rootdir=str(src), mode="a"), "c", move=True)
+    t.flush()
+    assert bcolz_store.verify(str(tmp_path / "t")).ok
+    t = bcolz_store.open(str(tmp_path / "t"), mode="r", verify=True)
+    assert len(t.fetchwhere("c < 20")) == 10
+
+
+def test_a_column_moved_in_with_a_damaged_chunk_is_refused(tmp_path):
+    import pytest
+    from bcolz_store.errors import IntegrityError
+
+    def forge(src):
+        chunk = src / "data" / "__3.blp"
+        data = bytearray(chunk.read_bytes())
+        data[-1] ^= 1
+        chunk.write_bytes(bytes(data))
+    t, src = _moved_column(tmp_path, forge)
+    with pytest.raises(IntegrityError, match=r"__3\.blp"):
+        t.addcol(bcolz_store.carray(rootdir=str(src), mode="a"), "c", move=True)

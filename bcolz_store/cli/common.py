@@ -8,9 +8,10 @@ import sys
 
 from bcolz_store.errors import BcolzStoreError
 
-__all__ = ["CommandError", "EXIT_CHANGED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
-           "EXIT_USAGE", "PROG", "Progress", "add_progress_options", "add_storage_options", "describe",
-           "fmt_ratio", "ratio", "remote_reason", "storage_options"]
+__all__ = ["CommandError", "EXIT_CHANGED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK",
+           "EXIT_UNVERIFIED", "EXIT_USAGE", "PROG", "Progress", "add_progress_options",
+           "add_storage_options", "describe", "fmt_ratio", "ratio", "remote_reason",
+           "storage_options"]
 
 PROG = "bcolz-store"
 
