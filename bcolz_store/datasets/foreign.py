@@ -46,9 +46,8 @@ def _decode_from(store, meta, first_file: int) -> None:
     """Read the items of chunk files ``first_file`` onward through an engine:
     their headers and sizes are checked and every block decompressed."""
     engine = new_engine(meta, store, cache_budget=0)
-    start = min(first_file * meta.chunklen, meta.length)
-    if start < meta.length:
-        engine.read_range(start, meta.length)
+    for start in range(first_file * meta.chunklen, meta.length, meta.chunklen):
+        engine.read_range(start, min(start + meta.chunklen, meta.length))
 
 
 def foreign_change(store, recorded: dict, changed: set, added: set):
@@ -92,7 +91,7 @@ def foreign_change(store, recorded: dict, changed: set, added: set):
         if meta.composite is not None or meta.atom.kind == "O" and meta.vlen is None:
             return False, "a carray of this kind is not checked for such changes"
         nfiles = -(-meta.length // meta.chunklen)
-        if new != list(range(count, nfiles)) or nfiles < count:
+        if nfiles != count + len(new) or new != list(range(count, count + len(new))):
             return False, (f"meta/sizes says {meta.length} items in {nfiles} chunk files; "
                            f"there are {count + len(new)}")
         _decode_from(store, meta, min(rewritten + new, default=nfiles))
@@ -123,12 +122,10 @@ def stage_foreign_appends(store, meta) -> list:
     recorded = {key[len(prefix):]: md5 for key, md5 in recorded_all.items()
                 if key.startswith(prefix)}
     count = len(_numbers(recorded))
-    nfiles = -(-meta.length // meta.chunklen)
-    ext = "vlen" if meta.vlen is not None else "blp"
     contents, changed, added = {}, {"meta/sizes"}, set()
-    for n in range(max(count - 1, 0), nfiles):
-        key = f"data/__{n}.{ext}"
-        if store.lookup(key)[0] or not store.exists(key):
+    for key in (f"data/{name}" for name in store.listdir("data")):
+        match = _CHUNK_FILE.fullmatch(key)
+        if match is None or int(match.group(1)) < count - 1 or store.lookup(key)[0]:
             continue
         data = store.get(key)
         if key not in recorded:
