@@ -9,7 +9,7 @@ working::
     ├── FormatError(ValueError)           a file is not what the format says
     ├── ReadOnlyError(PermissionError)    a write to a dataset opened with mode 'r'
     ├── DatasetNotFoundError(FileNotFoundError)   no dataset at a path
-    │   ├── ChunkNotFoundError            a chunk file is missing
+    │   ├── ChunkNotFoundError(ValueError)   a chunk file is missing
     │   └── TableNotFoundError(KeyError)  no ctable at a rootdir opened with mode 'r'
     ├── MissingDependencyError(ImportError)   an optional library is not installed
     ├── DatasetExistsError(FileExistsError)       creating where a dataset exists
@@ -129,10 +129,16 @@ class DatasetExistsError(BcolzStoreError, FileExistsError):
     """
 
 
-class ChunkNotFoundError(DatasetNotFoundError):
+class ChunkNotFoundError(DatasetNotFoundError, ValueError):
     """A chunk file that ``meta/sizes`` promises is missing.
 
-    Raised by a read that needs that chunk.
+    Raised by a read that needs that chunk, from the thread that asked for
+    it (a read on the thread pool raises it again there, with a short
+    traceback).
+
+    Compatibility: bcolz raised ``ValueError`` here (its Blosc call failed
+    on the missing bytes), so this is a ``ValueError`` as well as a
+    ``DatasetNotFoundError`` (a ``FileNotFoundError``).
     """
 
 

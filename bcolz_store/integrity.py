@@ -12,7 +12,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from .datasets.carray_files import index_problem, stats_problem
+from .datasets.carray_files import index_problem, load_carray, stats_problem
+from .datasets.foreign import foreign_change, restage_derived, stage_foreign_appends
 from .format.index_meta import INDEX_META_KEY
 from .errors import BcolzStoreError, DatasetNotFoundError, FormatError
 from .format.stats_meta import STATS_KEY
@@ -48,8 +49,17 @@ class VerifyReport:
         checked (a symlink, a FIFO, a device, an oversized file), and chunk
         statistics (``meta/stats``) that do not describe their carray's
         items (damaged, or stale: recomputed from the chunks).
+    changed : list of str
+        Files another program changed consistently since bcolz_store's last
+        commit (the real bcolz appending: ``meta/sizes``, the chunk file
+        that held the leftover, new chunk files, which decode and agree with
+        ``meta/sizes``): not damage, but not what the checksums record;
+        ``verify(..., reseal=True)`` accepts them, as does the next write by
+        bcolz_store.
+    resealed : list of str
+        The changed files whose checksums ``reseal=True`` committed.
     reasons : dict
-        ``{path: why}`` for every damaged file.
+        ``{path: why}`` for every damaged or changed file.
     no_checksums : bool
         The dataset has no checksum file (bcolz wrote it, or it was never
         changed by bcolz_store); nothing could be checked.
@@ -61,6 +71,8 @@ class VerifyReport:
     missing: list = field(default_factory=list)
     extra: list = field(default_factory=list)
     damaged: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    resealed: list = field(default_factory=list)
     reasons: dict = field(default_factory=dict)
     no_checksums: bool = False
     interrupted_commit: bool = False
@@ -68,12 +80,14 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         """True when checksums exist and every file matches, none missing or extra."""
-        return not (self.missing or self.extra or self.damaged or self.no_checksums)
+        return not (self.missing or self.extra or self.damaged or self.changed or
+                    self.no_checksums)
 
     def problems(self) -> list:
-        """``(kind, path)`` pairs, kinds 'missing', 'extra', 'damaged', 'no-checksums'."""
+        """``(kind, path)`` pairs, kinds 'missing', 'extra', 'damaged', 'changed',
+        'no-checksums'."""
         out = [("no-checksums", CHECKSUM_FILE)] if self.no_checksums else []
-        for kind in ("missing", "damaged", "extra"):
+        for kind in ("missing", "damaged", "extra", "changed"):
             out += [(kind, path) for path in getattr(self, kind)]
         return out
 
@@ -82,9 +96,17 @@ class VerifyReport:
 _DATASET_KEYS = (CHECKSUM_FILE, CONSOLIDATED_FILE, ROOTDIRS_FILE, "meta/sizes", "meta/storage")
 
 
-def verify(rootdir, *, storage_options=None) -> VerifyReport:
+def verify(rootdir, *, storage_options=None, reseal: bool = False,
+           progress=None) -> VerifyReport:
     """Check every file of a carray or ctable against ``bcolz_store.md5``, and
     each carray's chunk statistics against its items.
+
+    Files another program changed consistently (the real bcolz appending to
+    a carray or ctable: ``meta/sizes``, the leftover's chunk file and new
+    chunk files, which decode and agree with ``meta/sizes``) are reported as
+    ``changed``, not damaged; ``reseal=True`` accepts them: it commits their
+    checksums, and the chunk statistics and indexes of those carrays computed
+    again, when nothing is missing, extra or damaged besides.
 
     Only plain files are read, each within the size the format allows for
     it; a symlink, FIFO, device or oversized file in the dataset is reported
@@ -104,6 +126,14 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         A dataset folder, a URL (``s3://...``), or a ``.zip`` pack.
     storage_options : dict, optional
         Passed to fsspec for a URL.
+    reseal : bool, default False
+        Accept the ``changed`` files (see above); the report lists them in
+        ``resealed`` and no longer in ``changed``.
+    progress : callable, optional
+        Called as ``progress(step, done, total)`` as the check goes on:
+        ``step`` ``'files'`` (files read and compared with their md5) and
+        ``'statistics'`` / ``'indexes'`` (carrays whose chunk statistics or
+        index were computed again), ``done`` of ``total`` so far.
 
     Returns
     -------
@@ -117,8 +147,10 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     FormatError
         If the checksum file itself is malformed, is not a regular file, or
         is too large.
+    ReadOnlyError
+        With ``reseal=True``, on a store that cannot be written (a pack).
     """
-    store = open_store(rootdir, True, storage_options)
+    store = open_store(rootdir, not reseal, storage_options)
     state = store.root_state()
     if state != "folder":
         what = "a file, not a folder" if state == "other" else "the path does not exist"
@@ -138,7 +170,7 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
     except DatasetNotFoundError:
         report.no_checksums = True
         if store.self_checking:
-            _check_files(store, store.list(""), None, report)
+            _check_files(store, store.list(""), None, report, progress)
             report.damaged.sort()
         return report
     recorded = load_checksums(data, store.path(CHECKSUM_FILE))
@@ -152,25 +184,77 @@ def verify(rootdir, *, storage_options=None) -> VerifyReport:
         if key in recorded and problem is not None:
             report.damaged.append(key)
             report.reasons[key] = problem
-    _check_files(store, wanted, recorded, report)
+    _check_files(store, wanted, recorded, report, progress)
     report.missing = sorted(set(recorded) - on_store)
     report.extra = sorted(on_store - set(recorded))
-    suspect = set(report.damaged) | set(report.missing) | set(report.extra)
+    _tell_changes(dataset, recorded, on_store, report)
+    suspect = set(report.damaged) | set(report.missing) | set(report.extra) | \
+        set(report.changed)
     problem = _check_consolidated(store, on_store, suspect)
     if problem is not None:
         report.damaged.append(CONSOLIDATED_FILE)
         report.reasons[CONSOLIDATED_FILE] = problem
-    _check_stats(dataset, on_store, suspect, report)
-    _check_stats(dataset, on_store, suspect, report, INDEX_META_KEY, index_problem)
+    _check_stats(dataset, on_store, suspect, report, progress=progress)
+    _check_stats(dataset, on_store, suspect, report, INDEX_META_KEY, index_problem, progress)
     report.damaged.sort()
+    if reseal and report.changed and not (report.damaged or report.missing or report.extra):
+        _reseal(store, report)
     return report
 
 
-def _check_files(store, keys, recorded, report: VerifyReport) -> None:
+_PLAIN = "content does not match its md5"
+
+
+def _tell_changes(dataset, recorded: dict, on_store: set, report: VerifyReport) -> None:
+    """Move the files of each carray that another program changed
+    consistently (see :func:`~.datasets.foreign.foreign_change`) from
+    ``report.damaged`` and ``report.extra`` to ``report.changed``."""
+    damaged = {k for k in report.damaged if report.reasons.get(k) == _PLAIN}
+    extra = set(report.extra)
+    for sizes in sorted(k for k in on_store if k == "meta/sizes" or k.endswith("/meta/sizes")):
+        if sizes not in damaged:
+            continue
+        folder = sizes[:-len("meta/sizes")]
+        mine = lambda keys: {k[len(folder):] for k in keys if k.startswith(folder)}  # noqa: E731
+        view = dataset.sub(folder[:-1]) if folder else dataset
+        consistent, why = foreign_change(view, {k[len(folder):]: v for k, v in recorded.items()
+                                                if k.startswith(folder)},
+                                         mine(damaged), mine(extra))
+        if not consistent:
+            continue
+        for rel in mine(damaged) | mine(extra):
+            key = folder + rel
+            if not (rel == "meta/sizes" or rel.startswith("data/")) or "/" in rel[5:]:
+                continue
+            (report.damaged if key in damaged else report.extra).remove(key)
+            report.changed.append(key)
+            report.reasons[key] = why
+    report.changed.sort()
+
+
+def _reseal(store, report: VerifyReport) -> None:
+    """Commit the checksums of ``report.changed`` (checked again, as a
+    writer checks them) and the statistics and indexes of their carrays."""
+    writer = DatasetStore(store)
+    writer.recover()
+    folders = sorted({key[:-len("meta/sizes")] for key in report.changed
+                      if key.endswith("meta/sizes")})
+    with writer.operation("other"):
+        for folder in folders:
+            view = writer.sub(folder[:-1]) if folder else writer
+            stage_foreign_appends(view, load_carray(view))
+            restage_derived(view)
+        writer.commit()
+    report.resealed, report.changed = report.changed, []
+
+
+def _check_files(store, keys, recorded, report: VerifyReport, progress=None) -> None:
     """Read ``keys`` in batches and add those that cannot be read, are too
     large or differ from their md5 in ``recorded`` (when given) to
-    ``report.damaged``."""
+    ``report.damaged``; ``progress('files', done, total)`` after each batch."""
     for start in range(0, len(keys), VERIFY_BATCH):
+        if progress is not None:
+            progress("files", start, len(keys))
         batch = keys[start:start + VERIFY_BATCH]
         got = store.get_many(batch, max(read_limit(k) for k in batch))
         for key in batch:
@@ -189,6 +273,8 @@ def _check_files(store, keys, recorded, report: VerifyReport) -> None:
             if problem is not None:
                 report.damaged.append(key)
                 report.reasons[key] = problem
+    if progress is not None:
+        progress("files", len(keys), len(keys))
 
 
 def _check_consolidated(store, keys: set, suspect: set):
@@ -225,13 +311,17 @@ def _check_consolidated(store, keys: set, suspect: set):
 
 
 def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport, name=STATS_KEY,
-                 problem_of=stats_problem) -> None:
+                 problem_of=stats_problem, progress=None) -> None:
     """Add every ``meta/stats`` (or, with ``name`` and ``problem_of``, every
     ``index/meta``) that does not describe its carray's items (damaged, or
     stale: recomputed from every chunk) to ``report.damaged``.  A carray with
     a file already reported is not read (its items are not the committed
     ones)."""
-    for key in sorted(k for k in keys if k == name or k.endswith("/" + name)):
+    step = "statistics" if name == STATS_KEY else "indexes"
+    found = sorted(k for k in keys if k == name or k.endswith("/" + name))
+    for done, key in enumerate(found):
+        if progress is not None:
+            progress(step, done, len(found))
         folder = key[:-len(name)]
         if any(k.startswith(folder) and k[len(folder):].startswith(("meta/", "data/"))
                for k in suspect):
@@ -243,6 +333,8 @@ def _check_stats(dataset, keys: set, suspect: set, report: VerifyReport, name=ST
         if problem is not None:
             report.damaged.append(key)
             report.reasons[key] = problem
+    if progress is not None and found:
+        progress(step, len(found), len(found))
 
 
 def _local_files(root: str):

@@ -27,6 +27,8 @@ import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor, wait
 
+from .errors import BcolzStoreError
+
 __all__ = ["chunks_per_block", "cpu_count", "get_nthreads", "in_worker", "map_ordered",
            "set_nthreads", "window"]
 
@@ -128,6 +130,16 @@ def chunks_per_block() -> int:
     return 1 if size == 1 else window(size)
 
 
+def _result(future):
+    """``future.result()``; an error of the library is raised again from the
+    caller's thread, without the pool thread's frames (``concurrent.futures``
+    and the task's), its message and cause kept."""
+    try:
+        return future.result()
+    except BcolzStoreError as err:
+        raise err.with_traceback(None) from err.__cause__
+
+
 def map_ordered(fn, items, limit: int | None = None):
     """Yield ``fn(item)`` for each of ``items``, in order, computed on the pool.
 
@@ -172,9 +184,9 @@ def map_ordered(fn, items, limit: int | None = None):
         for item in source:
             pending.append(pool.submit(fn, item))
             if len(pending) >= limit:
-                yield pending.popleft().result()
+                yield _result(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield _result(pending.popleft())
     finally:
         if pending:       # an error, or the consumer stopped early
             for future in pending:

@@ -813,6 +813,21 @@ def test_missing_chunk_file_raises_one_error_class_wherever_it_is(tmp_path):
     assert classes == {ChunkNotFoundError}
 
 
+def test_missing_chunk_file_is_a_value_error_with_a_short_traceback(tmp_path):
+    """bcolz raised ValueError for a missing chunk; the error comes from the
+    reading thread, without the pool's frames or a chained copy of itself."""
+    import traceback
+    path = str(tmp_path / "a")
+    bcolz_store.carray(np.arange(400_000), chunklen=4_096, rootdir=path)
+    os.remove(os.path.join(path, "data", "__50.blp"))
+    with pytest.raises(ValueError, match=r"__50\.blp: chunk file not found") as info:
+        bcolz_store.carray(rootdir=path)[:]
+    assert isinstance(info.value, ChunkNotFoundError) and isinstance(info.value, FileNotFoundError)
+    text = "".join(traceback.format_exception(info.value))
+    assert "concurrent" not in text and "The above exception" not in text
+    assert "During handling" not in text and len(text.splitlines()) < 30, text
+
+
 def test_unflushed_append_leaves_last_flushed_state_readable(tmp_path):
     path = str(tmp_path / "a")
     c = bcolz_store.carray(data(10), chunklen=4, rootdir=path)

@@ -253,7 +253,8 @@ def test_verify_ok(capsys, tmp_path):
     status, out, err = run(capsys, "verify", root, "--json")
     assert status == 0
     assert json.loads(out) == {"path": str(root), "ok": True, "missing": [], "extra": [],
-                               "damaged": [], "no_checksums": False, "reasons": {}}
+                               "damaged": [], "changed": [], "resealed": [],
+                               "no_checksums": False, "reasons": {}}
 
 
 @needs_verify
@@ -274,7 +275,7 @@ def test_verify_lists_every_problem(capsys, tmp_path):
     assert status == 1
     assert json.loads(out) == {"path": str(root), "ok": False, "missing": ["b/meta/storage"],
                                "extra": ["stray.txt"], "damaged": ["a/data/__1.blp"],
-                               "no_checksums": False,
+                               "changed": [], "resealed": [], "no_checksums": False,
                                "reasons": {"a/data/__1.blp": "content does not match its md5"}}
 
 
@@ -557,7 +558,8 @@ def test_index_stats_rewrites_damaged_and_stale_statistics(capsys, tmp_path):
     assert status == 0, err
     lines = dict(line.split(": ", 1) for line in out.splitlines()[:-1])
     assert lines["a"].startswith("rewritten (damaged: ") and "a/meta/stats" in lines["a"]
-    assert lines["b"].startswith("rewritten (stale: chunk 1: ")
+    # forged with a valid inner md5, but not the checksum its commit recorded
+    assert lines["b"].startswith("rewritten (damaged: ") and "md5 checksum" in lines["b"]
     assert lines["c"] == "up to date"
     assert lines["d"].startswith("none kept (a kind without statistics: float64 items of "
                                  "shape (2,))")
@@ -743,3 +745,41 @@ def test_pack_overwrite_never_replaces_a_folder_or_special_file(capsys, tmp_path
     (tmp_path / "old.zip").write_bytes(b"old")
     assert run(capsys, "pack", tmp_path / "t", tmp_path / "old.zip", "--overwrite")[0] == 0
     assert bcolz_store.open(str(tmp_path / "old.zip"))["a"][:].tolist() == list(range(30))
+
+
+# --- progress bars of the long commands --------------------------------------
+
+@pytest.mark.parametrize("command", ["verify", "pack", "unpack", "index"])
+def test_long_commands_show_progress_with_the_flag_only(capsys, tmp_path, command):
+    pytest.importorskip("tqdm")
+    root = _small_table(tmp_path / "t")
+    run(capsys, "pack", root, tmp_path / "t.zip")
+    argv = {"verify": ["verify", root], "pack": ["pack", root, tmp_path / "u.zip", "--overwrite"],
+            "unpack": ["unpack", tmp_path / "t.zip", tmp_path / "u", "--overwrite"],
+            "index": ["index", "--stats", root]}[command]
+    status, _out, err = run(capsys, *argv)          # stderr is not a terminal here
+    assert status == 0 and err == ""
+    status, _out, err = run(capsys, *argv, "--no-progress")
+    assert status == 0 and err == ""
+    status, _out, err = run(capsys, *argv, "--progress")
+    assert status == 0
+    step = {"verify": "files", "index": "statistics"}.get(command, command)
+    assert f"{step}: " in err and "%|" in err, err          # a tqdm bar of that step
+
+
+def test_library_functions_report_their_progress(tmp_path):
+    import bcolz_store
+    from bcolz_store.storage.packs import pack, unpack
+    root = _small_table(tmp_path / "t")
+    seen = []
+    record = lambda step, done, total: seen.append((step, done, total))  # noqa: E731
+    assert bcolz_store.verify(str(root), progress=record).ok
+    files = [(done, total) for step, done, total in seen if step == "files"]
+    assert files[0][0] == 0 and files[-1][0] == files[-1][1] > 0
+    assert ("statistics", 2, 2) in seen
+    seen.clear()
+    pack(str(root), str(tmp_path / "t.zip"), progress=record)
+    unpack(str(tmp_path / "t.zip"), str(tmp_path / "u"), progress=record)
+    steps = {step for step, _done, _total in seen}
+    assert steps == {"pack", "unpack"} and all(d <= t for _s, d, t in seen)
+    assert seen[-1][1] == seen[-1][2]

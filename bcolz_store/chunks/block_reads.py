@@ -28,10 +28,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..errors import CodecError, FormatError
+from ..errors import BcolzStoreError, CodecError, FormatError
 from ..format.blosc1 import block_table, block_table_prefix
 from ..format.bloscpack import BLOSCPACK_HEADER_LENGTH, parse_bloscpack_header
 from .blocks import BlockCache, BytesSource, ChunkBlocks, decodable, shared_cache
+from .codec import typesize_for
 
 __all__ = ["BlockReads", "TABLE_READ_BYTES"]
 
@@ -207,8 +208,8 @@ class BlockReads:
         if table.header.nbytes != self.chunk_nbytes:
             raise FormatError(f"{where}: Blosc header announces {table.header.nbytes} bytes, "
                               f"the carray's metadata implies {self.chunk_nbytes}")
-        if not decodable(table):
-            return False
+        if not decodable(table) or table.header.typesize != typesize_for(self.atom):
+            return False        # another writer's typesize: decoded whole, as Blosc does
         return ChunkBlocks(table, source, self.cache, key=(self.token, nchunk))
 
     def _blocks(self, nchunk: int):
@@ -251,6 +252,11 @@ class BlockReads:
             blocks.read_into(lo * itemsize, flat)
         except _WholeFile:
             return None
+        except ValueError as err:
+            if isinstance(err, BcolzStoreError):        # FormatError, CodecError
+                raise
+            raise FormatError(f"{blocks.table.where}: items {lo}:{hi} of chunk {nchunk} cannot "
+                              f"be decoded by blocks ({err})") from None
         finally:
             release = getattr(blocks.source, "release", None)
             if release is not None:

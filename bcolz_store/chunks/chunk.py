@@ -208,7 +208,8 @@ class StoredChunkFiles:
             return self.store.get_chunk(self.key(nchunk), limit)
         except DatasetNotFoundError as err:
             self.store.check_reading(failed=True)
-            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
+            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found (meta/sizes "
+                                     f"promises it)") from None      # err says the same
         except FormatError:
             self.store.check_reading(failed=True)   # a writer's commit, not damage?
             raise
@@ -296,7 +297,8 @@ class StoredChunkFiles:
             return self.store.get_chunk_ranges(self.key(nchunk), ranges)
         except DatasetNotFoundError as err:
             self.store.check_reading(failed=True)
-            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found") from err
+            raise ChunkNotFoundError(f"{self.path(nchunk)}: chunk file not found (meta/sizes "
+                                     f"promises it)") from None      # err says the same
         except FormatError:
             self.store.check_reading(failed=True)   # a writer's commit, not damage?
             raise

@@ -217,6 +217,7 @@ class ColumnIndex:
         self.dtype = np.dtype(base)
         self.segments = [_Segment(store, a, b, md5, self.dtype) for a, b, md5 in segments]
         self.damaged = None
+        self.rebuild = False    # a writer's damaged index: built again at the next flush
         self._last = None
 
     def _bounds(self, value):
@@ -311,7 +312,9 @@ class ColumnIndex:
 def attach_index(engine, store, stats_kind, length: int) -> None:
     """Give ``engine`` the committed index of its carray (``index/meta``), if any:
     one whose file is damaged or describes other items is kept as ``damaged``
-    (never used).
+    (never used); a writer's is built again at its next flush, as is one
+    whose ``index/meta`` does not match the checksum the writer's commit
+    would keep for it (changed outside commits).
 
     Raises
     ------
@@ -331,16 +334,22 @@ def attach_index(engine, store, stats_kind, length: int) -> None:
         if getattr(store, "verify", False) or not getattr(store, "readonly", True):
             raise               # verify=True, and to a writer, which could not replace it
         data = b""
+    reads = None if getattr(store, "readonly", True) else getattr(store, "reads", None)
+    kind = "sorted"
     try:
         meta = load_index_meta(data, where)
+        kind = meta["kind"]
+        why = None if reads is None else reads.unchecked(INDEX_META_KEY, data)
+        if why is not None:
+            raise FormatError(why)
         kind_ok = meta["dtype"] == (stats_kind.partition(":")[2]
                                     if stats_kind.startswith("category:") else stats_kind)
         if not kind_ok or meta["length"] != length:
             raise FormatError(f"{where}: describes {meta['length']} items of {meta['dtype']}, "
                               f"not the carray's {length} of {stats_kind}")
     except FormatError as err:
-        index = ColumnIndex(store, "sorted", stats_kind)
-        index.damaged = str(err)
+        index = ColumnIndex(store, kind, stats_kind)
+        index.damaged, index.rebuild = str(err), reads is not None
         engine.index = index
         return
     engine.index = ColumnIndex(store, meta["kind"], stats_kind, meta["length"],
@@ -401,6 +410,9 @@ def stage_index(store, engine, stats) -> None:
     """Bring the engine's index up to date with its items (see the module
     docstring) and stage what changed; nothing without an index."""
     index = getattr(engine, "index", None)
+    if index is not None and index.rebuild:
+        _rebuild(store, engine, index)
+        return
     if index is None or index.damaged is not None or not stats.edited:
         return
     n, cl = engine.length, engine.chunklen
@@ -428,6 +440,18 @@ def stage_index(store, engine, stats) -> None:
         if seg.first not in firsts:
             store.delete(seg.key)
     _stage_meta(store, index, spans, n)
+
+
+def _rebuild(store, engine, index) -> None:
+    """Build a damaged index again over all of the engine's items, removing
+    every other segment file of its folder."""
+    spans = _build(store, engine, index, 0, engine.length)
+    keep = {segment_key(a) for a, _, _ in spans} | {INDEX_META_KEY}
+    for name in store.listdir("index"):
+        if f"index/{name}" not in keep:
+            store.delete(f"index/{name}")
+    _stage_meta(store, index, spans, engine.length)
+    index.damaged, index.rebuild = None, False
 
 
 def index_problem(store, engine):

@@ -194,7 +194,7 @@ class ChunkStats:
         self._left = None           # the committed leftover's, (nleft, entry)
         self._loaded = None         # bytes of the committed file
         self._damaged = None        # why the committed file was not used
-        self._unparsed = None       # (data, length, where) of a file not parsed yet
+        self._unparsed = None       # (data, length, where, check) of a file not parsed yet
         self._dirty = True          # entries changed since the last stage...
         self._last = None           # ...which staged (nfull, nleft, the leftover's as written)
         # what an index needs to know of the writes since the last flush (chunks/index.py)
@@ -268,19 +268,26 @@ class ChunkStats:
 
     # ------------------------------------------------------ file and staging
 
-    def load(self, data, length: int, where: str) -> None:
+    def load(self, data, length: int, where: str, check=None) -> None:
         """Take the committed statistics from ``data`` (the bytes of
         ``meta/stats``, or None) of a carray of ``length`` items, parsed when
         first needed.  A file that is damaged, or that describes other items
         than ``meta/sizes`` (a dataset another tool wrote to afterwards), is
-        not used: its chunks count as unknown, and ``damaged`` says why."""
+        not used: its chunks count as unknown, and ``damaged`` says why.
+        ``check`` (a writer's) says why ``data`` may not be carried over (it
+        does not match its checksum), or None: then it is not used either,
+        and the next :meth:`stage` replaces it."""
         self._entries, self._json, self._left, self._loaded, self._damaged = \
             [], [], None, None, None
-        self._unparsed = None if data is None else (bytes(data), length, where)
+        self._unparsed = None if data is None else (bytes(data), length, where, check)
         self._dirty = True
 
-    def _parse(self, data: bytes, length: int, where: str) -> None:
+    def _parse(self, data: bytes, length: int, where: str, check=None) -> None:
         self._unparsed = None
+        why = None if check is None else check(data)
+        if why is not None:
+            self._damaged, self.repair = why, True
+            return
         try:
             stats = load_stats(data, where)
         except FormatError as err:
@@ -433,6 +440,8 @@ def attach_stats(engine, kind, chunklen: int, store, length: int, new: bool) -> 
             stats.damaged = f"{err}" if where in str(err) else f"{where}: {err}"
             # a writer, which could not replace it, refuses (as for any other file)
         else:
-            stats.load(data, length, where)
+            reads = None if getattr(store, "readonly", True) else getattr(store, "reads", None)
+            stats.load(data, length, where,
+                       None if reads is None else lambda got: reads.unchecked(STATS_KEY, got))
     engine.stats = stats
     engine.chunks.stats = stats

@@ -3,8 +3,11 @@
 ::
 
     bcolz-store info PATH [--json]       describe a carray or ctable (folder, URL or pack)
-    bcolz-store verify PATH [--json]     check every file against bcolz_store.md5 and
-                                         the chunk statistics against the chunks
+    bcolz-store verify PATH [--json] [--reseal]
+                                         check every file against bcolz_store.md5 and
+                                         the chunk statistics against the chunks;
+                                         --reseal accepts files another program (bcolz)
+                                         changed consistently
     bcolz-store pack DIR OUT.zip         pack a dataset into one .zip file
     bcolz-store unpack PACK.zip DIR      unzip a pack into a dataset folder
     bcolz-store index --stats PATH       compute and commit the chunk statistics of
@@ -22,6 +25,10 @@
                                          write, append, reopen and slice a table of
                                          daily price bars; print throughput
 
+``verify``, ``pack``, ``unpack`` and ``index --stats`` show progress bars on
+stderr when tqdm (the ``progress`` extra) is installed and stderr is a
+terminal; ``--progress`` shows them anyway, ``--no-progress`` never.
+
 ``PATH`` may be a local folder, a URL that fsspec opens (``s3://bucket/x.bcolz``,
 with ``--storage-options JSON`` for credentials or an endpoint), or a ``.zip``
 pack.
@@ -30,7 +37,9 @@ Exit status: 0 on success, 1 when a dataset is missing, is not a bcolz
 dataset, cannot be read or written, or (``verify``) has a missing, extra or
 damaged file, 2 on a command-line usage error, 3 when ``verify`` could check
 nothing because the dataset has no checksum file (a pack without one still
-has each entry's CRC-32 checked: 1 when an entry cannot be read), 130 when
+has each entry's CRC-32 checked: 1 when an entry cannot be read), 4 when
+``verify`` found only files another program (the real bcolz appending)
+changed consistently, which ``verify --reseal`` accepts, 130 when
 interrupted.
 Errors are one line on stderr (``--traceback`` shows the Python traceback as
 well); every error of :mod:`bcolz_store.errors` exits 1 with its message,
@@ -49,7 +58,7 @@ import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
 from .common import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNVERIFIED, EXIT_USAGE, PROG,
-                     CommandError, add_storage_options)
+                     CommandError, add_progress_options, add_storage_options)
 from .convert import add_convert_parser
 from .index import add_index_parser, index_stats
 from .kerchunk import add_kerchunk_parser
@@ -79,7 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Inspect, verify, pack and convert bcolz datasets "
                                "(carray/ctable rootdirs, URLs and packs) and run a demo.",
         epilog="Exit status: 0 success, 1 dataset missing/invalid/unreadable or (verify) "
-               "damaged, 2 usage error, 3 (verify) no checksum file to check against.")
+               "damaged, 2 usage error, 3 (verify) no checksum file to check against, "
+               "4 (verify) only files another program changed consistently (--reseal "
+               "accepts them).")
     parser.add_argument("--version", action="version",
                         version=f"%(prog)s {bcolz_store.__version__}")
     parser.add_argument("--traceback", action="store_true",
@@ -100,12 +111,23 @@ def build_parser() -> argparse.ArgumentParser:
                                         "checksum file bcolz_store.md5, and each column's chunk "
                                         "statistics (meta/stats) with its chunks, and print "
                                         "each missing, extra or damaged file (stale statistics "
-                                        "are damaged).  Exit status 0 when all is "
+                                        "are damaged).  Files another program (the real "
+                                        "bcolz appending) changed consistently, which decode "
+                                        "and agree with meta/sizes, are 'changed', not "
+                                        "damaged.  Exit status 0 when all is "
                                         "well, 1 otherwise, 3 when the dataset has no checksum "
                                         "file (a .zip pack without one: 3 when every entry's "
-                                        "CRC-32 checks out, 1 when one does not).")
+                                        "CRC-32 checks out, 1 when one does not), 4 when only "
+                                        "files another program changed consistently were "
+                                        "found.")
     verify.add_argument("path", help="the dataset: a rootdir, a URL (s3://...) or a .zip pack")
     verify.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    verify.add_argument("--reseal", action="store_true",
+                        help="accept files another program changed consistently: commit their "
+                             "checksums (and the chunk statistics and indexes of their "
+                             "carrays computed again); nothing is resealed when a file is "
+                             "damaged, missing or extra besides")
+    add_progress_options(verify)
     add_storage_options(verify)
     verify.set_defaults(func=cmd_verify)
 
@@ -118,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     pack.add_argument("dst", help="the .zip file to write")
     pack.add_argument("--overwrite", action="store_true", help="replace an existing file")
     add_storage_options(pack)
+    add_progress_options(pack)
     pack.set_defaults(func=cmd_pack)
 
     unpack = sub.add_parser("unpack", help="unzip a pack into a dataset folder",
@@ -128,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     unpack.add_argument("--overwrite", action="store_true",
                         help="replace an existing bcolz dataset (anything else is never "
                              "replaced)")
+    add_progress_options(unpack)
     unpack.set_defaults(func=cmd_unpack)
 
     add_index_parser(sub)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from bcolz_store.errors import BcolzStoreError
 
-__all__ = ["CommandError", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNVERIFIED",
-           "EXIT_USAGE", "PROG", "add_storage_options", "check_outside", "check_target",
-           "describe", "fmt_ratio", "local_location", "ratio", "remote_reason",
+__all__ = ["CommandError", "EXIT_CHANGED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK",
+           "EXIT_UNVERIFIED", "EXIT_USAGE", "PROG", "Progress", "add_progress_options",
+           "add_storage_options", "check_outside", "check_target", "describe", "fmt_ratio",
+           "local_location", "ratio", "remote_reason",
            "storage_options"]
 
 PROG = "bcolz-store"
@@ -19,6 +21,10 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # ``verify`` on a dataset without a checksum file (as bcolz writes them):
 # nothing could be checked, which is neither "ok" nor "damaged".
 EXIT_UNVERIFIED = 3
+# ``verify`` finding only files another program changed consistently (the real
+# bcolz appending): nothing is damaged, but the checksums do not record them
+# until ``verify --reseal`` (or a write by bcolz_store) accepts the change.
+EXIT_CHANGED = 4
 
 
 class CommandError(Exception):
@@ -175,3 +181,78 @@ def storage_options(args):
     if not isinstance(options, dict):
         raise CommandError("--storage-options must be a JSON object", 2)
     return options
+
+
+def add_progress_options(parser) -> None:
+    """``--progress`` and ``--no-progress`` of a command that may run long."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--progress", dest="progress", action="store_const", const=True,
+                       default=None, help="show progress bars on stderr even when it is not a "
+                                          "terminal (needs tqdm: pip install "
+                                          "'bcolz_store[progress]')")
+    group.add_argument("--no-progress", dest="progress", action="store_const", const=False,
+                       help="no progress bars (default: shown when tqdm is installed and "
+                            "stderr is a terminal)")
+
+
+class Progress:
+    """Progress bars on stderr for a long command, one per step, as the demo
+    command shows them: tqdm's, when tqdm (the ``progress`` extra) is
+    installed and stderr is a terminal, or always with ``--progress``; a
+    callable ``progress(step, done, total)`` for the library functions that
+    report how far they are.  A context manager: the bars close at its end.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Its ``progress``: True (``--progress``), False (``--no-progress``)
+        or None (when stderr is a terminal).
+    unit : str, default 'file'
+        What the bars count.
+    """
+
+    def __init__(self, args, unit: str = "file"):
+        wanted = getattr(args, "progress", None)
+        self.unit = unit
+        self._tqdm = None
+        self._bars = {}
+        if wanted is False or (wanted is None and not _is_terminal(sys.stderr)):
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            if wanted:
+                print(f"{PROG}: no progress bars: tqdm is not installed (pip install "
+                      f"'bcolz_store[progress]')", file=sys.stderr)
+            return
+        self._tqdm = tqdm
+
+    @property
+    def enabled(self) -> bool:
+        """True when bars are shown."""
+        return self._tqdm is not None
+
+    def __call__(self, step: str, done: int, total: int) -> None:
+        if self._tqdm is None:
+            return
+        bar = self._bars.get(step)
+        if bar is None:
+            bar = self._bars[step] = self._tqdm(total=total, desc=step, unit=self.unit,
+                                                leave=False, file=sys.stderr)
+        bar.total = total
+        bar.update(done - bar.n)
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for bar in self._bars.values():
+            bar.close()
+        self._bars.clear()
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -23,8 +23,8 @@ import bcolz_store
 from bcolz_store.carray_ops import chunk_stats, recompute_stats
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, add_storage_options, check_target, describe, \
-    remote_reason, storage_options
+from .common import (EXIT_OK, CommandError, Progress, add_progress_options, add_storage_options,
+                     check_target, describe, remote_reason, storage_options)
 
 __all__ = ["add_index_parser", "change_indexes", "cmd_copy", "cmd_index", "index_stats"]
 
@@ -49,6 +49,7 @@ def add_index_parser(subparsers) -> argparse.ArgumentParser:
                         help="remove the index of column COL; may be repeated")
     parser.add_argument("--list", action="store_true", help="print the indexes")
     add_storage_options(parser)
+    add_progress_options(parser)
     parser.set_defaults(func=cmd_index)
     copy = subparsers.add_parser(
         "copy", help="copy a ctable, its rows ordered by a column",
@@ -118,9 +119,10 @@ def cmd_copy(args) -> int:
     return EXIT_OK
 
 
-def index_stats(path, storage_options=None) -> dict:
+def index_stats(path, storage_options=None, progress=None) -> dict:
     """Recompute the chunk statistics of every column of the dataset at ``path``
-    and commit those that changed, in one commit.
+    and commit those that changed, in one commit; ``progress('statistics',
+    done, total)`` (see :class:`~.common.Progress`) after each column.
 
     Returns
     -------
@@ -141,7 +143,9 @@ def index_stats(path, storage_options=None) -> dict:
         {name: obj.cols[name] for name in obj.names}
     out, changed = {}, False
     try:
-        for name, col in columns.items():
+        for done, (name, col) in enumerate(columns.items()):
+            if progress is not None:
+                progress("statistics", done, len(columns))
             kind, why = recompute_stats(col)
             if kind is None:
                 atom = f"{col.dtype} items of shape {col.shape[1:]}" if col.ndim > 1 else \
@@ -153,6 +157,8 @@ def index_stats(path, storage_options=None) -> dict:
                 changed = True
                 out[name] = "written (no statistics)" if why == "no statistics" else \
                     f"rewritten ({'damaged' if 'meta/stats' in why else 'stale'}: {why})"
+        if progress is not None:
+            progress("statistics", len(columns), len(columns))
         obj.flush()
     finally:
         obj.close()
@@ -181,7 +187,8 @@ def cmd_index(args) -> int:
         if not args.stats:
             return EXIT_OK
     try:
-        facts = index_stats(args.path, storage_options(args))
+        with Progress(args, unit="column") as progress:
+            facts = index_stats(args.path, storage_options(args), progress)
     except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
         reason = remote_reason(err, str(args.path))
         if reason is not None:

@@ -10,8 +10,8 @@ import os
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError
 
-from .common import (EXIT_FAILURE, EXIT_OK, EXIT_UNVERIFIED, CommandError, describe,
-                     fmt_ratio, ratio, remote_reason, storage_options)
+from .common import (EXIT_CHANGED, EXIT_FAILURE, EXIT_OK, EXIT_UNVERIFIED, PROG, CommandError,
+                     Progress, describe, fmt_ratio, ratio, remote_reason, storage_options)
 
 __all__ = ["dataset_info", "format_info", "format_verify", "verify_dataset"]
 
@@ -367,9 +367,11 @@ def cmd_info(args) -> int:
 # --- verify -------------------------------------------------------------------
 
 PROBLEM_KINDS = ("missing", "extra", "damaged")
+# Files another program changed consistently (not damage), and those accepted.
+CHANGE_KINDS = ("changed", "resealed")
 
 
-def verify_dataset(path, storage_options=None) -> dict:
+def verify_dataset(path, storage_options=None, reseal: bool = False, progress=None) -> dict:
     """Check the files of the dataset at ``path`` against its checksum file.
 
     Parameters
@@ -379,13 +381,20 @@ def verify_dataset(path, storage_options=None) -> dict:
         written to it.
     storage_options : dict, optional
         fsspec options for a URL.
+    reseal : bool, default False
+        Accept files another program changed consistently (see
+        :func:`bcolz_store.verify`): their checksums are committed.
+    progress : callable, optional
+        ``progress(step, done, total)``, passed to :func:`bcolz_store.verify`.
 
     Returns
     -------
     dict
         ``path``, ``ok`` (bool) and the sorted lists ``missing`` (listed in
-        ``bcolz_store.md5`` but absent), ``extra`` (present but not listed)
-        and ``damaged`` (content differs from its md5), as paths relative to
+        ``bcolz_store.md5`` but absent), ``extra`` (present but not listed),
+        ``damaged`` (content differs from its md5), ``changed`` (changed by
+        another program, consistently: not damage) and ``resealed`` (changed
+        files whose checksums ``reseal`` committed), as paths relative to
         the rootdir.
 
     Raises
@@ -405,8 +414,12 @@ def verify_dataset(path, storage_options=None) -> dict:
     if check is None:
         raise CommandError("this version of bcolz_store cannot verify checksums")
     try:
-        report = check(path, storage_options=storage_options) if storage_options else \
-            check(path)
+        kwargs = {"reseal": True} if reseal else {}
+        if progress is not None:
+            kwargs["progress"] = progress
+        if storage_options:
+            kwargs["storage_options"] = storage_options
+        report = check(path, **kwargs)
     except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
         failure = _command_error(err, path, "cannot verify")
         if failure is None:
@@ -414,8 +427,8 @@ def verify_dataset(path, storage_options=None) -> dict:
         raise failure from err
     facts = {"path": path, "ok": bool(report.ok),
              "no_checksums": bool(getattr(report, "no_checksums", False))}
-    for kind in PROBLEM_KINDS:
-        facts[kind] = sorted(str(p) for p in getattr(report, kind))
+    for kind in PROBLEM_KINDS + CHANGE_KINDS:
+        facts[kind] = sorted(str(p) for p in getattr(report, kind, ()))
     facts["reasons"] = {str(k): v for k, v in sorted(getattr(report, "reasons", {}).items())}
     return facts
 
@@ -427,12 +440,15 @@ def format_verify(facts: dict) -> str:
     lines = [f"{kind:<8}{rel}" + (f"  ({reasons[rel]})" if kind == "damaged" and
                                    reasons.get(rel, plain) != plain else "")
              for kind in PROBLEM_KINDS for rel in facts[kind]]
+    lines += [f"{kind + ' ':<8}{rel}" for kind in CHANGE_KINDS for rel in facts.get(kind, ())]
     if facts.get("no_checksums"):
         damaged = len(facts["damaged"])
         lines.append(f"{facts['path']}: not verified: the dataset has no checksum file "
                      f"(bcolz wrote it, or bcolz_store has not committed to it yet)" +
                      (f"; {damaged} pack {'entry' if damaged == 1 else 'entries'} cannot be "
                       f"read" if damaged else ""))
+    elif any(facts.get(k) for k in CHANGE_KINDS) and not any(facts[k] for k in PROBLEM_KINDS):
+        lines.extend(_describe_changes(facts))
     elif facts["ok"]:
         lines.append(f"{facts['path']}: ok")
     else:
@@ -444,8 +460,28 @@ def format_verify(facts: dict) -> str:
     return "\n".join(lines)
 
 
+def _describe_changes(facts: dict) -> list:
+    """The summary of a verification that found only files another program
+    changed consistently (or resealed them): what changed, and how to accept it."""
+    path, reasons = facts["path"], facts.get("reasons", {})
+    if facts.get("resealed") and not facts.get("changed"):
+        return [f"{path}: ok; resealed {len(facts['resealed'])} files another program "
+                f"changed (their checksums, and the statistics and indexes of their "
+                f"carrays, are committed)"]
+    changed = facts["changed"]
+    whys = sorted({f"{rel.rpartition('meta/sizes')[0] or './'}: {reasons[rel]}"
+                   for rel in changed if rel.endswith("meta/sizes") and rel in reasons})
+    return whys + [f"{path}: {len(changed)} files changed by another program (bcolz?) since "
+                   f"bcolz_store's last commit; they decode and agree with meta/sizes, so "
+                   f"nothing is damaged.  Accept the change with `{PROG} verify --reseal "
+                   f"{path}` (or bcolz_store.verify(path, reseal=True)); the next write by "
+                   f"bcolz_store accepts it too"]
+
+
 def cmd_verify(args) -> int:
-    facts = verify_dataset(args.path, storage_options(args))
+    with Progress(args) as progress:
+        facts = verify_dataset(args.path, storage_options(args), getattr(args, "reseal", False),
+                               progress if progress.enabled else None)
     if args.json:
         print(json.dumps(facts, indent=2))
     else:
@@ -454,6 +490,8 @@ def cmd_verify(args) -> int:
         return EXIT_FAILURE
     if facts.get("no_checksums"):
         return EXIT_UNVERIFIED
+    if facts.get("changed"):
+        return EXIT_CHANGED
     return EXIT_OK if facts["ok"] else EXIT_FAILURE
 
 

@@ -6,8 +6,8 @@ import os
 
 from bcolz_store.errors import BcolzStoreError
 
-from .common import EXIT_OK, CommandError, check_outside, check_target, describe, \
-    local_location, remote_reason, storage_options
+from .common import (EXIT_OK, CommandError, Progress, check_outside, check_target, describe,
+                     local_location, remote_reason, storage_options)
 
 __all__ = ["cmd_pack", "cmd_unpack"]
 
@@ -24,7 +24,9 @@ def cmd_pack(args) -> int:
                            f"replacing it")
     options = storage_options(args)
     try:
-        done = pack(args.src, args.dst, storage_options=options, overwrite=args.overwrite)
+        with Progress(args) as progress:
+            done = pack(args.src, args.dst, storage_options=options, overwrite=args.overwrite,
+                        progress=progress)
     except Exception as err:        # noqa: BLE001 - the known kinds, else a bug
         reason = remote_reason(err, str(args.src))
         if reason is not None:
@@ -40,7 +42,8 @@ def cmd_unpack(args) -> int:
     from bcolz_store.storage.packs import unpack
     check_target(args.src, args.dst, args.overwrite, None, "cannot unpack")
     try:
-        done = unpack(args.src, args.dst, overwrite=args.overwrite)
+        with Progress(args) as progress:
+            done = unpack(args.src, args.dst, overwrite=args.overwrite, progress=progress)
     except (BcolzStoreError, OSError, ValueError) as err:     # ValueError: a DST like '.'
         raise CommandError(describe(err, str(args.src), "cannot unpack")) from err
     print(f"{args.dst}: {done['files']} files, {done['bytes']} bytes (from {args.src})")

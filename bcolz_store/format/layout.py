@@ -58,6 +58,7 @@ __all__ = [
     "check_column_name",
     "check_key",
     "commit_key_limit",
+    "is_derived_key",
     "is_metadata_key",
     "is_reserved_name",
     "split_names",
@@ -119,6 +120,14 @@ def is_metadata_key(key: str) -> bool:
     parts = key.split("/")
     return len(parts) <= MAX_NESTING + 2 and "/".join(parts[-2:]) in _CARRAY_FILES \
         or parts[-1] == ATTRS_FILE and len(parts) <= MAX_NESTING + 1
+
+
+def is_derived_key(key: str) -> bool:
+    """True for the files a carray's items determine (its statistics
+    ``meta/stats``, its index ``index/meta`` and segments): a writer rebuilds
+    one whose content it cannot check rather than carry it over."""
+    tail = "/".join(key.split("/")[-2:])
+    return tail in OPTIONAL_FILES or _INDEX_SEGMENT.fullmatch(tail) is not None
 
 
 def is_reserved_name(name: str) -> bool:

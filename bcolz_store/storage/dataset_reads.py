@@ -313,6 +313,31 @@ class DatasetReads:
                 out[key] = data
         return out
 
+    def unchecked(self, key: str, data: bytes):
+        """Why a writer may not carry over ``data``, the content of ``key`` it
+        read (a derived file: chunk statistics, an index), into its next
+        commit: the checksum that commit keeps for ``key`` is not ``data``'s
+        (changed outside commits, or no checksum is kept); None when it is,
+        or when this writer staged ``data`` itself.  A writer rebuilds such
+        a file instead: it never commits a checksum for bytes it did not
+        check.
+
+        Raises
+        ------
+        FormatError
+            When the checksum file itself is unreadable.
+        """
+        full = self.prefix + key
+        if self.journal.lookup(full)[0] and not self.journal.in_overlay(full):
+            return None
+        expected = self.journal.state.checksums().get(full)
+        if expected is None:
+            return f"{self.path(key)}: no checksum recorded for this file (rebuilt)"
+        if md5_hex(data) != expected:
+            return (f"{self.path(key)}: content does not match its md5 checksum "
+                    f"(changed outside commits; rebuilt)")
+        return None
+
     def check(self, key: str, data: bytes) -> None:
         """Compare ``data`` with the recorded checksum of ``key``.
 
@@ -334,7 +359,10 @@ class DatasetReads:
         if expected is None:
             raise IntegrityError(f"{self.path(key)}: no checksum recorded for this file")
         if md5_hex(data) != expected:
-            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum")
+            raise IntegrityError(f"{self.path(key)}: content does not match its md5 checksum "
+                                 f"(damaged, or changed by another program: `bcolz-store "
+                                 f"verify {self.store.url}` tells which, and its --reseal "
+                                 f"accepts a consistent change)")
 
     def _check_deletion(self, key: str) -> None:
         """With ``verify`` on: a pending commit deleting ``key`` must come with a

@@ -15,9 +15,10 @@ the store now against them.
 
 from __future__ import annotations
 
-from ..errors import DatasetChangedError, DatasetNotFoundError, FormatError
+from ..errors import DatasetChangedError, DatasetNotFoundError, FormatError, IntegrityError
 from ..format.consolidated import load_consolidated
-from ..format.layout import CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_OWN_FILE_BYTES, is_metadata_key
+from ..format.layout import (CHECKSUM_FILE, CONSOLIDATED_FILE, MAX_INDEX_FILE_BYTES,
+                             MAX_OWN_FILE_BYTES, is_derived_key, is_metadata_key)
 from .base import Store
 from .checksums import load_checksums, md5_hex, read_limit
 from .records import UNSET, parse_record, record_key
@@ -236,7 +237,10 @@ class LoadedGeneration:
                 del self._meta[key]
 
     def adopt(self, prefix: str) -> None:
-        """Checksum the files already under ``prefix`` (a folder moved in).
+        """Checksum the files already under ``prefix`` (a folder moved in),
+        checked against the folder's own checksum file when it has one (a
+        carray bcolz_store wrote): only then are its derived files (statistics,
+        index) adopted too; otherwise they are rebuilt by the next writer.
 
         Parameters
         ----------
@@ -247,9 +251,29 @@ class LoadedGeneration:
         ------
         FormatError
             Naming the first file there that is not a plain file of a size its
-            name allows.
+            name allows, or a malformed checksum file of the folder.
+        IntegrityError
+            Naming the first file whose content differs from the md5 the
+            folder's own checksum file records for it.
         """
-        self.checksums().update(self._scan(prefix))
+        sums = self._scan(prefix)
+        try:
+            own = load_checksums(self.store.get(prefix + CHECKSUM_FILE, MAX_OWN_FILE_BYTES),
+                                 self.store.path(prefix + CHECKSUM_FILE))
+        except DatasetNotFoundError:
+            own = None
+        if own is not None:
+            derived = [key for key in self.store.list(prefix)
+                       if is_derived_key(key) and key[len(prefix):] in own]
+            got = self.store.get_many(derived, MAX_INDEX_FILE_BYTES) if derived else {}
+            for key in derived:
+                if not isinstance(got[key], Exception):
+                    sums[key] = md5_hex(got[key])
+            for key, digest in sums.items():
+                if own.get(key[len(prefix):], digest) != digest:
+                    raise IntegrityError(f"{self.store.path(key)}: content does not match the "
+                                         f"md5 its folder's {CHECKSUM_FILE} records (damaged)")
+        self.checksums().update(sums)
         self._meta = None
 
     # -------------------------------------------------------------- reading
@@ -302,7 +326,9 @@ class LoadedGeneration:
             key not in self._overlay and key not in self._meta
 
     def _scan(self, prefix: str = "") -> dict:
-        """md5 of every bcolz file under ``prefix`` as it is now.
+        """md5 of every bcolz file under ``prefix`` as it is now, derived files
+        (statistics, indexes) left out: nothing vouches for them, so the
+        writers rebuild them (their next commit checksums what they built).
 
         Only plain files are read, each within the size its name allows.
 
@@ -312,7 +338,7 @@ class LoadedGeneration:
             Naming the first file that is a symlink, a FIFO, a device, too
             large, or unreadable.
         """
-        keys = self.store.list(prefix)
+        keys = [key for key in self.store.list(prefix) if not is_derived_key(key)]
         got = self.store.get_many(keys, max(read_limit(k) for k in keys)) if keys else {}
         sums = {}
         for key in keys:

@@ -30,7 +30,7 @@ __all__ = ["pack", "unpack"]
 DATASET_FILES = ("meta/sizes", ROOTDIRS_FILE, CONSOLIDATED_FILE)
 
 
-def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
+def pack(src, dst, *, storage_options=None, overwrite=False, progress=None) -> dict:
     """Write the dataset ``src`` into the pack ``dst`` (a ``.zip`` file).
 
     The committed state is packed (a commit in progress is read through);
@@ -46,6 +46,8 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
         For a URL ``src``.
     overwrite : bool, default False
         Replace an existing ``dst``.
+    progress : callable, optional
+        Called as ``progress('pack', done, total)`` after each file packed.
 
     Returns
     -------
@@ -89,10 +91,12 @@ def pack(src, dst, *, storage_options=None, overwrite=False) -> dict:
     entries = len(names)
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for key in names:
+            for done, key in enumerate(names, 1):
                 data = view.get(key, read_limit(key))
                 zf.writestr(_entry(key), data)
                 total += len(data)
+                if progress is not None:
+                    progress("pack", done, len(names))
             view.verify = False          # our own files have no checksums of their own
             for key in (CHECKSUM_FILE, CONSOLIDATED_FILE):
                 try:
@@ -117,7 +121,7 @@ def _entry(key: str) -> zipfile.ZipInfo:
     return info
 
 
-def unpack(src, dst, *, overwrite=False) -> dict:
+def unpack(src, dst, *, overwrite=False, progress=None) -> dict:
     """Unzip the pack ``src`` into the new folder ``dst`` (a dataset folder).
 
     Every entry is checked before anything is written (its name, that it is
@@ -136,6 +140,8 @@ def unpack(src, dst, *, overwrite=False) -> dict:
         The folder to make.
     overwrite : bool, default False
         Replace an existing ``dst``.
+    progress : callable, optional
+        Called as ``progress('unpack', done, total)`` after each file written.
 
     Returns
     -------
@@ -161,12 +167,12 @@ def unpack(src, dst, *, overwrite=False) -> dict:
     """
     pack_ = ZipStore(src)
     try:
-        return _unpack(pack_, os.fspath(src), os.fspath(dst), overwrite)
+        return _unpack(pack_, os.fspath(src), os.fspath(dst), overwrite, progress)
     finally:
         pack_.close()
 
 
-def _unpack(pack_, src: str, dst: str, overwrite: bool) -> dict:
+def _unpack(pack_, src: str, dst: str, overwrite: bool, progress=None) -> dict:
     if not dst or not os.path.basename(os.path.normpath(dst)) or \
             os.path.basename(os.path.normpath(dst)) in (".", ".."):
         raise ValueError(f"{dst!r}: not a folder name to unpack into")
@@ -195,13 +201,15 @@ def _unpack(pack_, src: str, dst: str, overwrite: bool) -> dict:
     os.mkdir(tmp)
     total = 0
     try:
-        for key, limit in keys:
+        for done, (key, limit) in enumerate(keys, 1):
             data = pack_.get(key, limit)
             target = os.path.join(tmp, *key.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "xb") as fh:
                 fh.write(data)
             total += len(data)
+            if progress is not None:
+                progress("unpack", done, len(keys))
         if os.path.exists(os.path.join(tmp, "meta")):
             for folder in ("data", "meta"):
                 os.makedirs(os.path.join(tmp, folder), exist_ok=True)

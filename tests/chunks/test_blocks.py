@@ -287,3 +287,36 @@ def test_small_chunks_are_decoded_whole_and_cached(tmp_path):
     a.flush()
     a = bz.open(str(tmp_path / "a"), mode="r")
     assert a[5_000] == 5_000 and 1 in a._engine.cache and not a._engine.blocks._tables
+
+
+@pytest.mark.parametrize("typesize", [3, 5, 16])
+def test_a_chunk_of_another_typesize_reads_as_the_whole_chunk_does(tmp_path, typesize):
+    """A chunk file whose Blosc typesize is not the one bcolz writes for the atom
+    (another writer's) gives the same items by block reads as by whole-chunk
+    reads, never a bare ValueError of the block decoder."""
+    from bcolz_store.format.bloscpack import split_chunk_file
+    root = tmp_path / "c"
+    bz.carray(np.arange(100_000, dtype="i8"), chunklen=20_000, rootdir=str(root), mode="w")
+    path = root / "data" / "__1.blp"
+    raw = path.read_bytes()
+    body = bytes(split_chunk_file(raw))
+    path.write_bytes(raw[:len(raw) - len(body)] +
+                     blosc.compress(blosc.decompress(body), typesize=typesize, clevel=5,
+                                    shuffle=blosc.SHUFFLE, cname="lz4"))
+    c = bz.open(str(root))
+    assert c[25_000] == 25_000
+    assert c[[20_001, 39_999]].tolist() == [20_001, 39_999]
+    assert c[20_000:40_000].tolist() == list(range(20_000, 40_000))
+
+
+def test_a_block_decoder_failure_is_a_format_error_naming_the_file(tmp_path, monkeypatch,
+                                                                    small_chunks_by_blocks):
+    root = tmp_path / "c"
+    bz.carray(np.arange(50_000, dtype="i8"), chunklen=4_096, rootdir=str(root), mode="w")
+
+    def refuse(self, start, out):
+        raise ValueError("cannot reshape array")
+    monkeypatch.setattr(ChunkBlocks, "read_into", refuse)
+    with pytest.raises(FormatError, match=r"__3\.blp.*cannot reshape") as caught:
+        bz.open(str(root))[3 * 4_096 + 5]
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
