@@ -24,6 +24,7 @@ import numpy as np
 from .. import threads
 from ..errors import CodecError, FormatError
 from ..format.bloscpack import chunk_file_nbytes
+from ..limits import check_alloc
 from .block_reads import BlockReads
 from .chunk import DiskChunks, MemoryChunks, chunk, chunk_key
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
@@ -107,9 +108,14 @@ class ChunkEngine(EngineBase):
         ------
         ChunkNotFoundError, FormatError, CodecError
             When the leftover's chunk file cannot be read.
+        LimitError
+            When ``chunklen`` atoms are more than this process can allocate.
         """
         buffer = self._leftover
         if buffer is None:
+            check_alloc(self.chunklen * self.atom.itemsize,
+                        f"the leftover buffer of {self.chunklen} items of {self.atom} (the chunklen "
+                        f"meta/storage gives)")
             buffer = np.zeros(self.chunklen, dtype=self.atom)
             if self.nleft:
                 self._pending_leftover = buffer

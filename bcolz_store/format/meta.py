@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FormatError
+from ..errors import FormatError, LimitError
 from .layout import check_column_name
 from .category_meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
                             load_category)
@@ -253,6 +253,12 @@ def _structured(value: Any, dtype: np.dtype) -> Any:
     return value
 
 
+def _too_big(base: np.dtype, where: str) -> LimitError:
+    # One item of a V dtype may claim up to 2 GiB (this layer cannot ask limits.py first).
+    return LimitError(f"{where}: one item of dtype {base.str} ({base.itemsize:,} bytes) is more "
+                      f"than this process can allocate")
+
+
 def decode_dflt(value: Any, dtype: np.dtype, where: str = "meta/storage") -> np.ndarray:
     """Turn the JSON ``dflt`` of ``meta/storage`` into a 0-d array of ``dtype.base``.
 
@@ -260,9 +266,14 @@ def decode_dflt(value: Any, dtype: np.dtype, where: str = "meta/storage") -> np.
     ------
     FormatError
         If the value cannot be converted to ``dtype``.
+    LimitError
+        If one atom of ``dtype`` is more than this process can allocate.
     """
     base = dtype.base
-    out = np.zeros((), dtype=base)
+    try:
+        out = np.zeros((), dtype=base)
+    except MemoryError:
+        raise _too_big(base, where) from None
     if value is None:
         return out
     try:
@@ -277,7 +288,9 @@ def decode_dflt(value: Any, dtype: np.dtype, where: str = "meta/storage") -> np.
         else:
             out[()] = value
     except (TypeError, ValueError, OverflowError, UnicodeError) as err:
-        raise FormatError(f"{where}: dflt {value!r} does not fit dtype {base}") from err
+        raise FormatError(f"{where}: dflt {value!r:.80} does not fit dtype {base}") from err
+    except MemoryError:
+        raise _too_big(base, where) from None
     return out
 
 

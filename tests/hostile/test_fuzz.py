@@ -312,6 +312,12 @@ METADATA = {
     "vlen-chunk-from-another-column": ("store:ctable_vlen",
                                        [["copy", "b/data/__0.vlen", "s/data/__0.vlen"]]),
     "vlen-2d-shape": ("store:vlen_str", [["json_set", "meta/sizes", ["shape"], [60, 2]]]),
+    # one atom or one leftover buffer larger than the worker may allocate: LimitError
+    "void-atom-2**31-1": ("fixture+md5:U6_words",
+                          [["json_set", "meta/storage", ["dtype"], "V2147483647"]]),
+    "leftover-of-1-GiB": ("fixture+md5:f4_clevel0",
+                          [["json_set", "meta/storage", ["chunklen"], 268435456],
+                           ["flip", "data/__5.blp", [[26404, 0], [2709, 0], [17686, 3]]]]),
 }
 
 
