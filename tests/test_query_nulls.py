@@ -46,3 +46,28 @@ def test_planned_condition_keeps_the_nulls_of_a_nullable_column(tmp_path, plan_e
     for cond, count in expected.items():
         planned, scanned = _counts(t, cond)
         assert planned == scanned == (count,) * 3, cond
+
+
+S_CONDITIONS = ["c > b'\\x7f'", "c == b''", "c < b'a'", "b'' > c", "c >= b'\\x80'", "c != b''",
+                "c == b'a\\x00'", "(c < b'\\xff') & (c > b'')"]
+
+
+@pytest.mark.parametrize("cond", S_CONDITIONS)
+def test_fixed_bytes_compare_as_numpy_in_every_engine_and_plan(tmp_path, plan_everything, cond):
+    """Byte-wise unsigned, trailing NULs stripped: numpy's comparison of S items."""
+    items = np.array([b"a", b"", b"\x80", b"\xff\x01", b"ab", b"a\x00"] * 40, dtype="S3")
+    c = items
+    expected = eval(cond).tolist()       # numpy's own answer
+    col = bcolz.carray(items, chunklen=6)
+    for vm in ("numexpr", "python"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = bcolz.eval(cond, user_dict={"c": col}, vm=vm, out_flavor="numpy")
+        assert found.tolist() == expected, vm
+    sorted_items = np.sort(items)
+    t = bcolz.ctable([sorted_items], names=["c"], rootdir=str(tmp_path / "t"), mode="w",
+                     chunklen=6)
+    c = sorted_items
+    count = int(eval(cond).sum())
+    planned, scanned = _counts(t, cond)
+    assert planned == scanned == (count,) * 3

@@ -13,7 +13,10 @@ Three engines ("virtual machines") are available:
     :func:`numexpr.evaluate`; numexpr's functions (``sin``, ``where``,
     ``sum``...) are available by name.  When numexpr refuses an expression
     (unicode strings, unsupported types) the block is evaluated by the
-    ``'python'`` engine instead, with a warning.
+    ``'python'`` engine instead, with a warning.  Expressions over fixed
+    bytes (``S``) items or bytes constants are numpy's: numexpr orders bytes
+    as signed chars (``b'\\x80' < b'a'``), numpy byte-wise unsigned with
+    trailing NULs stripped, as the chunk statistics do.
 ``'python'``
     Python's ``eval`` over numpy arrays, in a namespace with no Python
     builtins: only the variables of the expression, numpy versions of
@@ -287,6 +290,12 @@ class _Operands:
             self.nrows = len(value)
             self.rows[name] = value
             self.rowbytes += max(int(rowbytes), 1)
+
+    def has_bytes(self) -> bool:
+        """Whether a variable holds fixed bytes (``S``) items or is a bytes constant."""
+        return any(isinstance(v, (bytes, np.bytes_)) or
+                   getattr(getattr(v, "dtype", None), "kind", None) == "S"
+                   for v in self.variables.values())
 
     def uses_uint64(self) -> bool:
         return any(getattr(v, "dtype", None) == np.uint64 for v in self.variables.values())
@@ -580,6 +589,8 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
     operands = _Operands(expression, resolve_variables(expression, variables, vm))
     if vm == "numexpr" and operands.uses_uint64():
         vm = "python"  # numexpr silently casts uint64 to int64
+    if vm == "numexpr" and operands.has_bytes():
+        vm = "python"  # numexpr orders bytes as signed chars: numpy's comparison instead
     if operands.nullable or any(isinstance(v, np.ma.MaskedArray) for v in
                                 operands.rows.values()):
         vm = "python"  # masked blocks: numpy.ma's comparisons, nulls false
