@@ -20,12 +20,21 @@ def plan_everything(monkeypatch):
     monkeypatch.setattr(ctable_plan, "MIN_SKIP_FRACTION", 0)
 
 
-def _counts(t, cond):
+def _answers(t, cond, scope):
+    # (t[cond] reads the variables of its caller's frame: here, those of ``scope``)
+    return (eval("len(t[cond])", {}, {**scope, "t": t, "cond": cond}),
+            sum(1 for _ in t.where(cond, user_dict=scope)),
+            int(t.eval(cond, user_dict=scope)[:].sum()))
+
+
+def _counts(t, cond, scope=None):
+    """The rows matched by t[cond], where and eval, planned and scanned."""
+    scope = scope or {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        planned = (len(t[cond]), sum(1 for _ in t.where(cond)), int(t.eval(cond)[:].sum()))
+        planned = _answers(t, cond, scope)
         with bcolz.defaults_ctx(query_planning=False):
-            scanned = (len(t[cond]), sum(1 for _ in t.where(cond)), int(t.eval(cond)[:].sum()))
+            scanned = _answers(t, cond, scope)
     return planned, scanned
 
 
@@ -71,3 +80,59 @@ def test_fixed_bytes_compare_as_numpy_in_every_engine_and_plan(tmp_path, plan_ev
     count = int(eval(cond).sum())
     planned, scanned = _counts(t, cond)
     assert planned == scanned == (count,) * 3
+
+
+def test_nullable_decimal_conditions_follow_null_semantics(tmp_path, plan_everything):
+    from decimal import Decimal
+    values = [Decimal("1.50"), None, Decimal("0.00"), Decimal("3.25"), None, Decimal("9.00")]
+    d = bcolz.carray(values * 20, dtype=bcolz.decimal(6, 2), chunklen=4)
+    t = bcolz.ctable([np.arange(120), d], names=["x", "d"], rootdir=str(tmp_path / "t"),
+                     mode="w", chunklen=4)
+    expected = {"d > 1": 60, "~(d > 1)": 20, "d == 0": 20, "d != 0": 60, "isnull(d)": 40,
+                "notnull(d) & (d < 2)": 40, "between(d, 0, 2)": 40, "isin(d, [0, 9])": 40,
+                "~isin(d, [0, 9])": 40, "(d > 1) | (x >= 0)": 80}
+    for cond, count in expected.items():
+        planned, scanned = _counts(t, cond)
+        assert planned == scanned == (count,) * 3, cond
+
+
+def test_isin_and_startswith_do_not_match_nulls(tmp_path, plan_everything):
+    """A null's slot holds a fill (0, b''): isin and startswith must not test it."""
+    zi = bcolz.carray([0, None, 5, None] * 30, dtype="int32", chunklen=4)
+    zs = bcolz.carray([b"ab", None, b"b", None] * 30, dtype="S2", chunklen=4)
+    t = bcolz.ctable([np.arange(120), zi, zs], names=["x", "zi", "zs"],
+                     rootdir=str(tmp_path / "t"), mode="w", chunklen=4)
+    expected = {"isin(zi, [0])": 30, "~isin(zi, [0])": 30, "isin(zs, [b''])": 0,
+                "startswith(zs, b'')": 60, "~startswith(zs, b'a')": 30,
+                "isin(zi, [0, 5]) | (x < 0)": 60}
+    for cond, count in expected.items():
+        planned, scanned = _counts(t, cond)
+        assert planned == scanned == (count,) * 3, cond
+
+
+def test_isin_of_datetimes_and_of_bytes_with_trailing_nuls(tmp_path, plan_everything):
+    ts = np.array(["2021-01-01", "2021-01-02", "NaT"] * 40, dtype="M8[ns]")
+    s = np.array([b"a", b"ab", b""] * 40, dtype="S2")
+    vb = bcolz.carray([b"ab\x00", b"ab", None] * 40, dtype="vlen-bytes", chunklen=6)
+    t = bcolz.ctable([ts, s, vb], names=["ts", "s", "vb"], rootdir=str(tmp_path / "t"),
+                     mode="w", chunklen=6)
+    scope = {"day": np.datetime64("2021-01-02"), "nat": np.datetime64("NaT")}
+    expected = {"isin(ts, [day])": 40, "isin(ts, [nat])": 0, "isin(s, [b'a\\x00'])": 40,
+                "isin(s, [b''])": 40, "vb == b'ab\\x00'": 40, "vb == b'ab'": 40,
+                "isin(vb, [b'ab\\x00'])": 40, "startswith(vb, b'ab\\x00')": 40,
+                "vb > b'ab'": 40}
+    for cond, count in expected.items():
+        planned, scanned = _counts(t, cond, scope)
+        assert planned == scanned == (count,) * 3, cond
+
+
+def test_vlen_bytes_keep_trailing_nuls_of_a_constant(tmp_path, plan_everything):
+    vb = bcolz.carray([b"ab"] * 60 + [b"ab\x00"] * 60 + [None] * 6, dtype="vlen-bytes",
+                      chunklen=6)
+    t = bcolz.ctable([vb], names=["vb"], rootdir=str(tmp_path / "t"), mode="w", chunklen=6)
+    scope = {"k": b"ab\x00", "k2": b"ab"}
+    expected = {"vb < k": 60, "vb >= k": 60, "vb == k": 60, "vb != k": 60, "vb > k2": 60,
+                "vb <= k2": 60, "isin(vb, [k])": 60, "~(vb == k)": 66}
+    for cond, count in expected.items():
+        planned, scanned = _counts(t, cond, scope)
+        assert planned == scanned == (count,) * 3, cond

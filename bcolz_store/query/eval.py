@@ -313,9 +313,27 @@ class _Operands:
             block = value[start:stop]
             # a nullable column's block stays masked: its nulls satisfy no comparison
             out[name] = block if name in self.nullable else np.asarray(block)
+            if name in self.nullable and name not in self.vlen:
+                out[name] = _masked_objects(out[name])
             if name in self.vlen:
                 out[name] = as_operand(out[name])
         return out
+
+
+def _masked_objects(block):
+    """A nullable column's block of objects (decimals, structs: None for a
+    null) as a masked array whose nulls hold a present item, so that they
+    compare (and are then false) as a nullable fixed column's nulls."""
+    if isinstance(block, np.ma.MaskedArray) or not isinstance(block, np.ndarray) or \
+            block.dtype.kind != "O" or block.ndim != 1:
+        return block
+    mask = np.fromiter((v is None for v in block.tolist()), dtype=bool, count=len(block))
+    if not mask.any():
+        return block
+    data = block.copy()
+    present = np.flatnonzero(~mask)
+    data[mask] = data[present[0]] if len(present) else 0
+    return np.ma.masked_array(data, mask=mask)
 
 
 # -------------------------------------------------------------- evaluation

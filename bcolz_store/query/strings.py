@@ -20,6 +20,8 @@ semantics (numpy 2 documentation, "StringDType: missing data").
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..chunks.vlen_items import NAN_STRING, missing_mask
@@ -70,6 +72,8 @@ class NullableItems(np.ndarray):
             right = pick(other)
         elif other is None:
             return np.zeros(items.shape, dtype=bool)
+        elif isinstance(other, (bytes, str)):
+            right = np.array(other, dtype=object)   # (numpy would strip trailing NULs)
         else:
             right = other
         out = np.zeros(items.shape, dtype=bool)
@@ -132,18 +136,32 @@ def _test(x, on_strings, on_item):
     return _each(x, on_item)
 
 
+def _masked(func):
+    """``func`` of a nullable column's items: null where the item is (a null
+    satisfies no test, nor its negation, as comparisons with it)."""
+    def on_items(x, *args):
+        if isinstance(x, np.ma.MaskedArray):
+            return np.ma.masked_array(on_items(x.data, *args), mask=isnull(x))
+        return func(x, *args)
+    on_items.__name__, on_items.__doc__ = func.__name__, func.__doc__
+    return on_items
+
+
+@_masked
 def startswith(x, prefix):
     """Whether each item starts with ``prefix`` (False for a missing item)."""
     return _test(np.asarray(x), lambda s: np.strings.startswith(s, prefix),
                  lambda v: v.startswith(prefix))
 
 
+@_masked
 def endswith(x, suffix):
     """Whether each item ends with ``suffix`` (False for a missing item)."""
     return _test(np.asarray(x), lambda s: np.strings.endswith(s, suffix),
                  lambda v: v.endswith(suffix))
 
 
+@_masked
 def contains(x, sub):
     """Whether each item contains ``sub`` (False for a missing item)."""
     x = np.asarray(x)
@@ -168,15 +186,41 @@ def notnull(x):
     return ~isnull(x)
 
 
+def _equal(x: np.ndarray, value) -> np.ndarray:
+    """``x == value`` as numpy compares a fixed dtype's items (all False for a
+    value they do not compare with: a str for numbers, bytes for str...)."""
+    kind = x.dtype.kind
+    if (kind == "S") != isinstance(value, (bytes, np.bytes_)) or \
+            (kind == "U") != isinstance(value, (str, np.str_)) or value is None:
+        return np.zeros(x.shape, dtype=bool)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = x == value
+    except (TypeError, ValueError, OverflowError):
+        return np.zeros(x.shape, dtype=bool)
+    if not isinstance(found, np.ndarray) or found.shape != x.shape:
+        return np.zeros(x.shape, dtype=bool)
+    return found.astype(bool, copy=False)
+
+
+@_masked
 def isin(x, values):
-    """Whether each item is one of ``values`` (False for a missing item)."""
+    """Whether each item is one of ``values`` (False for a missing item): as
+    ``==`` finds it for items of a fixed dtype (numpy's comparison: NaN and
+    NaT equal nothing, ``S`` items and constants without trailing NULs)."""
     x = np.asarray(x)
     if x.dtype.kind == "T":
         filled, missing = _filled(x)
         wanted = np.asarray(list(values), dtype=np.dtypes.StringDType())
         return np.isin(filled, wanted) & ~missing
-    wanted = set(values)
-    return _each(x, wanted.__contains__)
+    if x.dtype.kind == "O":
+        wanted = set(values)
+        return _each(x, wanted.__contains__)
+    out = np.zeros(x.shape, dtype=bool)
+    for value in values:
+        out |= _equal(x, value)
+    return out
 
 
 STRING_FUNCTIONS = {

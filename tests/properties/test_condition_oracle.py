@@ -354,7 +354,7 @@ def _answers(t, text):
     blocks = sum(len(b) for b in t.whereblocks(text, blen=7, user_dict=USER_DICT))
     mask = t.eval(text, user_dict=USER_DICT, out_flavor="numpy")
     # (t[cond] reads the caller's variables: those of this evaluation)
-    count = eval("len(t[text])", {}, {**USER_DICT, "t": t, "text": text})
+    count = eval("len(t[text])", {}, {**USER_DICT, "t": t, "text": f"({text})"})
     return found, count, blocks, np.flatnonzero(mask).tolist()
 
 
