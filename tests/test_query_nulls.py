@@ -51,7 +51,8 @@ def test_planned_condition_keeps_the_nulls_of_a_nullable_column(tmp_path, plan_e
     expected = {"(x >= 1500) & isnull(z)": 250, "(x >= 1500) & notnull(z)": 250,
                 "(x >= 1500) & ~(z > 5)": 0, "(x >= 1990) & (z > 5)": 5,
                 "(x < 20) & ~isnull(z)": 10, "(x == 7) & notnull(z)": 1,
-                "(x == 8) & isnull(z)": 1}
+                "(x == 8) & isnull(z)": 1, "(z > 5) | (x >= 0)": 1000,
+                "~(z < 0) | (x >= 1000)": 1000, "isnull(z) | (x >= 0)": 2000}
     for cond, count in expected.items():
         planned, scanned = _counts(t, cond)
         assert planned == scanned == (count,) * 3, cond
