@@ -292,11 +292,19 @@ def _python_values(values):
 
     Numbers, bools, bytes and str become Python objects (``tolist``);
     datetime64/timedelta64 stay numpy scalars (``tolist`` would turn
-    nanoseconds into plain ints); multidimensional atoms stay arrays.
+    nanoseconds into plain ints); multidimensional atoms stay arrays.  A null
+    of a nullable fixed column is ``numpy.ma.masked``, as iterating the
+    column gives it (a null of a column of objects -- vlen, categorical,
+    decimal, list, struct -- is None, as it reads).
     """
     if isinstance(values, range):
         return values
     if values.ndim == 1 and values.dtype.kind not in "MmV":
+        if isinstance(values, np.ma.MaskedArray):
+            items = values.data.tolist()
+            for i in np.flatnonzero(np.ma.getmaskarray(values)).tolist():
+                items[i] = np.ma.masked
+            return items
         return values.tolist()
     return values
 

@@ -137,3 +137,18 @@ def test_vlen_bytes_keep_trailing_nuls_of_a_constant(tmp_path, plan_everything):
     for cond, count in expected.items():
         planned, scanned = _counts(t, cond, scope)
         assert planned == scanned == (count,) * 3, cond
+
+
+def test_rows_give_masked_for_fixed_nulls_and_none_for_object_nulls():
+    from decimal import Decimal
+    z = bcolz.carray([1.5, None, 3.0], dtype="f8")
+    k = bcolz.carray([None, 2, 3], dtype="M8[s]", nullable=True)
+    d = bcolz.carray([Decimal(1), None, Decimal(3)], dtype=bcolz.decimal(4, 1))
+    vs = bcolz.carray(["a", None, "c"], dtype="vlen-str")
+    t = bcolz.ctable([np.arange(3), z, k, d, vs], names=["x", "z", "k", "d", "vs"])
+    for rows in (list(t.where("x >= 0")), list(t.iter()), list(t)):
+        assert rows[1].z is np.ma.masked and rows[0].k is np.ma.masked
+        assert rows[1].d is None and rows[1].vs is None
+        assert rows[0].z == 1.5 and rows[2].d == Decimal(3)
+    assert list(t.cols["z"].where(np.ones(3, bool)))[1] is np.ma.masked
+    assert list(t.cols["d"].where(np.ones(3, bool)))[1] is None

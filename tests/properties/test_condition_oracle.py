@@ -42,7 +42,7 @@ from bcolz_store import ctable_plan
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-DEFAULT_EXAMPLES = 25
+DEFAULT_EXAMPLES = 50
 CONDITIONS_PER_TABLE = 12
 NULL = "NULL"               # a leaf (or condition) on a null: false, and so is its negation
 ASKED = collections.Counter()
