@@ -152,3 +152,22 @@ def test_rows_give_masked_for_fixed_nulls_and_none_for_object_nulls():
         assert rows[0].z == 1.5 and rows[2].d == Decimal(3)
     assert list(t.cols["z"].where(np.ones(3, bool)))[1] is np.ma.masked
     assert list(t.cols["d"].where(np.ones(3, bool)))[1] is None
+
+
+def test_float32_conditions_compare_as_numpy_in_every_engine(plan_everything, tmp_path):
+    f4 = np.array([0.1, 1.5, np.nan, -2.25] * 30, dtype="f4")
+    b = np.array([True, False, True] * 40)
+    t = bcolz.ctable([b, f4], names=["b", "f4"], rootdir=str(tmp_path / "t"), mode="w",
+                     chunklen=4)
+    for cond in ["(b & (f4 == 0.1)) ^ ~b", "b & between(f4, 0.1, 0.1)", "(f4 <= 0.1) & b",
+                 "~(f4 > 0.1) | b", "isin(f4, [0.1]) & b"]:
+        expected = int(eval(cond, {"between": lambda x, lo, hi: (x >= lo) & (x <= hi),
+                                   "isin": lambda x, v: np.isin(x, np.array(v, dtype="f4"))},
+                            {"b": b, "f4": f4}).sum())
+        for vm in ("numexpr", "python"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found = t.eval(cond, vm=vm, out_flavor="numpy")
+            assert int(found.sum()) == expected, (cond, vm)
+        planned, scanned = _counts(t, cond)
+        assert planned == scanned == (expected,) * 3, cond

@@ -16,7 +16,10 @@ Three engines ("virtual machines") are available:
     ``'python'`` engine instead, with a warning.  Expressions over fixed
     bytes (``S``) items or bytes constants are numpy's: numexpr orders bytes
     as signed chars (``b'\\x80' < b'a'``), numpy byte-wise unsigned with
-    trailing NULs stripped, as the chunk statistics do.
+    trailing NULs stripped, as the chunk statistics do.  So are comparisons
+    over float32 or float16 items: numexpr compares them with a float
+    constant in float64, numpy in the items' precision (``f4 == 0.1`` holds
+    for ``float32(0.1)``).
 ``'python'``
     Python's ``eval`` over numpy arrays, in a namespace with no Python
     builtins: only the variables of the expression, numpy versions of
@@ -296,6 +299,12 @@ class _Operands:
         return any(isinstance(v, (bytes, np.bytes_)) or
                    getattr(getattr(v, "dtype", None), "kind", None) == "S"
                    for v in self.variables.values())
+
+    def has_small_floats(self) -> bool:
+        """Whether a row operand holds float16 or float32 items."""
+        return any(getattr(v, "dtype", np.dtype("f8")).kind == "f" and
+                   getattr(v, "dtype", np.dtype("f8")).itemsize < 8
+                   for v in self.rows.values())
 
     def uses_uint64(self) -> bool:
         return any(getattr(v, "dtype", None) == np.uint64 for v in self.variables.values())
@@ -609,6 +618,9 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
         vm = "python"  # numexpr silently casts uint64 to int64
     if vm == "numexpr" and operands.has_bytes():
         vm = "python"  # numexpr orders bytes as signed chars: numpy's comparison instead
+    if vm == "numexpr" and operands.has_small_floats() and \
+            any(isinstance(node, ast.Compare) for node in ast.walk(tree)):
+        vm = "python"  # numexpr compares float32 items in float64, numpy in float32
     if operands.nullable or any(isinstance(v, np.ma.MaskedArray) for v in
                                 operands.rows.values()):
         vm = "python"  # masked blocks: numpy.ma's comparisons, nulls false
