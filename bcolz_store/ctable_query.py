@@ -280,7 +280,14 @@ def _row_maker(names, dtype, out_flavor):
     if out_flavor is np.ndarray or out_flavor == "ndarray":
         def as_arrays(values):
             for value in values:
-                out = np.empty(1, dtype=dtype)
+                nulls = tuple(v is np.ma.masked for v in value)
+                out = np.zeros(1, dtype=dtype)
+                if any(nulls):      # a masked row, as the table's rows read
+                    out[0] = tuple(out[0][i] if null else v for i, (v, null) in
+                                   enumerate(zip(value, nulls)))
+                    mask = np.array([nulls], dtype=np.ma.make_mask_descr(dtype))
+                    yield np.ma.masked_array(out, mask=mask)
+                    continue
                 out[0] = value
                 yield out
         return as_arrays

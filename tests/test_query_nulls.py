@@ -171,3 +171,12 @@ def test_float32_conditions_compare_as_numpy_in_every_engine(plan_everything, tm
             assert int(found.sum()) == expected, (cond, vm)
         planned, scanned = _counts(t, cond)
         assert planned == scanned == (expected,) * 3, cond
+
+
+def test_ndarray_rows_of_nullable_columns_are_masked():
+    t = bcolz.ctable([np.arange(3), bcolz.carray([1.5, None, 3.0], dtype="f8"),
+                      bcolz.carray([1, None, 3], dtype="i4")], names=["x", "z", "i"])
+    rows = list(t.where("x >= 0", out_flavor=np.ndarray))
+    assert isinstance(rows[1], np.ma.MaskedArray)
+    assert rows[1].mask.tolist() == [(False, True, True)] and rows[1]["x"][0] == 1
+    assert rows[2].tolist() == [(2, 3.0, 3)] and not isinstance(rows[2], np.ma.MaskedArray)
