@@ -180,3 +180,18 @@ def test_ndarray_rows_of_nullable_columns_are_masked():
     assert isinstance(rows[1], np.ma.MaskedArray)
     assert rows[1].mask.tolist() == [(False, True, True)] and rows[1]["x"][0] == 1
     assert rows[2].tolist() == [(2, 3.0, 3)] and not isinstance(rows[2], np.ma.MaskedArray)
+
+
+def test_isin_of_vlen_str_keeps_trailing_nuls(plan_everything, tmp_path):
+    vs = bcolz.carray(["a", "a\x00", None, "b"] * 30, dtype="vlen-str", chunklen=4)
+    t = bcolz.ctable([vs], names=["vs"], rootdir=str(tmp_path / "t"), mode="w", chunklen=4)
+    scope = {"k": "a\x00"}
+    # (rows 0-3 repeat: 'a', 'a\x00', None, 'b'; a None's negated leaf holds)
+    for cond, head in {"isin(vs, [k])": [1], "isin(vs, ['a'])": [0], "vs == k": [1],
+                       "~isin(vs, [k, 'b'])": [0, 2]}.items():
+        planned, scanned = _counts(t, cond, scope)
+        assert planned == scanned == (30 * len(head),) * 3, cond
+        for planning in (True, False):
+            with bcolz.defaults_ctx(query_planning=planning):
+                rows = [r.nrow__ for r in t.where(cond, outcols="nrow__", user_dict=scope)]
+            assert rows[:len(head)] == head, (cond, planning)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..chunks.vlen_items import NAN_STRING, missing_mask
 
-__all__ = ["NullableItems", "STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
+__all__ = ["NullableItems", "STRING_FUNCTIONS", "TextItems", "as_operand", "is_vlen_operand"]
 
 
 def is_vlen_operand(value) -> bool:
@@ -42,16 +42,48 @@ def as_operand(block: np.ndarray) -> np.ndarray:
     false at missing items (:class:`NullableItems`: bytes items, and str
     items on numpy 1.x)."""
     if block.dtype.kind == "T" and hasattr(block.dtype, "na_object"):
-        return block.astype(NAN_STRING)
+        return block.astype(NAN_STRING).view(TextItems)
     if block.dtype.kind == "O":
         return block.view(NullableItems)
     return block
 
 
 def _plain(value):
-    if isinstance(value, NullableItems):
+    if isinstance(value, (NullableItems, TextItems)):
         return value.view(np.ndarray)
     return value
+
+
+class TextItems(np.ndarray):
+    """A ``StringDType`` array whose comparisons with a str keep its every
+    character: numpy converts a str operand through a fixed-width dtype,
+    which strips trailing NULs (``'a' == 'a\\x00'`` would hold)."""
+
+    def _compare(self, other, ufunc):
+        items = self.view(np.ndarray)
+        if isinstance(other, str):
+            other = np.array(other, dtype=items.dtype)
+        return ufunc(items, _plain(other))
+
+    def __eq__(self, other):
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    __hash__ = None
 
 
 class NullableItems(np.ndarray):
@@ -210,10 +242,12 @@ def isin(x, values):
     ``==`` finds it for items of a fixed dtype (numpy's comparison: NaN and
     NaT equal nothing, ``S`` items and constants without trailing NULs)."""
     x = np.asarray(x)
-    if x.dtype.kind == "T":
+    if x.dtype.kind == "T":     # (np.isin finds 'a' in ['a\x00']: Python's str equality)
         filled, missing = _filled(x)
-        wanted = np.asarray(list(values), dtype=np.dtypes.StringDType())
-        return np.isin(filled, wanted) & ~missing
+        wanted = set(np.asarray(list(values), dtype=np.dtypes.StringDType()).tolist())
+        found = np.fromiter((s in wanted for s in filled.tolist()), dtype=bool,
+                            count=filled.size).reshape(filled.shape)
+        return found & ~missing
     if x.dtype.kind == "O":
         wanted = set(values)
         return _each(x, wanted.__contains__)

@@ -104,7 +104,7 @@ def _num_consts(*values):
 _BYTES = [b"", b"a", b"ab", b"b", b"\x80", b"\xff\x01", b"a\x80"]
 _BYTE_CONSTS = {repr(v): v for v in _BYTES + [b"a\x00", b"\x7f", b"\x00", b"ab\x00"]}
 _STRS = ["", "a", "ab", "b", "\u00e9", "zz"]
-_STR_CONSTS = {repr(v): v for v in _STRS + ["aa", "\u00ff"]}
+_STR_CONSTS = {repr(v): v for v in _STRS + ["aa", "\u00ff", "a\x00"]}
 _DAYS = [NS, NS + np.timedelta64(1, "D"), NS + np.timedelta64(3600, "s"),
          NS - np.timedelta64(1, "ns"), np.datetime64("NaT", "ns")]
 _DEC = [Decimal("1.50"), Decimal("-2.00"), Decimal("0.00"), Decimal("3.25"), Decimal("9.99")]
@@ -188,6 +188,8 @@ def _compare(kind, value, op, const):
         item = _fixed_item(kind, value)
         if kind.dtype[0] == "S" and isinstance(const, bytes):
             return _OPS[op](bytes(item), const.rstrip(b"\x00"))
+        if kind.dtype[0] == "U" and isinstance(const, str):
+            return _OPS[op](str(item), const.rstrip("\x00"))
         return bool(_OPS[op](item, const))
     return bool(_OPS[op](value, const))
 
@@ -202,7 +204,7 @@ def _isin(kind, value, consts):
                 if kind.dtype[0] == "S" and isinstance(c, bytes):
                     found |= bytes(item) == c.rstrip(b"\x00")
                 elif kind.dtype[0] == "U" and isinstance(c, str):
-                    found |= str(item) == c
+                    found |= str(item) == c.rstrip("\x00")
                 elif kind.dtype[0] in "SU" or isinstance(c, (str, bytes)):
                     continue
                 else:
