@@ -278,6 +278,8 @@ def leaves(draw, names):
             return node, f"between({name}, {text}, {text2})"
         return ("cmp", name, op, const), f"({name} {op} {text})"
     if what == "isin":
+        if kind.fixed and kind.dtype[0] in "iuf":      # values no item equals
+            consts += [("None", None), ("'x'", "x"), ("b'x'", b"x")]
         chosen = draw(st.lists(st.sampled_from(consts), max_size=3))
         return (("isin", name, tuple(c for _, c in chosen)),
                 f"isin({name}, [{', '.join(t for t, _ in chosen)}])")

@@ -1,5 +1,8 @@
-"""Queries over nullable columns give the same rows planned (chunk statistics,
-an index) and scanned: docs/nulls.md's semantics, whatever the plan."""
+"""Conditions give the same rows planned (chunk statistics, an index) and
+scanned, in every engine: numpy's comparisons (S bytes, float32, isin) and
+docs/nulls.md's null semantics, whatever the plan.  Each case is a wrong
+answer the condition oracle (tests/properties/test_condition_oracle.py) or a
+report found, at its smallest."""
 
 from __future__ import annotations
 
