@@ -536,8 +536,7 @@ def fetch_where(cols, length, mask, make_table, outcols=None, limit=None, skip=0
     _check_mask(length, mask)
     names = check_outcols(cols, outcols)
     blocks = list(_structured_blocks(cols, mask, names, limit, skip))
-    data = np.concatenate(blocks, dtype=blocks[0].dtype) if blocks else \
-        np.empty(0, dtype=outcols_dtype(cols, names))
+    data = _concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(cols, names))
     if out_flavor == "numpy":
         return data
     vlen = {n: cols[n].category or cols[n].vlen for n in names

@@ -222,7 +222,11 @@ class Selection:
                 parts.append(col[rows])
         if not parts:
             return col[0:0]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if len(parts) == 1:
+            return parts[0]
+        if any(isinstance(p, np.ma.MaskedArray) for p in parts):
+            return np.ma.concatenate(parts)     # (a nullable column's nulls kept)
+        return np.concatenate(parts)
 
 
 class RowFilter:

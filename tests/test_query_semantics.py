@@ -198,3 +198,18 @@ def test_isin_of_vlen_str_keeps_trailing_nuls(plan_everything, tmp_path):
             with bcolz.defaults_ctx(query_planning=planning):
                 rows = [r.nrow__ for r in t.where(cond, outcols="nrow__", user_dict=scope)]
             assert rows[:len(head)] == head, (cond, planning)
+
+
+@pytest.mark.parametrize("planning", [True, False], ids=["planned", "scanned"])
+def test_selected_rows_keep_the_nulls_of_their_columns(tmp_path, plan_everything, planning):
+    n = 200
+    z = np.ma.masked_array(np.arange(n, dtype=float), mask=np.arange(n) % 2 == 0)
+    t = bcolz.ctable([np.arange(n), z], names=["x", "z"], rootdir=str(tmp_path / "t"),
+                     mode="w", chunklen=10)
+    cond = "(x < 3) | ((x >= 195) & (x != 197))"
+    nulls = [True, False, True, False, True, True, False]
+    with bcolz.defaults_ctx(query_planning=planning):
+        assert np.ma.getmaskarray(t[cond]["z"]).tolist() == nulls
+        assert np.ma.getmaskarray(t.fetchwhere(cond, out_flavor="numpy")["z"]).tolist() == nulls
+        fetched = t.fetchwhere(cond)
+        assert fetched.cols["z"].nullable and fetched.cols["z"].isnull().tolist() == nulls
