@@ -363,6 +363,32 @@ def _answers(t, text):
     return found, count, blocks, np.flatnonzero(mask).tolist()
 
 
+def _same_item(kind, got, want) -> bool:
+    """A row's item as where() gives it against the model's item: a null is
+    numpy.ma.masked in a nullable fixed column, None in a column of objects."""
+    if want is None:
+        return got is (np.ma.masked if kind.fixed else None)
+    if kind.name in ("lst",):
+        return list(got) == want
+    if kind.fixed:
+        want = _fixed_item(kind, want)
+        if kind.dtype[0] in "fM" and np.isnan(want):
+            return bool(np.isnan(got))
+    return bool(got == want)
+
+
+def _check_rows(t, kinds, model_rows, text, expected):
+    """The items of the rows where() gives (the first few)."""
+    names = _column_names(kinds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = list(t.where(text, outcols=["nrow__"] + names, limit=5, user_dict=USER_DICT))
+    assert [r[0] for r in rows] == expected[:5], text
+    for row in rows:
+        for k, got in zip(kinds, row[1:]):
+            assert _same_item(k, got, model_rows[row[0]][k.name]), (text, k.name, row)
+
+
 def _check(t, kinds, model_rows, node, text):
     expected = [i for i, r in enumerate(model_rows) if model(node, r) is True]
     plan = t.explain(text, user_dict=USER_DICT)
@@ -377,6 +403,7 @@ def _check(t, kinds, model_rows, node, text):
     want = (expected, len(expected), len(expected), expected)
     assert scanned == want, f"scanned {text} ({plan.strategy})"
     assert planned == want, f"planned ({plan.strategy}) {text}"
+    _check_rows(t, kinds, model_rows, text, expected)
 
 
 @settings(max_examples=_examples(), deadline=None, phases=PHASES,
