@@ -67,7 +67,8 @@ def _report():
         print(f"\ncondition oracle: {ASKED['conditions']} conditions over "
               f"{ASKED['tables']} tables ({ASKED['planned']} planned by statistics, "
               f"{ASKED['indexed']} by an index), each also scanned; "
-              f"{len(kinds)} kinds: " + ", ".join(k[5:] for k in kinds))
+              f"{len(kinds)} kinds (conditions naming each): " +
+              ", ".join(f"{k[5:]} {ASKED['named:' + k[5:]]}" for k in kinds))
 
 
 atexit.register(_report)
@@ -363,6 +364,15 @@ def _answers(t, text):
     return found, count, blocks, np.flatnonzero(mask).tolist()
 
 
+def _named(node) -> set:
+    """The columns a condition's tree names."""
+    if node[0] == "not":
+        return _named(node[1])
+    if node[0] in ("and", "or", "xor"):
+        return _named(node[1]) | _named(node[2])
+    return {node[1]}
+
+
 def _same_item(kind, got, want) -> bool:
     """A row's item as where() gives it against the model's item: a null is
     numpy.ma.masked in a nullable fixed column, None in a column of objects."""
@@ -393,6 +403,8 @@ def _check(t, kinds, model_rows, node, text):
     expected = [i for i, r in enumerate(model_rows) if model(node, r) is True]
     plan = t.explain(text, user_dict=USER_DICT)
     ASKED["conditions"] += 1
+    for name in {n for n in _column_names(kinds) if n in _named(node)}:
+        ASKED["named:" + name] += 1
     ASKED["planned" if plan.strategy == "statistics" else
           "indexed" if plan.strategy == "index" else "scans"] += 1
     with warnings.catch_warnings():
