@@ -136,6 +136,10 @@ KINDS = [
     Kind("M", _DAYS, {"t0": NS, "t1": NS + np.timedelta64(1, "D"),
                       "tlate": NS + np.timedelta64(7200, "s"), "tnat": np.datetime64("NaT"),
                       "tday": np.datetime64("2021-01-01", "D")}, "M8[ns]"),
+    Kind("m", [np.timedelta64(v, "ms") for v in (0, -5, 250, 30000)] +
+         [np.timedelta64("NaT", "ms")],
+         {"dt0": np.timedelta64(30, "s"), "dtms": np.timedelta64(250, "ms"), "250": 250,
+          "dtnat": np.timedelta64("NaT"), "-5": -5}, "m8[ms]"),
     Kind("S", _BYTES, _BYTE_CONSTS, "S3", leaves=("cmp", "isin", "startswith"),
          prefixes=[b"", b"a", b"\x80", b"ab"]),
     Kind("U", _STRS, _STR_CONSTS, "U2", leaves=("cmp", "isin", "startswith"),
@@ -382,7 +386,7 @@ def _same_item(kind, got, want) -> bool:
         return list(got) == want
     if kind.fixed:
         want = _fixed_item(kind, want)
-        if kind.dtype[0] in "fM" and np.isnan(want):
+        if kind.dtype[0] in "fMm" and np.isnan(want):
             return bool(np.isnan(got))
     return bool(got == want)
 
