@@ -37,6 +37,7 @@ the same errors.
 
 from __future__ import annotations
 
+import ast
 from typing import Protocol
 
 import numpy as np
@@ -45,7 +46,7 @@ from .carray_ops import chunk_stats
 from .defaults import defaults
 from .errors import IntegrityError
 from .query.eval import resolve_variables
-from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Opaque, Unplannable,
+from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Not, Opaque, Unplannable,
                                category_matches, combine_states, leaf_states, parse_condition)
 from .query.rewrite import parse_expression
 
@@ -242,9 +243,25 @@ def _conjuncts(node, out):
     return out
 
 
-def _grid(tree, infos: dict, length: int):
+def _may_be_null(node, nullable: set) -> bool:
+    """Whether the tree reads a nullable column other than by ``isnull``: a
+    null there makes the whole condition false (numpy.ma carries it through
+    ``|`` and ``~``), so no interval can be known to match entirely."""
+    if isinstance(node, Leaf):
+        return node.kind != "isnull" and node.column in nullable
+    if isinstance(node, Opaque):
+        names = {n.id for n in ast.walk(ast.parse(node.text, mode="eval"))
+                 if isinstance(n, ast.Name)}
+        return bool(names & nullable)
+    if isinstance(node, Not):
+        return _may_be_null(node.child, nullable)
+    return _may_be_null(node.left, nullable) or _may_be_null(node.right, nullable)
+
+
+def _grid(tree, infos: dict, length: int, nullable=frozenset()):
     """``(starts, stops, states)`` of the tree over the intervals its columns'
-    chunks cut, or None when no column has statistics."""
+    chunks cut, or None when no column has statistics.  A tree that reads a
+    ``nullable`` column (other than by ``isnull``) has no ``ALL`` interval."""
     stats = {name: info.stats for name, info in infos.items()
              if info.stats is not None and len(info.stats.stops)
              and int(info.stats.stops[-1]) == length}
@@ -265,7 +282,10 @@ def _grid(tree, infos: dict, length: int):
             if found is not None:
                 return found[where[leaf.column]]
         return np.full(len(starts), SOME, np.int8)
-    return starts, stops, combine_states(tree, states_of)
+    states = combine_states(tree, states_of)
+    if _may_be_null(tree, set(nullable)):
+        states[states == ALL] = SOME
+    return starts, stops, states
 
 
 def _index_question(leaf, info):
@@ -356,7 +376,8 @@ def plan_query(cols, length, expression, namespace, vm=None, indexes=None) -> Qu
         if vm == "dask":
             raise Unplannable("the dask engine evaluates every row")
         infos = {n: _column_info(n, columns[n], full=True) for n in read}
-        grid = _grid(pred, infos, length)
+        nullable = {n for n, col in columns.items() if getattr(col, "nullable", False) is True}
+        grid = _grid(pred, infos, length, nullable)
     except Unplannable as err:
         plan.reason = str(err)
         return plan

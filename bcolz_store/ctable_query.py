@@ -280,7 +280,14 @@ def _row_maker(names, dtype, out_flavor):
     if out_flavor is np.ndarray or out_flavor == "ndarray":
         def as_arrays(values):
             for value in values:
-                out = np.empty(1, dtype=dtype)
+                nulls = tuple(v is np.ma.masked for v in value)
+                out = np.zeros(1, dtype=dtype)
+                if any(nulls):      # a masked row, as the table's rows read
+                    out[0] = tuple(out[0][i] if null else v for i, (v, null) in
+                                   enumerate(zip(value, nulls)))
+                    mask = np.array([nulls], dtype=np.ma.make_mask_descr(dtype))
+                    yield np.ma.masked_array(out, mask=mask)
+                    continue
                 out[0] = value
                 yield out
         return as_arrays
@@ -292,11 +299,19 @@ def _python_values(values):
 
     Numbers, bools, bytes and str become Python objects (``tolist``);
     datetime64/timedelta64 stay numpy scalars (``tolist`` would turn
-    nanoseconds into plain ints); multidimensional atoms stay arrays.
+    nanoseconds into plain ints); multidimensional atoms stay arrays.  A null
+    of a nullable fixed column is ``numpy.ma.masked``, as iterating the
+    column gives it (a null of a column of objects -- vlen, categorical,
+    decimal, list, struct -- is None, as it reads).
     """
     if isinstance(values, range):
         return values
     if values.ndim == 1 and values.dtype.kind not in "MmV":
+        if isinstance(values, np.ma.MaskedArray):
+            items = values.data.tolist()
+            for i in np.flatnonzero(np.ma.getmaskarray(values)).tolist():
+                items[i] = np.ma.masked
+            return items
         return values.tolist()
     return values
 
@@ -521,8 +536,7 @@ def fetch_where(cols, length, mask, make_table, outcols=None, limit=None, skip=0
     _check_mask(length, mask)
     names = check_outcols(cols, outcols)
     blocks = list(_structured_blocks(cols, mask, names, limit, skip))
-    data = np.concatenate(blocks, dtype=blocks[0].dtype) if blocks else \
-        np.empty(0, dtype=outcols_dtype(cols, names))
+    data = _concatenate(blocks) if blocks else np.empty(0, dtype=outcols_dtype(cols, names))
     if out_flavor == "numpy":
         return data
     vlen = {n: cols[n].category or cols[n].vlen for n in names

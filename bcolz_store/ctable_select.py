@@ -36,6 +36,10 @@ class _Rows:
     def __init__(self, col, runs=None, positions=None):
         self.col, self.positions = col, positions
         self.dtype, self.vlen, self.chunklen = col.dtype, col.vlen, col.chunklen
+        # what the engine asks of a column operand: a nullable column's rows
+        # stay masked (its nulls satisfy no comparison), lists are tested for nulls only
+        self.nullable = getattr(col, "nullable", False) is True
+        self.listtype = getattr(col, "listtype", None)
         if positions is None:
             self.starts = np.array([r[0] for r in runs], dtype=np.int64)
             self.stops = np.array([r[1] for r in runs], dtype=np.int64)
@@ -62,7 +66,11 @@ class _Rows:
             pieces.append(self.col[start:start + take])
             a += take
             i += 1
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        if len(pieces) == 1:
+            return pieces[0]
+        if any(isinstance(p, np.ma.MaskedArray) for p in pieces):
+            return np.ma.concatenate(pieces)
+        return np.concatenate(pieces)
 
     def _iterblocks(self, blen=None, start=0, stop=None):
         stop = len(self) if stop is None else min(stop, len(self))
@@ -215,7 +223,11 @@ class Selection:
                 parts.append(col[rows])
         if not parts:
             return col[0:0]
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        if len(parts) == 1:
+            return parts[0]
+        if any(isinstance(p, np.ma.MaskedArray) for p in parts):
+            return np.ma.concatenate(parts)     # (a nullable column's nulls kept)
+        return np.concatenate(parts)
 
 
 class RowFilter:

@@ -73,7 +73,10 @@ QUERY_DOCS = {
     ``bcolz_store.defaults.query_planning``): chunks whose statistics
     prove that no row matches are skipped, rows that all match are not
     tested, and the rest are evaluated as a scan evaluates them.  The rows,
-    their order, ``skip`` and ``limit`` are those of a scan.
+    their order, ``skip`` and ``limit`` are those of a scan.  A null of a
+    nullable column satisfies no comparison, nor its negation (docs/nulls.md);
+    in the rows it is ``numpy.ma.masked`` (None in a column of objects:
+    vlen, categorical, decimal, list, struct).
     """,
     "whereblocks": """
     Iterate over the rows where ``expression`` is true, in structured arrays.

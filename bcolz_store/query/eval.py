@@ -13,7 +13,13 @@ Three engines ("virtual machines") are available:
     :func:`numexpr.evaluate`; numexpr's functions (``sin``, ``where``,
     ``sum``...) are available by name.  When numexpr refuses an expression
     (unicode strings, unsupported types) the block is evaluated by the
-    ``'python'`` engine instead, with a warning.
+    ``'python'`` engine instead, with a warning.  Expressions over fixed
+    bytes (``S``) items or bytes constants are numpy's: numexpr orders bytes
+    as signed chars (``b'\\x80' < b'a'``), numpy byte-wise unsigned with
+    trailing NULs stripped, as the chunk statistics do.  So are comparisons
+    over float32 or float16 items: numexpr compares them with a float
+    constant in float64, numpy in the items' precision (``f4 == 0.1`` holds
+    for ``float32(0.1)``).
 ``'python'``
     Python's ``eval`` over numpy arrays, in a namespace with no Python
     builtins: only the variables of the expression, numpy versions of
@@ -44,8 +50,6 @@ import builtins
 import contextlib
 import functools
 import importlib
-import math
-import re
 import warnings
 from collections.abc import Mapping
 
@@ -54,20 +58,14 @@ import numpy as np
 from .. import threads
 from ..defaults import defaults
 from ..errors import QueryError
+from .operands import Operands
 from .rewrite import between, parse_expression
-from .strings import STRING_FUNCTIONS, as_operand, is_vlen_operand
+from .strings import STRING_FUNCTIONS, is_vlen_operand
 
 __all__ = ["evaluate", "parse_expression", "resolve_variables"]
 
 _VMS = ("numexpr", "python", "dask")
 _OUT_FLAVORS = ("bcolz", "carray", "numpy")
-
-# Bytes of operand rows evaluated in one go, per engine.  Blocks of about 2 MB
-# stay in the CPU's caches between decoding and evaluating, and are the unit
-# the thread pool evaluates in parallel (measured: a 5-million-row query
-# condition over two columns takes 8% less time than with bcolz's 8 MB
-# blocks on one thread).  dask keeps bcolz's figure.
-_BLOCK_BYTES = {"numexpr": 2 ** 21, "python": 2 ** 21, "dask": 2 ** 25}
 
 # Reductions whose per-block results combine with a ufunc.
 _COMBINE = {
@@ -212,101 +210,6 @@ def resolve_variables(expression: str, namespace: Mapping, vm: str | None = None
         elif name not in provided:
             raise NameError(f"variable name ``{name}`` not found (evaluating {expression!r})")
     return found
-
-
-def _is_chunked(value) -> bool:
-    """True for a carray (or anything read as one: chunklen, dtype, shape)."""
-    return all(hasattr(value, name) for name in ("chunklen", "dtype", "shape")) and \
-        not isinstance(value, np.ndarray)
-
-
-def _is_sequence(value) -> bool:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
-        return False
-    return not (isinstance(value, np.ndarray) and value.ndim == 0)
-
-
-def _only_null_tests(expression: str, name: str) -> None:
-    """Refuse a list column ``name`` used in ``expression`` other than as
-    ``isnull(name)`` or ``notnull(name)`` (lists are not comparable).
-
-    Raises
-    ------
-    QueryError
-        Naming the column.
-    """
-    word = re.escape(name)
-    rest = re.sub(rf"\b(?:isnull|notnull)\s*\(\s*{word}\s*\)", "", expression)
-    if re.search(rf"(?<![\w.]){word}(?!\w)", rest):
-        raise QueryError(f"{name!r} in {expression!r} holds lists (or maps), which are not "
-                         f"comparable; only isnull({name}) and notnull({name}) test it")
-
-
-class _Operands:
-    """The expression's variables, split in row operands (sliced per block) and the rest."""
-
-    def __init__(self, expression: str, variables: dict):
-        self.variables = variables
-        self.vlen = set()       # columns of variable-length items: 'python' engine only
-        self.nullable = set()   # nullable columns: masked blocks, 'python' engine only
-        self.rows = {}
-        self.nrows = None
-        self.chunklen = 0
-        self.rowbytes = 0
-        for name, value in variables.items():
-            if not _is_sequence(value):
-                continue
-            if isinstance(value, np.ndarray):
-                if value.dtype.kind == "O":
-                    raise QueryError(
-                        f"variable {name!r} of {expression!r} is an object array; only "
-                        "numeric, bool, string and datetime arrays can be evaluated")
-                rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
-            elif _is_chunked(value):
-                if getattr(value, "listtype", None) is not None:
-                    _only_null_tests(expression, name)
-                    self.vlen.add(name)
-                rowbytes = value.dtype.itemsize * math.prod(value.shape[1:])
-                self.chunklen = max(self.chunklen, value.chunklen)
-                if is_vlen_operand(value):
-                    self.vlen.add(name)
-                if getattr(value, "nullable", False) is True:
-                    self.nullable.add(name)
-            elif not hasattr(value, "dtype"):
-                raise QueryError(
-                    f"variable {name!r} of {expression!r} is a {type(value).__name__}: only "
-                    "numpy/carray sequences supported")
-            else:
-                raise QueryError(
-                    f"variable {name!r} of {expression!r} is a {type(value).__name__}: only "
-                    "numpy/carray objects supported")
-            if self.nrows is not None and len(value) != self.nrows:
-                raise QueryError(
-                    f"arrays must have the same length: {name!r} has {len(value)} rows, "
-                    f"others have {self.nrows} (evaluating {expression!r})")
-            self.nrows = len(value)
-            self.rows[name] = value
-            self.rowbytes += max(int(rowbytes), 1)
-
-    def uses_uint64(self) -> bool:
-        return any(getattr(v, "dtype", None) == np.uint64 for v in self.variables.values())
-
-    def default_blen(self, vm: str) -> int:
-        blen = max(_BLOCK_BYTES[vm] // max(self.rowbytes, 1), 1)
-        if self.chunklen:
-            # Whole chunks per block: every chunk is decompressed once.
-            blen = max(blen // self.chunklen, 1) * self.chunklen
-        return blen
-
-    def block(self, start: int, stop: int) -> dict:
-        out = dict(self.variables)
-        for name, value in self.rows.items():
-            block = value[start:stop]
-            # a nullable column's block stays masked: its nulls satisfy no comparison
-            out[name] = block if name in self.nullable else np.asarray(block)
-            if name in self.vlen:
-                out[name] = as_operand(out[name])
-        return out
 
 
 # -------------------------------------------------------------- evaluation
@@ -577,9 +480,14 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
 
     # lo < x < hi and between(x, lo, hi) as & of comparisons (query/rewrite.py)
     expression, tree, _ = parse_expression(expression)
-    operands = _Operands(expression, resolve_variables(expression, variables, vm))
+    operands = Operands(expression, resolve_variables(expression, variables, vm))
     if vm == "numexpr" and operands.uses_uint64():
         vm = "python"  # numexpr silently casts uint64 to int64
+    if vm == "numexpr" and operands.has_bytes():
+        vm = "python"  # numexpr orders bytes as signed chars: numpy's comparison instead
+    if vm == "numexpr" and operands.has_small_floats() and \
+            any(isinstance(node, ast.Compare) for node in ast.walk(tree)):
+        vm = "python"  # numexpr compares float32 items in float64, numpy in float32
     if operands.nullable or any(isinstance(v, np.ma.MaskedArray) for v in
                                 operands.rows.values()):
         vm = "python"  # masked blocks: numpy.ma's comparisons, nulls false

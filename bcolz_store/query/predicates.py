@@ -411,8 +411,13 @@ def _isin(leaf: Leaf, info: ColumnInfo, present):
         if info.text == "str" and not all(isinstance(v, str) for v in wanted):
             return None             # numpy turns them into str
         keep = [v for v in wanted if isinstance(v, str)]
-    elif info.text == "bytes" or kind == "S":
+    elif info.text == "bytes":
         keep = [v for v in wanted if isinstance(v, bytes)]
+    elif kind == "S":               # numpy's equality: trailing NULs stripped
+        keep = [v.rstrip(b"\x00") for v in wanted if isinstance(v, bytes)]
+        wanted = set(keep)
+    elif kind == "f" and info.dtype.itemsize < 8:
+        return None                 # numpy compares a float constant in the column's precision
     elif kind in "biuf":
         keep = []
         for v in wanted:

@@ -20,11 +20,13 @@ semantics (numpy 2 documentation, "StringDType: missing data").
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..chunks.vlen_items import NAN_STRING, missing_mask
 
-__all__ = ["NullableItems", "STRING_FUNCTIONS", "as_operand", "is_vlen_operand"]
+__all__ = ["NullableItems", "STRING_FUNCTIONS", "TextItems", "as_operand", "is_vlen_operand"]
 
 
 def is_vlen_operand(value) -> bool:
@@ -40,16 +42,48 @@ def as_operand(block: np.ndarray) -> np.ndarray:
     false at missing items (:class:`NullableItems`: bytes items, and str
     items on numpy 1.x)."""
     if block.dtype.kind == "T" and hasattr(block.dtype, "na_object"):
-        return block.astype(NAN_STRING)
+        return block.astype(NAN_STRING).view(TextItems)
     if block.dtype.kind == "O":
         return block.view(NullableItems)
     return block
 
 
 def _plain(value):
-    if isinstance(value, NullableItems):
+    if isinstance(value, (NullableItems, TextItems)):
         return value.view(np.ndarray)
     return value
+
+
+class TextItems(np.ndarray):
+    """A ``StringDType`` array whose comparisons with a str keep its every
+    character: numpy converts a str operand through a fixed-width dtype,
+    which strips trailing NULs (``'a' == 'a\\x00'`` would hold)."""
+
+    def _compare(self, other, ufunc):
+        items = self.view(np.ndarray)
+        if isinstance(other, str):
+            other = np.array(other, dtype=items.dtype)
+        return ufunc(items, _plain(other))
+
+    def __eq__(self, other):
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    __hash__ = None
 
 
 class NullableItems(np.ndarray):
@@ -70,6 +104,8 @@ class NullableItems(np.ndarray):
             right = pick(other)
         elif other is None:
             return np.zeros(items.shape, dtype=bool)
+        elif isinstance(other, (bytes, str)):
+            right = np.array(other, dtype=object)   # (numpy would strip trailing NULs)
         else:
             right = other
         out = np.zeros(items.shape, dtype=bool)
@@ -132,18 +168,32 @@ def _test(x, on_strings, on_item):
     return _each(x, on_item)
 
 
+def _masked(func):
+    """``func`` of a nullable column's items: null where the item is (a null
+    satisfies no test, nor its negation, as comparisons with it)."""
+    def on_items(x, *args):
+        if isinstance(x, np.ma.MaskedArray):
+            return np.ma.masked_array(on_items(x.data, *args), mask=isnull(x))
+        return func(x, *args)
+    on_items.__name__, on_items.__doc__ = func.__name__, func.__doc__
+    return on_items
+
+
+@_masked
 def startswith(x, prefix):
     """Whether each item starts with ``prefix`` (False for a missing item)."""
     return _test(np.asarray(x), lambda s: np.strings.startswith(s, prefix),
                  lambda v: v.startswith(prefix))
 
 
+@_masked
 def endswith(x, suffix):
     """Whether each item ends with ``suffix`` (False for a missing item)."""
     return _test(np.asarray(x), lambda s: np.strings.endswith(s, suffix),
                  lambda v: v.endswith(suffix))
 
 
+@_masked
 def contains(x, sub):
     """Whether each item contains ``sub`` (False for a missing item)."""
     x = np.asarray(x)
@@ -168,15 +218,43 @@ def notnull(x):
     return ~isnull(x)
 
 
+def _equal(x: np.ndarray, value) -> np.ndarray:
+    """``x == value`` as numpy compares a fixed dtype's items (all False for a
+    value they do not compare with: a str for numbers, bytes for str...)."""
+    kind = x.dtype.kind
+    if (kind == "S") != isinstance(value, (bytes, np.bytes_)) or \
+            (kind == "U") != isinstance(value, (str, np.str_)) or value is None:
+        return np.zeros(x.shape, dtype=bool)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = x == value
+    except (TypeError, ValueError, OverflowError):
+        return np.zeros(x.shape, dtype=bool)
+    if not isinstance(found, np.ndarray) or found.shape != x.shape:
+        return np.zeros(x.shape, dtype=bool)
+    return found.astype(bool, copy=False)
+
+
+@_masked
 def isin(x, values):
-    """Whether each item is one of ``values`` (False for a missing item)."""
+    """Whether each item is one of ``values`` (False for a missing item): as
+    ``==`` finds it for items of a fixed dtype (numpy's comparison: NaN and
+    NaT equal nothing, ``S`` items and constants without trailing NULs)."""
     x = np.asarray(x)
-    if x.dtype.kind == "T":
+    if x.dtype.kind == "T":     # (np.isin finds 'a' in ['a\x00']: Python's str equality)
         filled, missing = _filled(x)
-        wanted = np.asarray(list(values), dtype=np.dtypes.StringDType())
-        return np.isin(filled, wanted) & ~missing
-    wanted = set(values)
-    return _each(x, wanted.__contains__)
+        wanted = set(np.asarray(list(values), dtype=np.dtypes.StringDType()).tolist())
+        found = np.fromiter((s in wanted for s in filled.tolist()), dtype=bool,
+                            count=filled.size).reshape(filled.shape)
+        return found & ~missing
+    if x.dtype.kind == "O":
+        wanted = set(values)
+        return _each(x, wanted.__contains__)
+    out = np.zeros(x.shape, dtype=bool)
+    for value in values:
+        out |= _equal(x, value)
+    return out
 
 
 STRING_FUNCTIONS = {
