@@ -57,7 +57,7 @@ import numpy as np
 
 from .. import threads
 from ..defaults import defaults
-from ..errors import QueryError
+from ..errors import MissingDependencyError, QueryError
 from .operands import Operands
 from .rewrite import between, parse_expression
 from .strings import STRING_FUNCTIONS, is_vlen_operand
@@ -82,8 +82,10 @@ def _import_engine(vm: str):
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        raise ImportError(
-            f"eval(..., vm={vm!r}) requires {vm}, which is not installed") from err
+        extra = {"numexpr": "query", "dask": "dask"}[vm]
+        raise MissingDependencyError(
+            f"eval(..., vm={vm!r}) requires {vm}, which is not installed: "
+            f"pip install 'bcolz_store[{extra}]'") from err
 
 
 @functools.lru_cache(maxsize=None)

@@ -48,3 +48,9 @@ def test_dask_and_fsspec_missing_are_library_errors_naming_the_quoted_extra(monk
     monkeypatch.setitem(sys.modules, "fsspec", None)
     with pytest.raises(MissingDependencyError, match=r"pip install 'bcolz_store\[s3\]'"):
         bcolz.open("memory://nothing/here")
+
+
+def test_numexpr_missing_names_the_quoted_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numexpr", None)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'bcolz_store\[query\]'"):
+        bcolz.eval("a + 1", vm="numexpr", user_dict={"a": np.arange(3)})
