@@ -459,8 +459,9 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
                              f"source a pyarrow Table first (pa.table(source)), whose nulls "
                              f"are counted before anything is written") from err
 
-    if head is None:
-        first = [np.empty(0, dtype=atoms[name]) for name in names]
+    if head is None:        # no batch: the columns recorded nullable are empty masked arrays
+        first = [np.ma.MaskedArray(np.empty(0, dtype=atoms[name]), mask=np.zeros(0, bool))
+                 if name in nulls else np.empty(0, dtype=atoms[name]) for name in names]
         rest = iter(())
     else:
         pieces = _sliced(_chain(head, batches), blen)

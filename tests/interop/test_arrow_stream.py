@@ -241,6 +241,22 @@ def test_a_stream_of_no_rows_gives_an_empty_table_of_its_schema(tmp_path, nbatch
     assert len(bcolz.open(str(tmp_path / "t"))) == 0 and saved.names == schema.names
 
 
+@pytest.mark.parametrize("nbatches", [0, 1])
+def test_an_empty_stream_keeps_the_columns_recorded_nullable(nbatches):
+    nums = bcolz.carray(np.ma.masked_array([1, 2], mask=[0, 1]), dtype="i4")
+    dates = bcolz.carray(np.ma.masked_array(np.arange(2).astype("M8[s]"), mask=[1, 0]))
+    source = pa.table(bcolz.ctable([nums, dates], names=["n", "t"]))
+    batches = [source.to_batches()[0].slice(0, 0)] * nbatches
+    t = bcolz.ctable(pa.RecordBatchReader.from_batches(source.schema, batches))
+    assert len(t) == 0 and t["n"].nullable and t["t"].nullable
+    t.append([(None, None), (3, np.datetime64(5, "s"))])
+    assert t["n"][:].tolist() == [None, 3] and t["t"].isnull().tolist() == [True, False]
+    one = source.select(["n"])
+    c = bcolz.carray(pa.RecordBatchReader.from_batches(
+        one.schema, [one.to_batches()[0].slice(0, 0)] * nbatches))
+    assert c.nullable and c.dtype == np.dtype("i4")
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
