@@ -299,11 +299,12 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         given = _types().recorded_vlen(meta, name, where)
         if given is None and first is not None and pa.types.is_dictionary(typ):
             given = _types().dictionary_category(pa, typ, first(name), name)
-        if given is None and strings == "vlen":
+        recorded = _types().recorded_dtype(meta, name, where)
+        if given is None and strings == "vlen" and (recorded is None or
+                                                    recorded.base.kind not in "SU"):
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
                          else "str", nullable=True)
-        column = _types().numpy_atom(typ, _types().recorded_dtype(meta, name, where), name, given,
-                                     schema.field(name).nullable)
+        column = _types().numpy_atom(typ, recorded, name, given, schema.field(name).nullable)
         if column.vlen is not None:
             vlens[name] = column.vlen
         atoms[name] = column.atom

@@ -257,6 +257,21 @@ def test_an_empty_stream_keeps_the_columns_recorded_nullable(nbatches):
     assert c.nullable and c.dtype == np.dtype("i4")
 
 
+def test_fixed_width_text_keeps_its_recorded_dtype_through_the_stream():
+    t = bcolz.ctable([np.array([b"a", b"bb"]), np.array(["x", "yz"]),
+                      np.ma.masked_array([b"c", b"dd"], mask=[0, 1]),
+                      np.ma.masked_array(["u", "vw"], mask=[1, 0])], names=["s", "u", "ns", "nu"])
+    back = bcolz.ctable(pa.table(t))
+    for name in t.names:
+        assert back[name].dtype == t[name].dtype and back[name].nullable == t[name].nullable
+        assert back[name][:].tolist() == t[name][:].tolist()
+    assert bcolz.carray(bcolz.carray(np.array(["ab", "c"]))).dtype == np.dtype("U2")
+    c = bcolz.carray(pa.table(bcolz.carray(np.ma.masked_array(["ab", "c"], mask=[0, 1]))))
+    assert c.dtype == np.dtype("U2") and c[:].tolist() == ["ab", None]
+    plain = bcolz.ctable(pa.table({"s": ["abc", None]}))        # no record: vlen, as before
+    assert plain["s"].vlen is not None and plain["s"][:].tolist() == ["abc", None]
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
