@@ -258,6 +258,10 @@ class ArrowColumns(NamedTuple):
     vlens: dict         # name -> vlen or category type
 
 
+def _is_binary_view(pa, typ) -> bool:
+    return getattr(pa.types, "is_binary_view", lambda t: False)(typ)
+
+
 def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowColumns:
     """How each named column of an Arrow schema becomes a bcolz column.
 
@@ -303,7 +307,7 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         if given is None and strings == "vlen" and (recorded is None or
                                                     recorded.base.kind not in "SU"):
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
-                         else "str", nullable=True)
+                         or _is_binary_view(pa, typ) else "str", nullable=True)
         column = _types().numpy_atom(typ, recorded, name, given, schema.field(name).nullable)
         if column.vlen is not None:
             vlens[name] = column.vlen

@@ -272,6 +272,26 @@ def test_fixed_width_text_keeps_its_recorded_dtype_through_the_stream():
     assert plain["s"].vlen is not None and plain["s"][:].tolist() == ["abc", None]
 
 
+def test_binary_views_with_nulls_are_vlen_bytes():
+    # polars exports binary columns as binary_view
+    c = bcolz.carray(pa.array([b"a", None, b""], pa.binary_view()))
+    assert c.vlen is not None and c.vlen.kind == "bytes" and c[:].tolist() == [b"a", None, b""]
+    t = bcolz.ctable(pa.table({"b": pa.array([b"\xff", None], pa.binary_view())}))
+    assert t["b"][:].tolist() == [b"\xff", None]
+    pl = pytest.importorskip("polars")
+    assert bcolz.ctable(pl.DataFrame({"b": [b"x", None]}))["b"][:].tolist() == [b"x", None]
+
+
+def test_struct_fields_of_string_and_binary_views():
+    typ = pa.struct([("s", pa.string_view()), ("b", pa.binary_view())])
+    arr = pa.array([{"s": "a", "b": b"x"}, None, {"s": None, "b": b""}], typ)
+    c = bcolz.carray(arr)
+    assert c[:].tolist() == [{"s": "a", "b": b"x"}, None, {"s": None, "b": b""}]
+    pl = pytest.importorskip("polars")
+    series = pl.Series("p", [{"x": 1, "y": "a"}, None, {"x": 2, "y": None}])
+    assert bcolz.carray(series)[:].tolist() == series.to_list()
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
