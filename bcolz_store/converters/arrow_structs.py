@@ -99,15 +99,16 @@ def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:
     return np.fromiter(items, dtype=object, count=len(items))
 
 
-def column_kind_of_arrow(typ):
-    """The decimal or struct type of a column of Arrow type ``typ``, else None.
+def column_kind_of_arrow(typ, nullable: bool = True):
+    """The decimal or struct type of a column of Arrow type ``typ``, else None
+    (a struct is ``nullable`` as its field says).
 
     Raises
     ------
     TypeError
         A struct with a field of a type no column kind holds.
     """
-    return column_type_of_arrow(typ)
+    return column_type_of_arrow(typ, nullable)
 
 
 def _list_field_type(kind):

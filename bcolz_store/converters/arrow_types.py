@@ -337,7 +337,7 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None, nullable=True) -> Column
     """
     pa = import_pyarrow()
     try:
-        found = column_kind_of_arrow(typ)   # decimal or struct (arrow_structs.py)
+        found = column_kind_of_arrow(typ, bool(nullable))   # decimal or struct
     except TypeError as err:
         raise TypeError(f"column {name!r}: {err}") from None
     if found is not None:

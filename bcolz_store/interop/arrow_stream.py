@@ -102,8 +102,9 @@ def column_field(pa, name, col):
     if recorded is not None:
         return recorded
     typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col))
-    listtype = getattr(col, "listtype", None)       # a list column says its field's flag
-    return pa.field(name, typ, getattr(listtype, "nullable", True))
+    # a list, decimal or struct column says its field's flag
+    kind = getattr(col, "listtype", None) or getattr(col, "column_type", None)
+    return pa.field(name, typ, getattr(kind, "nullable", True) is not False)
 
 
 #: the most bytes of items a vlen column written as Arrow ``string``/``binary``

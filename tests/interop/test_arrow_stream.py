@@ -292,6 +292,27 @@ def test_struct_fields_of_string_and_binary_views():
     assert bcolz.carray(series)[:].tolist() == series.to_list()
 
 
+def test_decimal_and_struct_columns_keep_their_nullability_through_arrow(tmp_path):
+    from decimal import Decimal
+
+    from bcolz_store.converters.arrow import from_arrow, from_parquet, to_parquet
+    point = bcolz.struct([("x", "int8")])
+    t = bcolz.ctable([bcolz.carray(["1.5"], dtype=bcolz.decimal(5, 1)),
+                      bcolz.carray(["2.5"], dtype=bcolz.decimal(5, 1), nullable=True),
+                      bcolz.carray([{"x": 1}], dtype=point),
+                      bcolz.carray([{"x": 2}], dtype=bcolz.struct([("x", "int8")],
+                                                                  nullable=True))],
+                     names=["d", "nd", "s", "ns"])
+    to_parquet(t, str(tmp_path / "t.parquet"))
+    for back in (bcolz.ctable(pa.table(t)), from_arrow(pa.table(t)),
+                 from_parquet(str(tmp_path / "t.parquet"))):
+        assert [back[n].nullable for n in back.names] == [False, True, False, True]
+        back.resize(2)          # grows with the defaults, or with nulls where nullable
+        assert back["d"][:].tolist() == [Decimal("1.5"), Decimal("0.0")]
+        assert back["nd"][1] is None and back["ns"][1] is None
+        assert back["s"][:].tolist() == [{"x": 1}, {"x": 0}]
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
