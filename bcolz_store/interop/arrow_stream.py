@@ -101,7 +101,7 @@ def column_field(pa, name, col):
     recorded = recorded_field(pa, col, name)
     if recorded is not None:
         return recorded
-    typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col))
+    typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col), name=name)
     # a list, decimal or struct column says its field's flag
     kind = getattr(col, "listtype", None) or getattr(col, "column_type", None)
     return pa.field(name, typ, getattr(kind, "nullable", True) is not False)
@@ -457,6 +457,7 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
             return [read(batch, name) for name in names]
         except ValueError as err:
             late = next((name for name in names if name not in nulls and name not in vlens
+                         and not pa.types.is_fixed_size_list(schema.field(name).type)
                          and batch.column(name).null_count), None)
             if late is None:
                 raise

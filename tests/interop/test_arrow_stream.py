@@ -313,6 +313,17 @@ def test_decimal_and_struct_columns_keep_their_nullability_through_arrow(tmp_pat
         assert back["s"][:].tolist() == [{"x": 1}, {"x": 0}]
 
 
+def test_errors_name_the_column_and_what_it_cannot_hold():
+    objects = bcolz.ctable([np.arange(2), np.array([object(), 1], dtype=object)],
+                           names=["i", "obj"])
+    with pytest.raises(TypeError, match="column 'obj': object values have no Arrow type"):
+        pa.table(objects)
+    rows = pa.table({"f": pa.array([[1, 2], None], pa.list_(pa.int32(), 2))})
+    with pytest.raises(ValueError, match=r"column 'f' has 1 nulls.*rows of shape \(2,\)") as err:
+        bcolz.ctable(rows)
+    assert "after the first batch" not in str(err.value)
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
