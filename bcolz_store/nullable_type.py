@@ -118,7 +118,7 @@ def as_masked(value, dtype, where: str = "carray") -> np.ma.MaskedArray:
             if data.ndim == 0:
                 data = data.reshape(1)
             mask = np.zeros(len(data), dtype=bool)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:
         raise ValueError(f"{where}: cannot convert to a nullable array of "
                          f"{dtype or 'any dtype'}: {err}") from err
     data = np.array(data, copy=True) if not data.flags.writeable else np.ascontiguousarray(data)

@@ -449,3 +449,17 @@ def test_a_polars_frame_of_list_columns_round_trips():
                        "b": [[b"x"], None, [b""], []]})
     t = bcolz.ctable(df)
     assert pl.DataFrame(t).to_dicts() == df.to_dicts()
+
+
+@pytest.mark.parametrize("item, message", [
+    ([300], "item 0: .*300 out of bounds for int8"),
+    (["a"], "item 0: .*invalid literal"),
+    ([1, [2]], "item 0: "),
+])
+def test_elements_a_fixed_dtype_cannot_take_are_refused_naming_the_item(item, message):
+    c = bcolz.carray([[1]], dtype=bcolz.list_("int8"))
+    with pytest.raises(ValueError, match=message):
+        c.append([item])
+    with pytest.raises(ValueError, match=message):
+        bcolz.carray([item], dtype=bcolz.list_("int8"))
+    assert [v.tolist() for v in c[:]] == [[1]]
