@@ -21,6 +21,7 @@ import os
 import numpy as np
 
 from .carray import carray
+from .carray_ops import copy_dflt
 from .columns import make_rows, masked_row_dtype, row_dtype
 from .ctable_query import matching, table_variables
 from .ctable_select import Selection
@@ -284,8 +285,9 @@ def sorted_columns(cols, sortby) -> list:
     out = []
     for name in cols.names:
         col = cols[name]
-        kind = col.category or col.vlen
+        text = col.category or col.vlen
+        kind = text or col.column_type or col.listtype     # decimal, struct, list, map
         out.append(type(col)(col[:][order], dtype=kind if kind is not None else col.dtype,
-                             cparams=col.cparams, chunklen=col.chunklen, dflt=None
-                             if kind is not None else col.dflt))
+                             cparams=col.cparams, chunklen=col.chunklen,
+                             dflt=None if text is not None else copy_dflt(col)))
     return out
