@@ -27,6 +27,7 @@ from .ctable_query import matching, table_variables
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
+from .struct_type import struct
 
 __all__ = ["as_rows", "check_found", "check_mode", "check_not_empty",
            "copy_table", "get_item", "locate", "resolve", "same_root"]
@@ -259,7 +260,7 @@ def _sort_order(values: np.ndarray) -> np.ndarray:
         try:
             present.sort(key=items.__getitem__)
         except TypeError as err:
-            raise TypeError(f"cannot sort by items of mixed types ({err})") from err
+            raise TypeError(f"items of mixed types ({err})") from err
         return np.array(present + [i for i, v in enumerate(items) if v is None], dtype=np.int64)
     if values.ndim != 1 or values.dtype.kind in "cV":
         raise TypeError(f"cannot sort by a column of {values.dtype} items")
@@ -281,7 +282,14 @@ def sorted_columns(cols, sortby) -> list:
     if not isinstance(sortby, str) or sortby not in cols:
         raise KeyError(f"sortby {sortby!r} is not a column of the ctable {cols.names}")
     key = cols[sortby]
-    order = _sort_order(key[:])
+    if key.listtype is not None or isinstance(key.column_type, struct):
+        raise TypeError(f"cannot sort by column {sortby!r}: its items (lists, maps or structs) "
+                        f"have no order")
+    try:
+        order = _sort_order(key[:])
+    except TypeError as err:
+        raise TypeError(f"cannot sort by column {sortby!r}: its items have no order "
+                        f"({err})") from err
     out = []
     for name in cols.names:
         col = cols[name]

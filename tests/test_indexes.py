@@ -250,3 +250,14 @@ def test_verify_rebuilds_each_segment_and_reports_a_stale_one(tmp_path):
     report = bcolz.verify(root)
     assert "a/index/meta" in report.damaged
     assert "does not match the items" in report.reasons["a/index/meta"]
+
+
+def test_copy_sortby_a_column_without_an_order_names_it():
+    point = bcolz.struct([("x", "int8")])
+    t = bcolz.ctable([np.arange(2), bcolz.carray([[1], [0]], dtype=bcolz.list_("int8")),
+                      bcolz.carray([[1, 2], [0]], dtype=bcolz.list_("int8")),
+                      bcolz.carray([{"x": 1}, {"x": 0}], dtype=point)],
+                     names=["i", "tags", "long", "p"])
+    for name in ("tags", "long", "p"):
+        with pytest.raises(TypeError, match=rf"cannot sort by column '{name}': its items .*order"):
+            t.copy(sortby=name)
