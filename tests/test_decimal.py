@@ -204,3 +204,16 @@ def test_a_table_is_made_again_from_its_masked_rows():
     assert again["d"][:].tolist() == [Decimal("1.5"), None, Decimal("2.0")]
     assert again["n"][:].tolist() == [1, None, 3]
     assert [None if v is None else v.tolist() for v in again["l"][:]] == [[1], None, []]
+
+
+def test_a_pandas_column_of_decimals_with_missing_items_is_a_nullable_decimal(tmp_path):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"d": [Decimal("1.5"), None, Decimal("-2.25")],
+                          "n": [Decimal("1"), float("nan"), pd.NA]})
+    bcolz.ctable.fromdataframe(frame, rootdir=str(tmp_path / "t"))
+    t = bcolz.open(str(tmp_path / "t"))          # no pickles: opens without allow_pickle
+    assert t["d"].column_type == bcolz.decimal(3, 2) and t["d"].nullable
+    assert t["d"][:].tolist() == [Decimal("1.50"), None, Decimal("-2.25")]
+    assert t["n"][:].tolist() == [Decimal("1"), None, None]
+    again = bcolz.ctable.fromdataframe(t.todataframe())
+    assert again["d"].column_type == bcolz.decimal(3, 2) and again["d"].nullable
