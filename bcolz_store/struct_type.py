@@ -220,7 +220,7 @@ def arrow_type_of(kind):
         return pa.large_string() if kind.kind == "str" else pa.large_binary()
     if isinstance(kind, category):
         return pa.dictionary(pa.int32(), pa.large_string() if kind.kind != "bytes"
-                             else pa.large_binary())
+                             else pa.large_binary(), ordered=bool(kind.ordered))
     if isinstance(kind, np.dtype):
         return pa.from_numpy_dtype(kind)
     raise TypeError(f"no Arrow type for a field of {kind!r}")

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
 from .arrow_fields import FIELD_ATTR, cast_to, dump_field, recorded_field
@@ -312,6 +313,9 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         column = _types().numpy_atom(typ, recorded, name, given, schema.field(name).nullable)
         if column.vlen is not None:
             vlens[name] = column.vlen
+        if first is not None and isinstance(column.vlen, struct):    # categorical fields
+            from ..converters.arrow_structs import struct_categories
+            vlens[name] = struct_categories(pa, column.vlen, first(name))
         atoms[name] = column.atom
         if column.scan:
             unsized.append(name)

@@ -324,6 +324,21 @@ def test_errors_name_the_column_and_what_it_cannot_hold():
     assert "after the first batch" not in str(err.value)
 
 
+def test_categorical_struct_fields_take_their_categories_from_arrow(tmp_path):
+    from bcolz_store.converters.arrow import from_arrow, from_parquet, to_parquet
+    inner = bcolz.struct([("c", bcolz.category())], nullable=True)
+    kind = bcolz.struct([("c", bcolz.category(ordered=True)), ("in", inner)], nullable=True)
+    items = [{"c": "u", "in": {"c": "x"}}, None, {"c": None, "in": None},
+             {"c": "v", "in": {"c": None}}]
+    t = bcolz.ctable([bcolz.carray(items, dtype=kind)], names=["s"])
+    to_parquet(t, str(tmp_path / "t.parquet"))
+    for back in (bcolz.ctable(pa.table(t)), from_arrow(pa.table(t)),
+                 from_parquet(str(tmp_path / "t.parquet"))):
+        assert back["s"][:].tolist() == items
+        assert back["s"].column_type["c"].categories == ["u", "v"]
+        assert back["s"].column_type["c"].ordered
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
