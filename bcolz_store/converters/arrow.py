@@ -407,6 +407,15 @@ def _input(pa, path, storage_options=None):
         yield source
 
 
+def _destination(rootdir, storage_options, kwargs) -> dict:
+    """The constructor arguments of the dataset a ``from_*`` reader writes: a URL
+    ``rootdir`` takes the reader's ``storage_options`` unless it has its own."""
+    if storage_options is not None and isinstance(rootdir, str) and "://" in rootdir \
+            and local_path(rootdir) is None and "storage_options" not in kwargs:
+        return {**kwargs, "storage_options": storage_options}
+    return kwargs
+
+
 def _bad_file(pa, err, local: bool = True) -> bool:
     """True for pyarrow's complaints about a malformed file: any of them for a
     local file (pyarrow says "IOError" for corrupt compressed data or lengths
@@ -462,7 +471,9 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
         that a batch holds about 16 MiB); memory stays bounded by one batch.
     storage_options : dict, optional
         fsspec options for a URL ``path`` (credentials, endpoint...); it is
-        then read through fsspec rather than ``pyarrow.fs``.
+        then read through fsspec rather than ``pyarrow.fs``.  A URL
+        ``rootdir`` is reached with them too (as :func:`convert` does),
+        unless ``ctable_kwargs`` give its own.
 
     Returns
     -------
@@ -497,7 +508,8 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
             return pf.iter_batches(batch_size=min(batch_size, blen), columns=names)
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
-                     mode, kind, columns, nrows, progress, ctable_kwargs)
+                     mode, kind, columns, nrows, progress,
+                     _destination(rootdir, storage_options, ctable_kwargs))
 
 
 def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
@@ -562,7 +574,8 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
                 return _sliced((b.select(names) for b in pa.ipc.open_stream(source)), blen)
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
-                     mode, kind, columns, nrows, progress, ctable_kwargs)
+                     mode, kind, columns, nrows, progress,
+                     _destination(rootdir, storage_options, ctable_kwargs))
 
 
 @register_converter
