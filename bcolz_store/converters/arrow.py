@@ -33,7 +33,7 @@ from ..interop.arrow_stream import (arrow_input, arrow_schema, column_arrays, fi
                                    record_batches, table_types)
 from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
 from ..vlen_type import vlen
-from ._common import Sink, local_path, progress_bar
+from ._common import Sink, destination_kwargs, local_path, progress_bar
 from .base import Converter, register_converter, require
 from .arrow_nullable import column_reader, nullable_names
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
@@ -407,15 +407,6 @@ def _input(pa, path, storage_options=None):
         yield source
 
 
-def _destination(rootdir, storage_options, kwargs) -> dict:
-    """The constructor arguments of the dataset a ``from_*`` reader writes: a URL
-    ``rootdir`` takes the reader's ``storage_options`` unless it has its own."""
-    if storage_options is not None and isinstance(rootdir, str) and "://" in rootdir \
-            and local_path(rootdir) is None and "storage_options" not in kwargs:
-        return {**kwargs, "storage_options": storage_options}
-    return kwargs
-
-
 def _bad_file(pa, err, local: bool = True) -> bool:
     """True for pyarrow's complaints about a malformed file: any of them for a
     local file (pyarrow says "IOError" for corrupt compressed data or lengths
@@ -470,10 +461,8 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
         Most rows read and appended at a time (fewer when rows are wide, so
         that a batch holds about 16 MiB); memory stays bounded by one batch.
     storage_options : dict, optional
-        fsspec options for a URL ``path`` (credentials, endpoint...); it is
-        then read through fsspec rather than ``pyarrow.fs``.  A URL
-        ``rootdir`` is reached with them too (as :func:`convert` does),
-        unless ``ctable_kwargs`` give its own.
+        fsspec options for a URL ``path`` (credentials, endpoint...), read then
+        through fsspec rather than ``pyarrow.fs``, and for a URL ``rootdir``.
 
     Returns
     -------
@@ -509,7 +498,7 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
                      mode, kind, columns, nrows, progress,
-                     _destination(rootdir, storage_options, ctable_kwargs))
+                     destination_kwargs(rootdir, storage_options, ctable_kwargs))
 
 
 def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
@@ -575,7 +564,7 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
                      mode, kind, columns, nrows, progress,
-                     _destination(rootdir, storage_options, ctable_kwargs))
+                     destination_kwargs(rootdir, storage_options, ctable_kwargs))
 
 
 @register_converter
