@@ -339,6 +339,39 @@ def test_categorical_struct_fields_take_their_categories_from_arrow(tmp_path):
         assert back["s"].column_type["c"].ordered
 
 
+def test_arrow_values_append_and_assign_with_their_nulls():
+    ints = bcolz.carray([1, None], dtype="i4")
+    ints.append(pa.chunked_array([pa.array([3, None], pa.int32())]))
+    assert ints[:].tolist() == [1, None, 3, None]
+    ints[0:2] = pa.array([None, 7], pa.int32())
+    assert ints[:].tolist() == [None, 7, 3, None]
+    data = bcolz.carray(np.ma.masked_array([b"a"], mask=[False]))
+    data.append(pa.array([None, b"b"], pa.binary()))
+    assert data[:].tolist() == [b"a", None, b"b"]
+    text = bcolz.carray(["x", None], dtype=bcolz.vlen(str))
+    text.append(pa.array(["y", None]))
+    assert text[:].tolist() == ["x", None, "y", None]
+    cats = bcolz.carray(["u", "v"], dtype=bcolz.category())
+    cats.append(pa.array(["v", None]).dictionary_encode())
+    assert cats[:].tolist() == ["u", "v", "v", None]
+    plain = bcolz.carray(np.arange(2, dtype="i8"))
+    with pytest.raises(ValueError, match="not nullable"):
+        plain.append(pa.array([1, None]))
+    assert plain[:].tolist() == [0, 1]
+
+
+def test_a_ctable_appends_an_arrow_table_or_a_polars_frame():
+    t = bcolz.ctable([np.ma.masked_array([1], mask=[False]),
+                      bcolz.carray(["a"], dtype=bcolz.vlen(str)),
+                      bcolz.carray([[1]], dtype=bcolz.list_("int64"))], names=["n", "s", "l"])
+    t.append(pa.table({"s": ["b", None], "n": pa.array([None, 3]), "l": [None, [2, 3]]}))
+    assert t["n"][:].tolist() == [1, None, 3] and t["s"][:].tolist() == ["a", "b", None]
+    assert [None if v is None else v.tolist() for v in t["l"][:]] == [[1], None, [2, 3]]
+    pl = pytest.importorskip("polars")
+    t.append(pl.DataFrame({"n": pl.Series([None], dtype=pl.Int64), "s": ["c"], "l": [[4]]}))
+    assert t["n"][:].tolist() == [1, None, 3, None] and t["s"][3] == "c"
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
