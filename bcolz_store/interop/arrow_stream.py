@@ -30,7 +30,7 @@ from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
 from .arrow_fields import FIELD_ATTR, cast_to, dump_field, recorded_field
-from .columns import BLOCK_BYTES, atom_of, block_rows, columns_of, kind_of
+from .columns import BLOCK_BYTES, as_arrow_source, atom_of, block_rows, columns_of, kind_of
 
 __all__ = ["ArrowColumns", "ArrowInput", "STREAM_BLOCK_BYTES", "arrow_input", "arrow_schema",
            "column_arrays", "column_field", "export_schema", "export_stream", "field_records", "is_arrow_source",
@@ -545,7 +545,7 @@ def carray_source(array, dtype):
     ValueError
         An Arrow source of more than one column; see also :func:`arrow_input`.
     """
-    if not is_arrow_source(array):
+    if not is_arrow_source(array := as_arrow_source(array)):
         return array, dtype, (), {}
     source = arrow_input(array, column=True)
     if len(source.names) != 1:

@@ -372,6 +372,22 @@ def test_a_ctable_appends_an_arrow_table_or_a_polars_frame():
     assert t["n"][:].tolist() == [1, None, 3, None] and t["s"][3] == "c"
 
 
+def test_pandas_arrow_backed_values_keep_their_nulls():
+    pd = pytest.importorskip("pandas")
+    raw = pd.Series([b"x", None], dtype=pd.ArrowDtype(pa.binary()))
+    assert bcolz.carray(raw)[:].tolist() == [b"x", None]
+    fixed = bcolz.carray(raw, dtype="S3")
+    assert fixed.nullable and fixed[:].tolist() == [b"x", None]
+    ints = bcolz.carray(pd.Series([5, None], dtype="int32[pyarrow]"))
+    assert ints.dtype == np.dtype("i4") and ints[:].tolist() == [5, None]
+    ints.append(pd.Series([None, 6], dtype="int32[pyarrow]"))
+    ints[0] = pd.array([None], dtype="int32[pyarrow]")
+    assert ints[:].tolist() == [None, None, None, 6]
+    data = bcolz.carray(np.ma.masked_array([b"a"], mask=[False]))
+    data.append(raw)
+    assert data[:].tolist() == [b"a", b"x", None]
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
