@@ -388,6 +388,21 @@ def test_pandas_arrow_backed_values_keep_their_nulls():
     assert data[:].tolist() == [b"a", b"x", None]
 
 
+def test_addcol_takes_arrow_and_pandas_columns(tmp_path):
+    pd = pytest.importorskip("pandas")
+    t = bcolz.ctable([np.arange(3)], names=["i"], rootdir=str(tmp_path / "t"))
+    t.addcol(pa.array([1, None, 3]), name="a")
+    t.addcol(pd.Series([1, None, 3], dtype="Int64"), name="p")
+    t.addcol(pa.chunked_array([pa.array([["x"], None]), pa.array([[]], pa.list_(pa.string()))]),
+             name="l")
+    t.flush()
+    back = bcolz.open(str(tmp_path / "t"))
+    assert back["a"][:].tolist() == [1, None, 3] and back["p"][:].tolist() == [1, None, 3]
+    assert [None if v is None else v.tolist() for v in back["l"][:]] == [["x"], None, []]
+    with pytest.raises(ValueError, match="has length 1, the ctable 3"):
+        t.addcol(pa.array([1]), name="short")
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],
