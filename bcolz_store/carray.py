@@ -357,6 +357,8 @@ class carray:
                 self._unstaged = True
                 return
         self._check_writable()
+        if _arrow.is_arrow_source(array := _arrow.as_arrow_source(array)):  # as a carray reads it
+            array = type(self)(array)[:]
         prepared = self._prepare_append(array)
         with self._writing("append"):
             self._append_prepared(prepared)
@@ -376,6 +378,8 @@ class carray:
             raise NotImplementedError("assignment into object carrays is not supported")
         if isinstance(key, str):
             key = _read.eval_key(key, sys._getframe(1), type(self), self.len)
+        if _arrow.is_arrow_source(value := _arrow.as_arrow_source(value)):
+            value = type(self)(value)[:]
         if isinstance(key, tuple):
             if len(key) == 0:
                 raise ValueError("empty tuple not supported")

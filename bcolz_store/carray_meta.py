@@ -20,6 +20,7 @@ from .cparams import cparams as cparams_cls
 from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
 from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
+from .format.nullable_meta import masked_to_objects
 from .indexing import calc_chunklen, is_int
 from .nullable_type import as_masked, new_nullable, nullable_request
 from .list_type import list_request, new_list_meta
@@ -63,6 +64,8 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
         cparams = cparams_cls.from_any(cparams)
     else:
         raise ValueError("`cparams` param must be an instance of `cparams` class")
+    if isinstance(array, np.ma.MaskedArray) and array.dtype == object:
+        array = masked_to_objects(array)        # a null is None, as object items hold it
     found = struct_request(array, dtype)
     if found is not None:
         return new_struct_meta(found, array, cparams, expectedlen, chunklen, to_ndarray, new_meta)

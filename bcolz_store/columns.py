@@ -323,15 +323,16 @@ def make_rows(dtype: np.dtype, shape, names, values):
 
     numpy.ma names a field ``''`` ``f<i>`` (its position), so masked rows do
     too (``_f<i>`` where a column has that name already)."""
+    masked = any(isinstance(column, np.ma.MaskedArray) for column in values)
+    if masked:      # renamed before filling: rows of object fields cannot be viewed
+        renamed = masked_row_dtype(dtype)
+        field = dict(zip(dtype.names, renamed.names))
+        dtype, names = renamed, [field[name] for name in names]
     out = np.empty(shape, dtype=dtype)
-    masked = False
     for name, column in zip(names, values):
-        masked = masked or isinstance(column, np.ma.MaskedArray)
         out[name] = column.data if isinstance(column, np.ma.MaskedArray) else column
     if not masked:
         return out
-    if "" in dtype.names:
-        out = out.view(masked_row_dtype(dtype))
     mask = np.zeros(shape, dtype=np.ma.make_mask_descr(out.dtype))
     for field, column in zip(out.dtype.names, values):
         if isinstance(column, np.ma.MaskedArray):

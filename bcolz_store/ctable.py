@@ -259,6 +259,8 @@ class ctable:
     # ----------------------------------------------------------------- changes
 
     def append(self, cols):
+        if _arrow.is_arrow_source(cols):        # a table of it, its columns by name
+            cols = type(self)(cols)
         _edit.append(self.cols, self._commits(), self._then_flush(), cols)
 
     def trim(self, nitems):

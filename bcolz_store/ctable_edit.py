@@ -32,7 +32,7 @@ from .ctable_ops import as_rows, check_not_empty
 from .ctable_query import condition
 from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
 from .format.names import check_name
-from .interop.arrow_stream import field_records
+from .interop.arrow_stream import field_records, is_arrow_source
 from .vlen_type import column_dtypes, vlen_request
 
 __all__ = ["Commits", "addcol", "append", "capture_appends", "create", "delcol", "flush", "purge",
@@ -313,7 +313,8 @@ def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=N
     name = f"f{pos}" if name is None else check_name(name)
     if name in cols.names:
         raise ValueError(f"{name!r} column already exists")
-    if not isinstance(newcol, (carray, np.ndarray, list, tuple)):
+    if not (isinstance(newcol, (carray, np.ndarray, list, tuple)) or is_arrow_source(newcol)
+            or type(newcol).__module__.startswith("pandas")):     # (as carray() takes them)
         raise ValueError(f"`newcol` type not supported: {type(newcol).__name__}")
     if len(newcol) != length:
         raise ValueError(f"`newcol` has length {len(newcol)}, the ctable {length}")

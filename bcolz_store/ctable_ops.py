@@ -21,11 +21,13 @@ import os
 import numpy as np
 
 from .carray import carray
+from .carray_ops import copy_dflt
 from .columns import make_rows, masked_row_dtype, row_dtype
 from .ctable_query import matching, table_variables
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
+from .struct_type import struct
 
 __all__ = ["as_rows", "check_found", "check_mode", "check_not_empty",
            "copy_table", "get_item", "locate", "resolve", "same_root"]
@@ -258,7 +260,7 @@ def _sort_order(values: np.ndarray) -> np.ndarray:
         try:
             present.sort(key=items.__getitem__)
         except TypeError as err:
-            raise TypeError(f"cannot sort by items of mixed types ({err})") from err
+            raise TypeError(f"items of mixed types ({err})") from err
         return np.array(present + [i for i, v in enumerate(items) if v is None], dtype=np.int64)
     if values.ndim != 1 or values.dtype.kind in "cV":
         raise TypeError(f"cannot sort by a column of {values.dtype} items")
@@ -280,12 +282,20 @@ def sorted_columns(cols, sortby) -> list:
     if not isinstance(sortby, str) or sortby not in cols:
         raise KeyError(f"sortby {sortby!r} is not a column of the ctable {cols.names}")
     key = cols[sortby]
-    order = _sort_order(key[:])
+    if key.listtype is not None or isinstance(key.column_type, struct):
+        raise TypeError(f"cannot sort by column {sortby!r}: its items (lists, maps or structs) "
+                        f"have no order")
+    try:
+        order = _sort_order(key[:])
+    except TypeError as err:
+        raise TypeError(f"cannot sort by column {sortby!r}: its items have no order "
+                        f"({err})") from err
     out = []
     for name in cols.names:
         col = cols[name]
-        kind = col.category or col.vlen
+        text = col.category or col.vlen
+        kind = text or col.column_type or col.listtype     # decimal, struct, list, map
         out.append(type(col)(col[:][order], dtype=kind if kind is not None else col.dtype,
-                             cparams=col.cparams, chunklen=col.chunklen, dflt=None
-                             if kind is not None else col.dflt))
+                             cparams=col.cparams, chunklen=col.chunklen,
+                             dflt=None if text is not None else copy_dflt(col)))
     return out

@@ -91,6 +91,11 @@ def as_masked(value, dtype, where: str = "carray") -> np.ma.MaskedArray:
         Values that cannot be converted to ``dtype`` (naming ``where``).
     """
     dtype = None if dtype is None else np.dtype(dtype)
+    with np.errstate(invalid="raise"):      # NaN or a float out of range to an integer
+        return _as_masked(value, dtype, where)
+
+
+def _as_masked(value, dtype, where: str) -> np.ma.MaskedArray:
     try:
         if is_null_item(value):
             data = np.zeros(1, dtype=dtype or np.float64)
@@ -118,7 +123,7 @@ def as_masked(value, dtype, where: str = "carray") -> np.ma.MaskedArray:
             if data.ndim == 0:
                 data = data.reshape(1)
             mask = np.zeros(len(data), dtype=bool)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError, FloatingPointError) as err:
         raise ValueError(f"{where}: cannot convert to a nullable array of "
                          f"{dtype or 'any dtype'}: {err}") from err
     data = np.array(data, copy=True) if not data.flags.writeable else np.ascontiguousarray(data)

@@ -220,7 +220,7 @@ def arrow_type_of(kind):
         return pa.large_string() if kind.kind == "str" else pa.large_binary()
     if isinstance(kind, category):
         return pa.dictionary(pa.int32(), pa.large_string() if kind.kind != "bytes"
-                             else pa.large_binary())
+                             else pa.large_binary(), ordered=bool(kind.ordered))
     if isinstance(kind, np.dtype):
         return pa.from_numpy_dtype(kind)
     raise TypeError(f"no Arrow type for a field of {kind!r}")
@@ -247,6 +247,10 @@ def column_type_of_arrow(typ, nullable: bool = True):
     return None
 
 
+def _is(pa, typ, *names) -> bool:
+    return any(getattr(pa.types, f"is_{name}", lambda t: False)(typ) for name in names)
+
+
 def _field_of_arrow(pa, typ, nullable: bool):
     found = column_type_of_arrow(typ, nullable)
     if found is not None:
@@ -255,9 +259,9 @@ def _field_of_arrow(pa, typ, nullable: bool):
         found = hook(pa, typ, nullable)
         if found is not None:
             return found
-    if pa.types.is_string(typ) or pa.types.is_large_string(typ):
+    if _is(pa, typ, "string", "large_string", "string_view"):
         return vlen("str", nullable=True)
-    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
+    if _is(pa, typ, "binary", "large_binary", "binary_view"):
         return vlen("bytes", nullable=True)
     if pa.types.is_dictionary(typ):
         return category(None, typ.ordered)

@@ -180,3 +180,40 @@ def test_huge_items_are_refused_by_their_size():
                              ["1.50", "0.00", "1.25", "0.00", "1000000000.00", "-1.00"]]
     wide = bcolz.carray([10 ** 80], dtype=bcolz.decimal(76, -5))
     assert wide[0] == Decimal(10 ** 80)
+
+
+def test_a_masked_array_of_objects_keeps_its_nulls():
+    items = np.ma.masked_array(np.array([Decimal("1.5"), Decimal("7")], dtype=object),
+                               mask=[False, True])
+    c = bcolz.carray(items, dtype=bcolz.decimal(5, 1))
+    assert c[:].tolist() == [Decimal("1.5"), None] and c.isnull().tolist() == [False, True]
+    c.append(items)
+    assert c[:].tolist() == [Decimal("1.5"), None, Decimal("1.5"), None]
+    point = bcolz.struct([("x", "int8")], nullable=True)
+    rows = np.ma.masked_array(np.array([{"x": 1}, {"x": 2}], dtype=object), mask=[True, False])
+    assert bcolz.carray(rows, dtype=point)[:].tolist() == [None, {"x": 2}]
+    assert bcolz.carray(items)[:].tolist() == [Decimal("1.5"), None]     # objects: None
+
+
+def test_a_table_is_made_again_from_its_masked_rows():
+    t = bcolz.ctable([bcolz.carray(["1.5", None, "2"], dtype=bcolz.decimal(5, 1)),
+                      np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]),
+                      bcolz.carray([[1], None, []], dtype=bcolz.list_("int8"))],
+                     names=["d", "n", "l"])
+    again = bcolz.ctable(t[:])
+    assert again["d"][:].tolist() == [Decimal("1.5"), None, Decimal("2.0")]
+    assert again["n"][:].tolist() == [1, None, 3]
+    assert [None if v is None else v.tolist() for v in again["l"][:]] == [[1], None, []]
+
+
+def test_a_pandas_column_of_decimals_with_missing_items_is_a_nullable_decimal(tmp_path):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"d": [Decimal("1.5"), None, Decimal("-2.25")],
+                          "n": [Decimal("1"), float("nan"), pd.NA]})
+    bcolz.ctable.fromdataframe(frame, rootdir=str(tmp_path / "t"))
+    t = bcolz.open(str(tmp_path / "t"))          # no pickles: opens without allow_pickle
+    assert t["d"].column_type == bcolz.decimal(3, 2) and t["d"].nullable
+    assert t["d"][:].tolist() == [Decimal("1.50"), None, Decimal("-2.25")]
+    assert t["n"][:].tolist() == [Decimal("1"), None, None]
+    again = bcolz.ctable.fromdataframe(t.todataframe())
+    assert again["d"].column_type == bcolz.decimal(3, 2) and again["d"].nullable

@@ -182,6 +182,31 @@ def test_copy_sortby_orders_rows_and_keeps_kinds(tmp_path):
         t.copy(sortby="nope")
 
 
+def test_copy_sortby_keeps_decimal_list_struct_and_nullable_columns(tmp_path):
+    from decimal import Decimal
+    point = bcolz.struct([("x", "int8"), ("y", "str")], nullable=True)
+    t = bcolz.ctable([np.array([3, 1, 2]),
+                      bcolz.carray(["1.5", "2", "0.5"], dtype=bcolz.decimal(5, 1)),
+                      bcolz.carray(["1.5", None, "0.5"], dtype=bcolz.decimal(5, 1)),
+                      bcolz.carray([[1], None, []], dtype=bcolz.list_("int8")),
+                      bcolz.carray([{"x": 1, "y": "a"}, None, {"x": 2, "y": None}], dtype=point),
+                      bcolz.carray([7, None, 9], dtype="i4")],
+                     names=["k", "d", "nd", "l", "p", "n"])
+    for s in (t.copy(sortby="k"), t.copy(sortby="k", rootdir=str(tmp_path / "s"))):
+        s = bcolz.open(s.rootdir) if s.rootdir else s
+        assert s["d"][:].tolist() == [Decimal("2.0"), Decimal("0.5"), Decimal("1.5")]
+        assert s["nd"][:].tolist() == [None, Decimal("0.5"), Decimal("1.5")]
+        assert [None if v is None else v.tolist() for v in s["l"][:]] == [None, [], [1]]
+        assert s["p"][:].tolist() == [None, {"x": 2, "y": None}, {"x": 1, "y": "a"}]
+        assert s["n"][:].tolist() == [None, 9, 7]
+        for name in ("d", "nd", "p"):
+            assert s[name].column_type == t[name].column_type, name
+        assert s["l"].listtype == t["l"].listtype
+        assert [s[name].nullable for name in s.names] == [t[name].nullable for name in t.names]
+        s.resize(4)         # nulls where the columns grow with nulls, defaults elsewhere
+        assert s["nd"][3] is None and s["n"][3] is np.ma.masked and s["d"][3] == Decimal("0.0")
+
+
 def test_the_real_bcolz_reads_a_table_with_statistics_and_indexes(tmp_path):
     real = pytest.importorskip("bcolz")
     root = str(tmp_path / "t")
@@ -225,3 +250,14 @@ def test_verify_rebuilds_each_segment_and_reports_a_stale_one(tmp_path):
     report = bcolz.verify(root)
     assert "a/index/meta" in report.damaged
     assert "does not match the items" in report.reasons["a/index/meta"]
+
+
+def test_copy_sortby_a_column_without_an_order_names_it():
+    point = bcolz.struct([("x", "int8")])
+    t = bcolz.ctable([np.arange(2), bcolz.carray([[1], [0]], dtype=bcolz.list_("int8")),
+                      bcolz.carray([[1, 2], [0]], dtype=bcolz.list_("int8")),
+                      bcolz.carray([{"x": 1}, {"x": 0}], dtype=point)],
+                     names=["i", "tags", "long", "p"])
+    for name in ("tags", "long", "p"):
+        with pytest.raises(TypeError, match=rf"cannot sort by column '{name}': its items .*order"):
+            t.copy(sortby=name)

@@ -421,3 +421,45 @@ def test_ragged_nested_input_is_a_sequence_of_items(data, typ, expected):
     assert [plain(v) for v in c[:].tolist()] == [plain(v) for v in expected]
     c.append(data)
     assert len(c) == 2 * len(expected)
+
+
+def test_lists_of_string_and_binary_views_read_as_str_and_bytes():
+    # polars exports lists of str and bytes with string_view / binary_view elements
+    pa = pytest.importorskip("pyarrow")
+    if not hasattr(pa, "string_view"):
+        pytest.skip("pyarrow without view types")
+    table = pa.table({
+        "s": pa.array([["a", None], None, [], ["bcdefghijklmnopqrstuvwxyz"]],
+                      pa.large_list(pa.string_view())),
+        "b": pa.array([[b"x"], [None], None, []], pa.list_(pa.binary_view())),
+        "m": pa.array([[("k", "v")], None, [], [("l", None)]],
+                      pa.map_(pa.string_view(), pa.string_view()))})
+    t = bcolz.ctable(table)
+    assert t["s"].listtype.item == "str" and t["b"].listtype.item == "bytes"
+    assert [None if v is None else list(v) for v in t["s"][:]] == \
+        [["a", None], None, [], ["bcdefghijklmnopqrstuvwxyz"]]
+    assert [None if v is None else list(v) for v in t["b"][:]] == [[b"x"], [None], None, []]
+    assert t["m"][:].tolist() == [[("k", "v")], None, [], [("l", None)]]
+    assert pa.table(t).to_pylist() == table.to_pylist()
+
+
+def test_a_polars_frame_of_list_columns_round_trips():
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame({"s": [["a", None], None, [], ["b"]],
+                       "b": [[b"x"], None, [b""], []]})
+    t = bcolz.ctable(df)
+    assert pl.DataFrame(t).to_dicts() == df.to_dicts()
+
+
+@pytest.mark.parametrize("item, message", [
+    ([300], "item 0: .*300 out of bounds for int8"),
+    (["a"], "item 0: .*invalid literal"),
+    ([1, [2]], "item 0: "),
+])
+def test_elements_a_fixed_dtype_cannot_take_are_refused_naming_the_item(item, message):
+    c = bcolz.carray([[1]], dtype=bcolz.list_("int8"))
+    with pytest.raises(ValueError, match=message):
+        c.append([item])
+    with pytest.raises(ValueError, match=message):
+        bcolz.carray([item], dtype=bcolz.list_("int8"))
+    assert [v.tolist() for v in c[:]] == [[1]]

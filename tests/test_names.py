@@ -1,5 +1,6 @@
 """Any str names a ctable column: plain names keep bcolz's layout, others get made-up folders."""
 
+import decimal
 import json
 import os
 
@@ -115,3 +116,18 @@ def test_an_empty_name_holding_nulls_reads_as_rows(tmp_path):
     assert t[""][:].tolist() == [1, None, 3]                # the column keeps its name
     plain = bcolz.ctable([np.arange(2), np.arange(2.0)], names=["", "y"])
     assert plain[:].dtype.names == ("", "y")                # no null: '' as it is
+
+
+def test_an_empty_name_holding_nulls_beside_object_columns_reads_as_rows():
+    # rows of object fields (str, lists, structs, decimals) cannot be viewed as another dtype
+    x = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0])
+    t = bcolz.ctable([x, bcolz.carray(["a", None, "c"], dtype=bcolz.vlen(str)),
+                      bcolz.carray([[1], None, []], dtype=bcolz.list_("int8")),
+                      bcolz.carray(["1.5", None, "2"], dtype=bcolz.decimal(5, 1))],
+                     names=["", "s", "l", "d"])
+    rows = t[:]
+    assert rows.dtype.names == ("f0", "s", "l", "d")
+    assert rows["f0"].tolist() == [1, None, 3] and rows["s"].tolist() == ["a", None, "c"]
+    assert rows["d"].tolist() == [decimal.Decimal("1.5"), None, decimal.Decimal("2.0")]
+    assert t[1]["f0"] is np.ma.masked and t[2]["l"].tolist() == []
+    assert [r[0] for r in t] == [1, None, 3] and len(list(bcolz.iterblocks(t, 2))) == 2

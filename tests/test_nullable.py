@@ -294,3 +294,23 @@ def test_text_dtypes_without_a_width_take_the_items_width():
         assert c.dtype == np.dtype(width) and c.nullable == (None in items)
         assert c[:].tolist() == items
     assert bcolz.carray(["x"], dtype="U", nullable=True).nullable
+
+
+def test_items_out_of_the_dtypes_range_are_a_value_error_naming_the_carray():
+    c = bcolz.carray([1, None], dtype="i4")
+    with pytest.raises(ValueError, match=r"carray: cannot convert to a nullable array of int32"):
+        c.append([2 ** 40, None])
+    with pytest.raises(ValueError, match="out of bounds for int32"):
+        c[0] = 2 ** 40
+    with pytest.raises(ValueError, match="new carray: .*out of bounds for int8"):
+        bcolz.carray([300, None], dtype="i1")
+    assert c[:].tolist() == [1, None]
+
+
+def test_nan_or_an_out_of_range_float_is_refused_by_a_nullable_integer_carray():
+    c = bcolz.carray([1, None], dtype="i4")
+    for bad in (np.array([5.0, np.nan]), [5.0, float("nan"), None], np.array([1e20])):
+        with pytest.raises(ValueError, match="cannot convert to a nullable array of int32"):
+            c.append(bad)
+    c.append(np.array([7.0, 8.0]))
+    assert c[:].tolist() == [1, None, 7, 8]

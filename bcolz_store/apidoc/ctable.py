@@ -204,8 +204,9 @@ CTABLE_DOCS = {
 
     Parameters
     ----------
-    newcol : carray, ndarray, list or tuple
-        The values, one per row.  A carray gives its values and vlen or
+    newcol : carray, ndarray, list, tuple, Arrow or pandas column
+        The values, one per row (as ``carray()`` reads them).  A carray gives
+        its values and vlen or
         categorical type, not its dflt, chunklen or cparams (``kwargs``
         set those), as in bcolz; an on-disk carray moved or copied into
         an on-disk table keeps them.

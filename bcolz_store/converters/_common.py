@@ -31,8 +31,8 @@ from bcolz_store.interop.columns import column_attrs
 from bcolz_store.storage.base import Store
 from bcolz_store.storage.urls import open_store
 
-__all__ = ["Sink", "check_attrs_kept", "is_remote", "local_path", "local_rootdir", "progress_bar",
-           "refuse_arrow_kinds", "rootdir_arg"]
+__all__ = ["Sink", "check_attrs_kept", "destination_kwargs", "is_remote", "local_path",
+           "local_rootdir", "progress_bar", "refuse_arrow_kinds", "rootdir_arg"]
 
 
 # --- progress bars -------------------------------------------------------------------
@@ -272,3 +272,12 @@ def refuse_arrow_kinds(obj, fmt: str) -> None:
             continue
         raise TypeError(f"column {name!r}: {fmt} cannot hold {kind}; write Parquet or Arrow "
                         f"IPC, which keep it exactly")
+
+
+def destination_kwargs(rootdir, storage_options, kwargs) -> dict:
+    """The constructor arguments of the dataset a ``from_*`` reader writes: a URL
+    ``rootdir`` takes the reader's ``storage_options`` unless it has its own."""
+    if storage_options is not None and isinstance(rootdir, str) and "://" in rootdir \
+            and local_path(rootdir) is None and "storage_options" not in kwargs:
+        return {**kwargs, "storage_options": storage_options}
+    return kwargs

@@ -33,7 +33,7 @@ from ..interop.arrow_stream import (arrow_input, arrow_schema, column_arrays, fi
                                    record_batches, table_types)
 from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
 from ..vlen_type import vlen
-from ._common import Sink, local_path, progress_bar
+from ._common import Sink, destination_kwargs, local_path, progress_bar
 from .base import Converter, register_converter, require
 from .arrow_nullable import column_reader, nullable_names
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
@@ -461,8 +461,8 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
         Most rows read and appended at a time (fewer when rows are wide, so
         that a batch holds about 16 MiB); memory stays bounded by one batch.
     storage_options : dict, optional
-        fsspec options for a URL ``path`` (credentials, endpoint...); it is
-        then read through fsspec rather than ``pyarrow.fs``.
+        fsspec options for a URL ``path`` (credentials, endpoint...), read then
+        through fsspec rather than ``pyarrow.fs``, and for a URL ``rootdir``.
 
     Returns
     -------
@@ -497,7 +497,8 @@ def from_parquet(path, rootdir=None, mode="w", *, kind=None, columns=None,
             return pf.iter_batches(batch_size=min(batch_size, blen), columns=names)
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
-                     mode, kind, columns, nrows, progress, ctable_kwargs)
+                     mode, kind, columns, nrows, progress,
+                     destination_kwargs(rootdir, storage_options, ctable_kwargs))
 
 
 def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progress=None,
@@ -562,7 +563,8 @@ def from_feather(path, rootdir=None, mode="w", *, kind=None, columns=None, progr
                 return _sliced((b.select(names) for b in pa.ipc.open_stream(source)), blen)
 
         return _read(pa, schema, _format_errors(pa, where, batches, local), where, rootdir,
-                     mode, kind, columns, nrows, progress, ctable_kwargs)
+                     mode, kind, columns, nrows, progress,
+                     destination_kwargs(rootdir, storage_options, ctable_kwargs))
 
 
 @register_converter

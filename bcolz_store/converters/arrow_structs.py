@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..category_type import category
 from ..decimal_type import decimal
 from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
 from ..format.list_meta import ListType, MapType
@@ -28,7 +29,7 @@ from ..struct_type import (ARROW_TYPE_HOOKS, KIND_OF_ARROW_HOOKS, arrow_type_of,
                            column_type_of_arrow, struct)
 
 __all__ = ["column_kind_of_arrow", "composite_arrow_type", "composite_from_arrow",
-           "composite_to_arrow", "is_composite"]
+           "composite_to_arrow", "is_composite", "struct_categories"]
 
 
 def is_composite(kind) -> bool:
@@ -99,15 +100,43 @@ def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:
     return np.fromiter(items, dtype=object, count=len(items))
 
 
-def column_kind_of_arrow(typ):
-    """The decimal or struct type of a column of Arrow type ``typ``, else None.
+def column_kind_of_arrow(typ, nullable: bool = True):
+    """The decimal or struct type of a column of Arrow type ``typ``, else None
+    (a struct is ``nullable`` as its field says).
 
     Raises
     ------
     TypeError
         A struct with a field of a type no column kind holds.
     """
-    return column_type_of_arrow(typ)
+    return column_type_of_arrow(typ, nullable)
+
+
+def struct_categories(pa, kind, arr):
+    """``kind``, the struct type of an Arrow column, with each categorical field
+    (at any depth) that has no categories taking those of that field's
+    dictionary in ``arr`` (a StructArray: the column's first block), in its
+    order, as a dictionary column takes the first batch's.
+
+    Raises
+    ------
+    ValueError
+        A dictionary with nulls or repeated values (no categories).
+    """
+    fields = []
+    for i, (name, typ, flag) in enumerate(kind.fields):
+        child = arr.field(i)
+        if isinstance(typ, category) and typ.categories is None and \
+                pa.types.is_dictionary(child.type):
+            values = child.dictionary       # (views as plain text or bytes)
+            text = any(getattr(pa.types, f"is_{t}", lambda _: False)(values.type)
+                       for t in ("string", "large_string", "string_view"))
+            values = values.cast(pa.large_string() if text else pa.large_binary())
+            typ = category(values.to_pylist(), child.type.ordered)
+        elif isinstance(typ, struct):
+            typ = struct_categories(pa, typ, child)
+        fields.append((name, typ, flag))
+    return struct(fields, nullable=kind.nullable)
 
 
 def _list_field_type(kind):

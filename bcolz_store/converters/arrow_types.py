@@ -214,7 +214,7 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, categor
     return arr
 
 
-def arrow_type(atom, vlen=None, tz=None, category=None):
+def arrow_type(atom, vlen=None, tz=None, category=None, name="?"):
     """The Arrow type of a column whose rows are ``atom``.
 
     Parameters
@@ -227,6 +227,8 @@ def arrow_type(atom, vlen=None, tz=None, category=None):
         The time zone of a datetime64 column (see :func:`to_arrow_array`).
     category : category, optional
         The type of a categorical column; ``atom`` is then its codes' dtype.
+    name : str, optional
+        The column's name, for messages.
 
     Returns
     -------
@@ -249,7 +251,7 @@ def arrow_type(atom, vlen=None, tz=None, category=None):
     if vlen is not None:
         return pa.large_string() if vlen == "str" else pa.large_binary()
     atom = np.dtype(atom)
-    return to_arrow_array(pa, np.empty((0,) + atom.shape, atom.base), "?", tz=tz).type
+    return to_arrow_array(pa, np.empty((0,) + atom.shape, atom.base), name, tz=tz).type
 
 
 # --- Arrow -> numpy -----------------------------------------------------------------
@@ -337,7 +339,7 @@ def numpy_atom(typ, recorded=None, name="?", vlen=None, nullable=True) -> Column
     """
     pa = import_pyarrow()
     try:
-        found = column_kind_of_arrow(typ)   # decimal or struct (arrow_structs.py)
+        found = column_kind_of_arrow(typ, bool(nullable))   # decimal or struct
     except TypeError as err:
         raise TypeError(f"column {name!r}: {err}") from None
     if found is not None:
@@ -413,15 +415,15 @@ def dictionary_category(pa, typ, first, name="?"):
                          f"a categorical column ({err})") from None
 
 
-def _refuse_nulls(arr, name: str) -> None:
+def _refuse_nulls(arr, name: str, what: str) -> None:
     if arr.null_count:
-        raise ValueError(f"column {name!r} has {arr.null_count} nulls; bcolz columns have no "
-                         f"missing values (only float columns take them, as NaN)")
+        raise ValueError(f"column {name!r} has {arr.null_count} nulls, which {what} cannot "
+                         f"hold")
 
 
 def _flatten(pa, arr, shape, name: str):
     for size in shape:
-        _refuse_nulls(arr, name)
+        _refuse_nulls(arr, name, f"rows of shape {tuple(shape)} (Arrow fixed-size lists)")
         if not _is(pa, arr.type, "fixed_size_list") or arr.type.list_size != size:
             raise TypeError(f"column {name!r}: {arr.type} is not a list of {size}")
         arr = arr.flatten()
@@ -445,7 +447,7 @@ def _flat_from_arrow(pa, arr, base: np.dtype, name: str) -> np.ndarray:
     kind, typ = base.kind, arr.type
     nulls = arr.null_count
     if not (kind in "Mm" or (kind == "f" and base.itemsize <= 8)):
-        _refuse_nulls(arr, name)
+        _refuse_nulls(arr, name, f"a {base} column that is not nullable")
     if kind in "SU":
         arr, lengths = _strings(pa, arr)
         values = arr.to_numpy(zero_copy_only=False).astype(base)
@@ -530,7 +532,7 @@ def sized_atoms(pa, atoms: dict, batches, where: str = "Arrow table", nulls=None
             if nulls is not None and not atom.shape and flat.null_count:
                 nulls.add(name)
                 continue
-            _refuse_nulls(flat, name)
+            _refuse_nulls(flat, name, "a fixed-width text column that is not nullable")
             lengths = _strings(pa, flat)[1].to_numpy(zero_copy_only=False)
             widths[name] = max(widths[name], int(lengths.max(initial=0)))
             counts[name] += len(lengths)

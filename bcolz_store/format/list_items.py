@@ -87,6 +87,17 @@ def _header(n: int, mask) -> bytes:
 
 
 def _fixed(values, dtype: np.dtype, may_null: bool, where: str) -> bytes:
+    try:
+        return _fixed_elements(values, dtype, may_null, where)
+    except OverflowError as err:
+        raise ValueError(f"{where}: {err}") from None
+    except (TypeError, ValueError) as err:
+        if str(err).startswith(where):
+            raise
+        raise type(err)(f"{where}: list elements of {dtype}: {err}") from None
+
+
+def _fixed_elements(values, dtype: np.dtype, may_null: bool, where: str) -> bytes:
     mask = None
     if isinstance(values, np.ma.MaskedArray):
         mask = np.ma.getmaskarray(values)      # (masked slots hold zeros; NumPy 1.26's

@@ -9,8 +9,8 @@ struct<...> (as an element)                     ``struct_items([...])``
 bool, int*, uint*, float*                       the numpy dtype
 timestamp[unit] (any zone), duration[unit]      ``M8[unit]`` (UTC values), ``m8[unit]``
 date32                                          ``M8[D]``
-string, large_string / binary, large_binary,    'str' / 'bytes'
-fixed_size_binary
+string, large_string, string_view / binary,     'str' / 'bytes'
+large_binary, binary_view, fixed_size_binary
 decimal128(P, S)                                ``decimal128(P,S)`` (``decimal.Decimal``)
 =============================================== ==========================================
 
@@ -73,9 +73,9 @@ def _element(pa, typ):
         return np.dtype(f"m8[{typ.unit}]")
     if _is(pa, typ, "date32"):
         return np.dtype("M8[D]")
-    if _is(pa, typ, "string", "large_string"):
+    if _is(pa, typ, "string", "large_string", "string_view"):
         return "str"
-    if _is(pa, typ, "binary", "large_binary", "fixed_size_binary"):
+    if _is(pa, typ, "binary", "large_binary", "fixed_size_binary", "binary_view"):
         return "bytes"
     if _is(pa, typ, "decimal128"):
         return DecimalItems(typ.precision, typ.scale)

@@ -26,10 +26,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
 from .arrow_fields import FIELD_ATTR, cast_to, dump_field, recorded_field
-from .columns import BLOCK_BYTES, atom_of, block_rows, columns_of, kind_of
+from .columns import BLOCK_BYTES, as_arrow_source, atom_of, block_rows, columns_of, kind_of
 
 __all__ = ["ArrowColumns", "ArrowInput", "STREAM_BLOCK_BYTES", "arrow_input", "arrow_schema",
            "column_arrays", "column_field", "export_schema", "export_stream", "field_records", "is_arrow_source",
@@ -101,9 +102,10 @@ def column_field(pa, name, col):
     recorded = recorded_field(pa, col, name)
     if recorded is not None:
         return recorded
-    typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col))
-    listtype = getattr(col, "listtype", None)       # a list column says its field's flag
-    return pa.field(name, typ, getattr(listtype, "nullable", True))
+    typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col), name=name)
+    # a list, decimal or struct column says its field's flag
+    kind = getattr(col, "listtype", None) or getattr(col, "column_type", None)
+    return pa.field(name, typ, getattr(kind, "nullable", True) is not False)
 
 
 #: the most bytes of items a vlen column written as Arrow ``string``/``binary``
@@ -258,6 +260,10 @@ class ArrowColumns(NamedTuple):
     vlens: dict         # name -> vlen or category type
 
 
+def _is_binary_view(pa, typ) -> bool:
+    return getattr(pa.types, "is_binary_view", lambda t: False)(typ)
+
+
 def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowColumns:
     """How each named column of an Arrow schema becomes a bcolz column.
 
@@ -299,13 +305,17 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         given = _types().recorded_vlen(meta, name, where)
         if given is None and first is not None and pa.types.is_dictionary(typ):
             given = _types().dictionary_category(pa, typ, first(name), name)
-        if given is None and strings == "vlen":
+        recorded = _types().recorded_dtype(meta, name, where)
+        if given is None and strings == "vlen" and (recorded is None or
+                                                    recorded.base.kind not in "SU"):
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
-                         else "str", nullable=True)
-        column = _types().numpy_atom(typ, _types().recorded_dtype(meta, name, where), name, given,
-                                     schema.field(name).nullable)
+                         or _is_binary_view(pa, typ) else "str", nullable=True)
+        column = _types().numpy_atom(typ, recorded, name, given, schema.field(name).nullable)
         if column.vlen is not None:
             vlens[name] = column.vlen
+        if first is not None and isinstance(column.vlen, struct):    # categorical fields
+            from ..converters.arrow_structs import struct_categories
+            vlens[name] = struct_categories(pa, column.vlen, first(name))
         atoms[name] = column.atom
         if column.scan:
             unsized.append(name)
@@ -451,6 +461,7 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
             return [read(batch, name) for name in names]
         except ValueError as err:
             late = next((name for name in names if name not in nulls and name not in vlens
+                         and not pa.types.is_fixed_size_list(schema.field(name).type)
                          and batch.column(name).null_count), None)
             if late is None:
                 raise
@@ -459,8 +470,9 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
                              f"source a pyarrow Table first (pa.table(source)), whose nulls "
                              f"are counted before anything is written") from err
 
-    if head is None:
-        first = [np.empty(0, dtype=atoms[name]) for name in names]
+    if head is None:        # no batch: the columns recorded nullable are empty masked arrays
+        first = [np.ma.MaskedArray(np.empty(0, dtype=atoms[name]), mask=np.zeros(0, bool))
+                 if name in nulls else np.empty(0, dtype=atoms[name]) for name in names]
         rest = iter(())
     else:
         pieces = _sliced(_chain(head, batches), blen)
@@ -533,7 +545,7 @@ def carray_source(array, dtype):
     ValueError
         An Arrow source of more than one column; see also :func:`arrow_input`.
     """
-    if not is_arrow_source(array):
+    if not is_arrow_source(array := as_arrow_source(array)):
         return array, dtype, (), {}
     source = arrow_input(array, column=True)
     if len(source.names) != 1:

@@ -22,8 +22,9 @@ import numpy as np
 from ..errors import LimitError
 from ..limits import check_alloc
 
-__all__ = ["BLOCK_BYTES", "FIXED_WIDTH_FREE", "FIXED_WIDTH_SLACK", "atom_of", "block_rows",
-           "check_fixed_width", "column_attrs", "columns_of", "kind_of", "row_blocks"]
+__all__ = ["BLOCK_BYTES", "FIXED_WIDTH_FREE", "FIXED_WIDTH_SLACK", "as_arrow_source", "atom_of",
+           "block_rows", "check_fixed_width", "column_attrs", "columns_of", "kind_of",
+           "row_blocks"]
 
 BLOCK_BYTES = 16 << 20      # uncompressed bytes per streamed block (all columns)
 # A fixed-width (S/U) column is as wide as its longest value: one 10 MiB string
@@ -200,3 +201,13 @@ def check_fixed_width(where: str, name: str, dtype, values: int, held: int) -> N
                          f"{FIXED_WIDTH_SLACK} times the {int(held) * unit:,} its values hold; "
                          f"read it as a vlen column instead: strings='vlen' (bcolz-store "
                          f"convert --strings vlen)")
+
+
+def as_arrow_source(obj):
+    """``obj``, or the pyarrow ChunkedArray of a pandas Series or array of an
+    ``ArrowDtype``: such values are read as the Arrow data they are (numpy's
+    conversion of them gives pandas' NA objects, or 'NA' text, for nulls)."""
+    if type(obj).__module__.startswith("pandas") and \
+            hasattr(getattr(obj, "dtype", None), "pyarrow_dtype"):
+        return getattr(obj, "array", obj).__arrow_array__()
+    return obj

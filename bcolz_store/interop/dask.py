@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -191,5 +192,22 @@ def ctable_to_dask(table, blen=None, columns=None, select=None):
     meta = _frame_part((0, 0), table, names)
     last = bounds[-1][1] - 1
     divisions = tuple(b[0] for b in bounds) + (last,) if last >= 0 else (None, None)
-    return dd.from_map(_frame_part, bounds, table=table, names=names, select=select, meta=meta,
-                       divisions=divisions, label="bcolz-ctable", enforce_metadata=False)
+    # dask turns object columns into strings by default: decimals, lists, structs and
+    # bytes would arrive as their repr
+    import dask
+    keep = _items_dask_would_stringify(table, names, meta)
+    with dask.config.set({"dataframe.convert-string": False}) if keep else nullcontext():
+        return dd.from_map(_frame_part, bounds, table=table, names=names, select=select,
+                           meta=meta, divisions=divisions, label="bcolz-ctable",
+                           enforce_metadata=False)
+
+
+def _items_dask_would_stringify(table, names, meta) -> bool:
+    """Whether a column of ``names`` is a dataframe column of objects that are
+    not text (decimals, lists, maps, structs, bytes)."""
+    for name in names:
+        col = table.cols[name]
+        text = col.dtype.kind == "U" or getattr(getattr(col, "vlen", None), "kind", None) == "str"
+        if meta[name].dtype == object and not text:
+            return True
+    return False

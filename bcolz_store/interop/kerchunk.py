@@ -239,7 +239,9 @@ def _add_array(refs: dict, c, name: str, dims: list, url, threshold: int, column
     where = _where(c, column)
     reason = unsupported_reason(c)
     if reason is not None:
-        raise TypeError(f"{where}: no zarr view: {reason}")
+        hint = "" if column is None else \
+            "; skip_unsupported=True (--skip-unsupported) leaves such columns out"
+        raise TypeError(f"{where}: no zarr view: {reason}{hint}")
     dataset = _committed(c, where)
     url_of = _url_of(dataset, url, where)
     dtype, atom = c.dtype, tuple(c.shape[1:])

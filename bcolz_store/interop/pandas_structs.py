@@ -4,8 +4,9 @@
 pandas column                               stored as                       read back as
 ==========================================  ==============================  ====================
 ``ArrowDtype(decimal128(p, s))`` (or 256)   ``decimal(p, s)``               the same ArrowDtype
-``object`` of ``decimal.Decimal`` (none     ``decimal(p, s)``, the least    ``object`` of Decimal
-missing)                                    p and s that hold every item
+``object`` of ``decimal.Decimal`` (None,   ``decimal(p, s)``, the least    ``object`` of Decimal
+NaN, NA: missing)                           p and s that hold every item;
+                                            nullable when one is missing
 ``ArrowDtype(struct<...>)``                 ``struct([...])``               the same ArrowDtype
 ``object`` of dicts (None: missing)         ``struct`` of the Arrow type    ``object`` of dicts
                                             pyarrow infers
@@ -90,12 +91,14 @@ def composite_column(series):
     if series.dtype != object or not len(series):
         return None
     values = series.tolist()
-    present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)]
+    present = [v for v in values if v is not None and not (isinstance(v, float) and v != v)
+               and type(v).__name__ != "NAType"]
     if not present:
         return None
     if all(isinstance(v, _dec.Decimal) for v in present):
-        kind = _decimal_of(present) if len(present) == len(values) else None
-        return (_items(values), kind, {}) if kind is not None else None
+        kind = _decimal_of(present)     # (missing items: a nullable decimal)
+        items = _items([v if isinstance(v, _dec.Decimal) else None for v in values])
+        return (items, kind, {}) if kind is not None else None
     if all(isinstance(v, dict) for v in present):
         try:
             import pyarrow as pa

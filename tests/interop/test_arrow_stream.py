@@ -241,6 +241,168 @@ def test_a_stream_of_no_rows_gives_an_empty_table_of_its_schema(tmp_path, nbatch
     assert len(bcolz.open(str(tmp_path / "t"))) == 0 and saved.names == schema.names
 
 
+@pytest.mark.parametrize("nbatches", [0, 1])
+def test_an_empty_stream_keeps_the_columns_recorded_nullable(nbatches):
+    nums = bcolz.carray(np.ma.masked_array([1, 2], mask=[0, 1]), dtype="i4")
+    dates = bcolz.carray(np.ma.masked_array(np.arange(2).astype("M8[s]"), mask=[1, 0]))
+    source = pa.table(bcolz.ctable([nums, dates], names=["n", "t"]))
+    batches = [source.to_batches()[0].slice(0, 0)] * nbatches
+    t = bcolz.ctable(pa.RecordBatchReader.from_batches(source.schema, batches))
+    assert len(t) == 0 and t["n"].nullable and t["t"].nullable
+    t.append([(None, None), (3, np.datetime64(5, "s"))])
+    assert t["n"][:].tolist() == [None, 3] and t["t"].isnull().tolist() == [True, False]
+    one = source.select(["n"])
+    c = bcolz.carray(pa.RecordBatchReader.from_batches(
+        one.schema, [one.to_batches()[0].slice(0, 0)] * nbatches))
+    assert c.nullable and c.dtype == np.dtype("i4")
+
+
+def test_fixed_width_text_keeps_its_recorded_dtype_through_the_stream():
+    t = bcolz.ctable([np.array([b"a", b"bb"]), np.array(["x", "yz"]),
+                      np.ma.masked_array([b"c", b"dd"], mask=[0, 1]),
+                      np.ma.masked_array(["u", "vw"], mask=[1, 0])], names=["s", "u", "ns", "nu"])
+    back = bcolz.ctable(pa.table(t))
+    for name in t.names:
+        assert back[name].dtype == t[name].dtype and back[name].nullable == t[name].nullable
+        assert back[name][:].tolist() == t[name][:].tolist()
+    assert bcolz.carray(bcolz.carray(np.array(["ab", "c"]))).dtype == np.dtype("U2")
+    c = bcolz.carray(pa.table(bcolz.carray(np.ma.masked_array(["ab", "c"], mask=[0, 1]))))
+    assert c.dtype == np.dtype("U2") and c[:].tolist() == ["ab", None]
+    plain = bcolz.ctable(pa.table({"s": ["abc", None]}))        # no record: vlen, as before
+    assert plain["s"].vlen is not None and plain["s"][:].tolist() == ["abc", None]
+
+
+def test_binary_views_with_nulls_are_vlen_bytes():
+    # polars exports binary columns as binary_view
+    c = bcolz.carray(pa.array([b"a", None, b""], pa.binary_view()))
+    assert c.vlen is not None and c.vlen.kind == "bytes" and c[:].tolist() == [b"a", None, b""]
+    t = bcolz.ctable(pa.table({"b": pa.array([b"\xff", None], pa.binary_view())}))
+    assert t["b"][:].tolist() == [b"\xff", None]
+    pl = pytest.importorskip("polars")
+    assert bcolz.ctable(pl.DataFrame({"b": [b"x", None]}))["b"][:].tolist() == [b"x", None]
+
+
+def test_struct_fields_of_string_and_binary_views():
+    typ = pa.struct([("s", pa.string_view()), ("b", pa.binary_view())])
+    arr = pa.array([{"s": "a", "b": b"x"}, None, {"s": None, "b": b""}], typ)
+    c = bcolz.carray(arr)
+    assert c[:].tolist() == [{"s": "a", "b": b"x"}, None, {"s": None, "b": b""}]
+    pl = pytest.importorskip("polars")
+    series = pl.Series("p", [{"x": 1, "y": "a"}, None, {"x": 2, "y": None}])
+    assert bcolz.carray(series)[:].tolist() == series.to_list()
+
+
+def test_decimal_and_struct_columns_keep_their_nullability_through_arrow(tmp_path):
+    from decimal import Decimal
+
+    from bcolz_store.converters.arrow import from_arrow, from_parquet, to_parquet
+    point = bcolz.struct([("x", "int8")])
+    t = bcolz.ctable([bcolz.carray(["1.5"], dtype=bcolz.decimal(5, 1)),
+                      bcolz.carray(["2.5"], dtype=bcolz.decimal(5, 1), nullable=True),
+                      bcolz.carray([{"x": 1}], dtype=point),
+                      bcolz.carray([{"x": 2}], dtype=bcolz.struct([("x", "int8")],
+                                                                  nullable=True))],
+                     names=["d", "nd", "s", "ns"])
+    to_parquet(t, str(tmp_path / "t.parquet"))
+    for back in (bcolz.ctable(pa.table(t)), from_arrow(pa.table(t)),
+                 from_parquet(str(tmp_path / "t.parquet"))):
+        assert [back[n].nullable for n in back.names] == [False, True, False, True]
+        back.resize(2)          # grows with the defaults, or with nulls where nullable
+        assert back["d"][:].tolist() == [Decimal("1.5"), Decimal("0.0")]
+        assert back["nd"][1] is None and back["ns"][1] is None
+        assert back["s"][:].tolist() == [{"x": 1}, {"x": 0}]
+
+
+def test_errors_name_the_column_and_what_it_cannot_hold():
+    objects = bcolz.ctable([np.arange(2), np.array([object(), 1], dtype=object)],
+                           names=["i", "obj"])
+    with pytest.raises(TypeError, match="column 'obj': object values have no Arrow type"):
+        pa.table(objects)
+    rows = pa.table({"f": pa.array([[1, 2], None], pa.list_(pa.int32(), 2))})
+    with pytest.raises(ValueError, match=r"column 'f' has 1 nulls.*rows of shape \(2,\)") as err:
+        bcolz.ctable(rows)
+    assert "after the first batch" not in str(err.value)
+
+
+def test_categorical_struct_fields_take_their_categories_from_arrow(tmp_path):
+    from bcolz_store.converters.arrow import from_arrow, from_parquet, to_parquet
+    inner = bcolz.struct([("c", bcolz.category())], nullable=True)
+    kind = bcolz.struct([("c", bcolz.category(ordered=True)), ("in", inner)], nullable=True)
+    items = [{"c": "u", "in": {"c": "x"}}, None, {"c": None, "in": None},
+             {"c": "v", "in": {"c": None}}]
+    t = bcolz.ctable([bcolz.carray(items, dtype=kind)], names=["s"])
+    to_parquet(t, str(tmp_path / "t.parquet"))
+    for back in (bcolz.ctable(pa.table(t)), from_arrow(pa.table(t)),
+                 from_parquet(str(tmp_path / "t.parquet"))):
+        assert back["s"][:].tolist() == items
+        assert back["s"].column_type["c"].categories == ["u", "v"]
+        assert back["s"].column_type["c"].ordered
+
+
+def test_arrow_values_append_and_assign_with_their_nulls():
+    ints = bcolz.carray([1, None], dtype="i4")
+    ints.append(pa.chunked_array([pa.array([3, None], pa.int32())]))
+    assert ints[:].tolist() == [1, None, 3, None]
+    ints[0:2] = pa.array([None, 7], pa.int32())
+    assert ints[:].tolist() == [None, 7, 3, None]
+    data = bcolz.carray(np.ma.masked_array([b"a"], mask=[False]))
+    data.append(pa.array([None, b"b"], pa.binary()))
+    assert data[:].tolist() == [b"a", None, b"b"]
+    text = bcolz.carray(["x", None], dtype=bcolz.vlen(str))
+    text.append(pa.array(["y", None]))
+    assert text[:].tolist() == ["x", None, "y", None]
+    cats = bcolz.carray(["u", "v"], dtype=bcolz.category())
+    cats.append(pa.array(["v", None]).dictionary_encode())
+    assert cats[:].tolist() == ["u", "v", "v", None]
+    plain = bcolz.carray(np.arange(2, dtype="i8"))
+    with pytest.raises(ValueError, match="not nullable"):
+        plain.append(pa.array([1, None]))
+    assert plain[:].tolist() == [0, 1]
+
+
+def test_a_ctable_appends_an_arrow_table_or_a_polars_frame():
+    t = bcolz.ctable([np.ma.masked_array([1], mask=[False]),
+                      bcolz.carray(["a"], dtype=bcolz.vlen(str)),
+                      bcolz.carray([[1]], dtype=bcolz.list_("int64"))], names=["n", "s", "l"])
+    t.append(pa.table({"s": ["b", None], "n": pa.array([None, 3]), "l": [None, [2, 3]]}))
+    assert t["n"][:].tolist() == [1, None, 3] and t["s"][:].tolist() == ["a", "b", None]
+    assert [None if v is None else v.tolist() for v in t["l"][:]] == [[1], None, [2, 3]]
+    pl = pytest.importorskip("polars")
+    t.append(pl.DataFrame({"n": pl.Series([None], dtype=pl.Int64), "s": ["c"], "l": [[4]]}))
+    assert t["n"][:].tolist() == [1, None, 3, None] and t["s"][3] == "c"
+
+
+def test_pandas_arrow_backed_values_keep_their_nulls():
+    pd = pytest.importorskip("pandas")
+    raw = pd.Series([b"x", None], dtype=pd.ArrowDtype(pa.binary()))
+    assert bcolz.carray(raw)[:].tolist() == [b"x", None]
+    fixed = bcolz.carray(raw, dtype="S3")
+    assert fixed.nullable and fixed[:].tolist() == [b"x", None]
+    ints = bcolz.carray(pd.Series([5, None], dtype="int32[pyarrow]"))
+    assert ints.dtype == np.dtype("i4") and ints[:].tolist() == [5, None]
+    ints.append(pd.Series([None, 6], dtype="int32[pyarrow]"))
+    ints[0] = pd.array([None], dtype="int32[pyarrow]")
+    assert ints[:].tolist() == [None, None, None, 6]
+    data = bcolz.carray(np.ma.masked_array([b"a"], mask=[False]))
+    data.append(raw)
+    assert data[:].tolist() == [b"a", b"x", None]
+
+
+def test_addcol_takes_arrow_and_pandas_columns(tmp_path):
+    pd = pytest.importorskip("pandas")
+    t = bcolz.ctable([np.arange(3)], names=["i"], rootdir=str(tmp_path / "t"))
+    t.addcol(pa.array([1, None, 3]), name="a")
+    t.addcol(pd.Series([1, None, 3], dtype="Int64"), name="p")
+    t.addcol(pa.chunked_array([pa.array([["x"], None]), pa.array([[]], pa.list_(pa.string()))]),
+             name="l")
+    t.flush()
+    back = bcolz.open(str(tmp_path / "t"))
+    assert back["a"][:].tolist() == [1, None, 3] and back["p"][:].tolist() == [1, None, 3]
+    assert [None if v is None else v.tolist() for v in back["l"][:]] == [["x"], None, []]
+    with pytest.raises(ValueError, match="has length 1, the ctable 3"):
+        t.addcol(pa.array([1]), name="short")
+
+
 def test_a_struct_array_is_a_struct_carray():
     one = pa.StructArray.from_arrays([pa.array([1, 2])], names=["x"])
     two = pa.StructArray.from_arrays([pa.array([1, 2]), pa.array(["a", None])],

@@ -129,3 +129,16 @@ def test_the_command_takes_urls_packs_and_storage_options(tmp_path, s3_bucket, c
     assert "must be a JSON object" in capsys.readouterr().err
     np.testing.assert_array_equal(np.load(str(tmp_path / "a.npz"))["i"],
                                   bcolz.open(str(tmp_path / "src"))["i"][:])
+
+
+def test_from_parquet_and_from_feather_reach_a_url_rootdir_with_the_storage_options(
+        tmp_path, s3_bucket):
+    from bcolz_store.converters.arrow import from_feather, from_parquet, to_feather, to_parquet
+    root, options = s3_bucket
+    orig = make("ctable", 20)
+    to_parquet(orig, str(tmp_path / "t.parquet"))
+    to_feather(orig, f"{root}/t.arrow", storage_options=options)
+    from_parquet(str(tmp_path / "t.parquet"), rootdir=f"{root}/a.bcolz", storage_options=options)
+    from_feather(f"{root}/t.arrow", rootdir=f"{root}/b.bcolz", storage_options=options)
+    for name in ("a", "b"):
+        assert_same(bcolz.open(f"{root}/{name}.bcolz", storage_options=options), orig)

@@ -145,6 +145,25 @@ def test_ctable_to_dask_keeps_text_and_categorical_columns_as_todataframe(tmp_pa
             == (frame["c"] > "lo").sum())
 
 
+def test_ctable_to_dask_keeps_decimal_list_struct_and_bytes_items(tmp_path):
+    # dask's string conversion (on by default) must not turn items that are not text into text
+    from decimal import Decimal
+    point = bcolz.struct([("x", "int8"), ("y", "str")], nullable=True)
+    t = bcolz.ctable([bcolz.carray(["1.5", None], dtype=bcolz.decimal(5, 1)),
+                      bcolz.carray([[1], None], dtype=bcolz.list_("int8")),
+                      bcolz.carray([{"x": 1, "y": "a"}, None], dtype=point),
+                      bcolz.carray([b"a", None], dtype=bcolz.vlen(bytes))],
+                     names=["d", "l", "p", "b"], rootdir=str(tmp_path / "t"))
+    with dask.config.set({"dataframe.convert-string": True}):
+        part = t.to_dask()
+    got = part.compute(scheduler="sync")
+    assert got["d"].tolist() == [Decimal("1.5"), None] and got["b"].tolist() == [b"a", None]
+    assert got["l"][0].tolist() == [1] and got["l"][1] is None
+    assert got["p"].tolist() == [{"x": 1, "y": "a"}, None]
+    assert part["d"].compute(scheduler="sync").tolist() == [Decimal("1.5"), None]
+    assert part.dtypes.to_dict() == t.todataframe().dtypes.to_dict()
+
+
 def test_a_dataframe_column_holds_scalars(tmp_path):
     t = bcolz.ctable([np.zeros((10, 2)), np.arange(10)], names=["v", "i"])
     with pytest.raises(ValueError, match="'v' holds items of shape"):

@@ -230,8 +230,9 @@ def test_vlen_and_categorical_columns_are_refused_naming_them(tmp_path):
     t = bcolz.ctable([np.arange(4), bcolz.carray(["a", "bb", "a", "c"], dtype="category"),
                       bcolz.carray(["x", "yy", "zzz", ""], dtype=bcolz.vlen("str"))],
                      names=["n", "cat", "text"], rootdir=str(tmp_path / "t"))
-    with pytest.raises(TypeError, match="column 'cat'.*categorical"):
+    with pytest.raises(TypeError, match="column 'cat'.*categorical") as err:
         t.to_kerchunk()
+    assert "skip_unsupported=True" in str(err.value)      # says how to leave it out
     with pytest.raises(TypeError, match="variable-length"):
         t.cols["text"].to_kerchunk()
     with pytest.warns(UserWarning) as caught:
