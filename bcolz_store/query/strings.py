@@ -54,16 +54,8 @@ def _plain(value):
     return value
 
 
-class TextItems(np.ndarray):
-    """A ``StringDType`` array whose comparisons with a str keep its every
-    character: numpy converts a str operand through a fixed-width dtype,
-    which strips trailing NULs (``'a' == 'a\\x00'`` would hold)."""
-
-    def _compare(self, other, ufunc):
-        items = self.view(np.ndarray)
-        if isinstance(other, str):
-            other = np.array(other, dtype=items.dtype)
-        return ufunc(items, _plain(other))
+class _ComparedItems(np.ndarray):
+    """An array whose six comparisons go through its ``_compare(other, ufunc)``."""
 
     def __eq__(self, other):
         return self._compare(other, np.equal)
@@ -86,7 +78,19 @@ class TextItems(np.ndarray):
     __hash__ = None
 
 
-class NullableItems(np.ndarray):
+class TextItems(_ComparedItems):
+    """A ``StringDType`` array whose comparisons with a str keep its every
+    character: numpy converts a str operand through a fixed-width dtype,
+    which strips trailing NULs (``'a' == 'a\\x00'`` would hold)."""
+
+    def _compare(self, other, ufunc):
+        items = self.view(np.ndarray)
+        if isinstance(other, str):
+            other = np.array(other, dtype=items.dtype)
+        return ufunc(items, _plain(other))
+
+
+class NullableItems(_ComparedItems):
     """An object array of str or bytes items (None for a missing one) whose
     comparisons (``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``) are false
     wherever either side is missing, as StringDType's NaN-like nulls are;
@@ -113,26 +117,6 @@ class NullableItems(np.ndarray):
         if present.size:
             out[~missing] = np.asarray(op(present, right), dtype=bool)
         return out
-
-    def __eq__(self, other):
-        return self._compare(other, np.equal)
-
-    def __ne__(self, other):
-        return self._compare(other, np.not_equal)
-
-    def __lt__(self, other):
-        return self._compare(other, np.less)
-
-    def __le__(self, other):
-        return self._compare(other, np.less_equal)
-
-    def __gt__(self, other):
-        return self._compare(other, np.greater)
-
-    def __ge__(self, other):
-        return self._compare(other, np.greater_equal)
-
-    __hash__ = None
 
 
 def _missing(x: np.ndarray) -> np.ndarray:
