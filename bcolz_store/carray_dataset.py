@@ -17,7 +17,6 @@ import contextlib
 
 from . import attrs as _attrs
 from .datasets.carray_files import load_carray, new_engine
-from .datasets.foreign import stage_foreign_appends
 from .defaults import defaults
 from .errors import BcolzStoreError, DatasetExistsError, DatasetNotFoundError
 from .storage import locking as _locking
@@ -178,8 +177,6 @@ class CarrayDataset:
         """
         self.load_attrs(mode, new=False)
         meta = load_carray(self.store)
-        if mode != "r":       # chunk files another program appended: checked, then committed
-            stage_foreign_appends(self.store, meta)
         budget = engine.cache_budget if engine is not None else defaults.cache_budget
         engine = new_engine(meta, self.store, budget)
         if mode != "r":       # one committed state: nothing read lazily later

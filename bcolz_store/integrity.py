@@ -54,8 +54,8 @@ class VerifyReport:
         commit (the real bcolz appending: ``meta/sizes``, the chunk file
         that held the leftover, new chunk files, which decode and agree with
         ``meta/sizes``): not damage, but not what the checksums record;
-        ``verify(..., reseal=True)`` accepts them, as does the next write by
-        bcolz_store.
+        ``verify(..., reseal=True)`` accepts them (before bcolz_store writes
+        to the dataset again).
     resealed : list of str
         The changed files whose checksums ``reseal=True`` committed.
     reasons : dict

@@ -474,8 +474,8 @@ def _describe_changes(facts: dict) -> list:
     return whys + [f"{path}: {len(changed)} files changed by another program (bcolz?) since "
                    f"bcolz_store's last commit; they decode and agree with meta/sizes, so "
                    f"nothing is damaged.  Accept the change with `{PROG} verify --reseal "
-                   f"{path}` (or bcolz_store.verify(path, reseal=True)); the next write by "
-                   f"bcolz_store accepts it too"]
+                   f"{path}` (or bcolz_store.verify(path, reseal=True)) before bcolz_store "
+                   f"writes to it again"]
 
 
 def cmd_verify(args) -> int:

@@ -11,8 +11,8 @@ after it differ, ``meta/sizes`` accounts for exactly the chunk files there
 are, and the changed files decode into its items; anything else is damage.
 :func:`foreign_change` says whether files a verification found are such a
 change (for :func:`bcolz_store.verify`, which reseals it when asked), and
-:func:`stage_foreign_appends` has a writer check and stage them, so that its
-commit records their checksums.
+:func:`stage_foreign_appends` checks and stages them for the commit of
+``verify(..., reseal=True)``, which records their checksums.
 """
 
 from __future__ import annotations
