@@ -50,7 +50,8 @@ def bcolz_files(root: Path) -> dict:
 #: pandas, numexpr, Arrow, zarr, HDF5 and dask.  ``.ci/run``
 #: runs ``pytest -m oldest`` a second time on the oldest NumPy and pandas pyproject.toml allows.
 OLDEST = ("test_carray.py", "test_ctable.py", "test_dtypes.py", "test_toplevel.py",
-          "test_eval.py", "test_interop.py", "test_hostile.py", "chunks/", "clients/", "compat/",
+          "test_eval.py", "test_interop.py", "test_hostile.py", "test_query_semantics.py",
+          "chunks/", "clients/", "compat/",
           "format/", "interop/", "machine/", "properties/", "vlen/")
 
 

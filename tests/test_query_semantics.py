@@ -86,6 +86,20 @@ def test_fixed_bytes_compare_as_numpy_in_every_engine_and_plan(tmp_path, plan_ev
     assert planned == scanned == (count,) * 3
 
 
+@pytest.mark.parametrize("nullable", [False, True])
+def test_fixed_bytes_order_as_unsigned_bytes_on_every_numpy(tmp_path, plan_everything, nullable):
+    """NumPy 1.x found b'a\\x80' < b'a' (a signed char past the shorter item); NumPy 2 and
+    Python's bytes do not: conditions answer as NumPy 2, planned and scanned."""
+    items = np.array([b"", b"a", b"a\x80"], dtype="S2")
+    col = np.ma.masked_array(items, mask=[False] * 3) if nullable else items
+    t = bcolz.ctable([col], names=["S"], rootdir=str(tmp_path / "t"), mode="w", chunklen=3)
+    expected = {"S < b'a'": 1, "b'a' == S": 1, "S > b'a'": 1, "S >= b'a\\x00'": 2,
+                "(S <= b'a\\x80') & (S > b'')": 2}
+    for cond, count in expected.items():
+        planned, scanned = _counts(t, cond)
+        assert planned == scanned == (count,) * 3, cond
+
+
 def test_nullable_decimal_conditions_follow_null_semantics(tmp_path, plan_everything):
     from decimal import Decimal
     values = [Decimal("1.50"), None, Decimal("0.00"), Decimal("3.25"), None, Decimal("9.00")]

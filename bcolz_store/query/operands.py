@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from ..errors import QueryError
-from .strings import as_operand, is_vlen_operand
+from .strings import as_operand, fixed_bytes_operand, is_vlen_operand
 
 __all__ = ["BLOCK_BYTES", "Operands"]
 
@@ -134,6 +134,8 @@ class Operands:
                 out[name] = _masked_objects(out[name])
             if name in self.vlen:
                 out[name] = as_operand(out[name])
+            else:
+                out[name] = fixed_bytes_operand(out[name])
         return out
 
 

@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .strings import STRING_FUNCTIONS, as_operand
+from .strings import STRING_FUNCTIONS, as_operand, fixed_bytes_operand
 
 __all__ = ["ALL", "Both", "ColumnInfo", "ELEMENTWISE", "Leaf", "NONE", "Not", "Opaque", "SOME",
            "Unplannable", "category_matches", "combine_states", "leaf_states", "parse_condition"]
@@ -310,7 +310,7 @@ def parse_condition(tree: ast.AST, columns: dict, scalars: dict, functions: set)
 # ------------------------------------------------------------ the statistics
 
 def _compare(values, op: str, constant) -> np.ndarray:
-    result = _APPLY[op](values, constant)
+    result = _APPLY[op](fixed_bytes_operand(values), constant)
     if not isinstance(result, np.ndarray) or result.shape != np.shape(values):
         raise Unplannable(f"comparing with {constant!r} does not give one boolean per item")
     return np.asarray(result, dtype=bool)

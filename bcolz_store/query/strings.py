@@ -26,7 +26,12 @@ import numpy as np
 
 from ..chunks.vlen_items import NAN_STRING, missing_mask
 
-__all__ = ["NullableItems", "STRING_FUNCTIONS", "TextItems", "as_operand", "is_vlen_operand"]
+__all__ = ["FixedBytesItems", "NullableItems", "SIGNED_BYTES", "STRING_FUNCTIONS", "TextItems",
+           "as_operand", "fixed_bytes_operand", "is_vlen_operand"]
+
+#: Whether numpy orders fixed bytes (``S``) items as signed chars (NumPy 1.x: ``b'\x80' <
+#: b'a'``); NumPy 2 orders them as unsigned bytes, as Python's ``bytes`` do.
+SIGNED_BYTES = np.lib.NumpyVersion(np.__version__) < "2.0.0"
 
 
 def is_vlen_operand(value) -> bool:
@@ -48,8 +53,21 @@ def as_operand(block: np.ndarray) -> np.ndarray:
     return block
 
 
+def fixed_bytes_operand(values):
+    """``values`` as conditions compare them: on NumPy 1.x a plain or masked
+    array of fixed bytes (``S``) becomes one of :class:`FixedBytesItems`,
+    whose order is unsigned as on NumPy 2; anything else is returned as it is."""
+    if not SIGNED_BYTES or getattr(getattr(values, "dtype", None), "kind", None) != "S":
+        return values
+    if type(values) is np.ndarray:
+        return values.view(FixedBytesItems)
+    if type(values) is np.ma.MaskedArray:         # a nullable column's block: its mask kept
+        return np.ma.masked_array(values.data.view(FixedBytesItems), mask=values.mask)
+    return values
+
+
 def _plain(value):
-    if isinstance(value, (NullableItems, TextItems)):
+    if isinstance(value, (NullableItems, TextItems, FixedBytesItems)):
         return value.view(np.ndarray)
     return value
 
@@ -88,6 +106,21 @@ class TextItems(_ComparedItems):
         if isinstance(other, str):
             other = np.array(other, dtype=items.dtype)
         return ufunc(items, _plain(other))
+
+
+class FixedBytesItems(_ComparedItems):
+    """A fixed bytes (``S``) array compared as NumPy 2 compares one: items
+    and bytes constants with their trailing NULs stripped, ordered as
+    unsigned bytes (Python's ``bytes`` order; NumPy 1.x used signed chars)."""
+
+    def _compare(self, other, ufunc):
+        items = self.view(np.ndarray).astype(object)        # bytes, trailing NULs stripped
+        other = _plain(other)
+        if isinstance(other, (bytes, np.bytes_)):
+            other = bytes(other).rstrip(b"\x00")
+        elif isinstance(other, np.ndarray) and other.dtype.kind == "S":
+            other = other.astype(object)
+        return np.asarray(ufunc(items, other), dtype=bool)
 
 
 class NullableItems(_ComparedItems):

@@ -195,7 +195,9 @@ def _compare(kind, value, op, const):
             return _OPS[op](bytes(item), const.rstrip(b"\x00"))
         if kind.dtype[0] == "U" and isinstance(const, str):
             return _OPS[op](str(item), const.rstrip("\x00"))
-        return bool(_OPS[op](item, const))
+        # as numpy compares a column with a constant: an array against a scalar (NumPy 1.x
+        # compares two scalars in float64, an array of float32 in float32, as NumPy 2 does)
+        return bool(_OPS[op](np.array([item]), const)[0])
     return bool(_OPS[op](value, const))
 
 
@@ -213,7 +215,7 @@ def _isin(kind, value, consts):
                 elif kind.dtype[0] in "SU" or isinstance(c, (str, bytes)):
                     continue
                 else:
-                    found |= bool(item == c)
+                    found |= bool((np.array([item]) == c)[0])
         return found
     return any(type(c) is type(value) and value == c or
                isinstance(value, Decimal) and isinstance(c, (int, Decimal)) and value == c
