@@ -8,6 +8,7 @@ import os
 import sys
 
 from bcolz_store.errors import BcolzStoreError
+from bcolz_store.storage.packs import DATASET_FILES      # the names that make a dataset
 
 __all__ = ["CommandError", "EXIT_CHANGED", "EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK",
            "EXIT_UNVERIFIED", "EXIT_USAGE", "PROG", "Progress", "add_progress_options",
@@ -23,7 +24,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_UNVERIFIED = 3
 # ``verify`` finding only files another program changed consistently (the real
 # bcolz appending): nothing is damaged, but the checksums do not record them
-# until ``verify --reseal`` (or a write by bcolz_store) accepts the change.
+# until ``verify --reseal`` accepts the change.
 EXIT_CHANGED = 4
 
 
@@ -63,10 +64,6 @@ def check_outside(dataset, out, what: str) -> None:
                            f"elsewhere")
 
 
-# Names whose presence makes a folder (or a URL) a bcolz dataset.
-_DATASET_NAMES = ("meta/sizes", "__rootdirs__", "bcolz_store.json")
-
-
 def check_target(src, dst, overwrite: bool, options, what: str) -> None:
     """CommandError unless a command may write a dataset at ``dst``: nothing
     there, or a bcolz dataset and ``overwrite`` (a file or another folder is
@@ -88,14 +85,14 @@ def check_target(src, dst, overwrite: bool, options, what: str) -> None:
         if not os.path.lexists(b):
             return
         dataset = os.path.isdir(b) and not os.path.islink(b) and \
-            any(os.path.isfile(os.path.join(b, name)) for name in _DATASET_NAMES)
+            any(os.path.isfile(os.path.join(b, name)) for name in DATASET_FILES)
     else:
         from bcolz_store.storage.urls import open_store
         try:
             store = open_store(dst, False, options)
             if store.root_state() == "missing":
                 return
-            dataset = any(store.exists(name) for name in _DATASET_NAMES)
+            dataset = any(store.exists(name) for name in DATASET_FILES)
         except (ImportError, ValueError, OSError) as err:
             reason = remote_reason(err, dst)
             raise CommandError(f"{what}: {reason}" if reason else describe(err, dst, what)) \

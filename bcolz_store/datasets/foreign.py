@@ -102,7 +102,8 @@ def foreign_change(store, recorded: dict, changed: set, added: set):
 
 
 def stage_foreign_appends(store, meta) -> list:
-    """A writer's check of chunk files another program appended: when the
+    """The check ``verify(..., reseal=True)`` makes again, as the writer it
+    is, of chunk files another program appended: when the
     carray's ``meta/sizes`` (``meta``) does not match its checksum, the chunk
     files from the last one the checksums record onward whose content they
     do not record are read, decoded, and staged as they are, so that the next
