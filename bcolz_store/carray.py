@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import sys
 
 import numpy as np
@@ -33,6 +34,8 @@ from .category_type import CodesView, category_of
 from .carray_struct import column_type_of, field_carray, is_struct
 from .chunks.category_engine import CategoryEngine
 from .chunks.chunk import chunk
+from .kinds import ArrowBuffers, kind_of
+from .interop.arrow_columns import as_kind_buffers
 from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
 from .defaults import check_cache_budget, defaults
 from .errors import ReadOnlyError, UnsafeDataError
@@ -103,10 +106,11 @@ class carray:
             store = self._files.begin_creation(self._mode)
             stage_storage(store, self._meta)
         self._engine = new_engine(self._meta, store, defaults.cache_budget, new=True)
-        if not isinstance(array, carray):
+        if not isinstance(array, (carray, ArrowBuffers)):
             self._engine.append(data)
-        for block in array._blocks() if isinstance(array, carray) else rest:
-            self._engine.append(self._to_ndarray(block, self._meta.atom.base))
+        for block in array._blocks() if isinstance(array, carray) else itertools.chain(
+                [array] if isinstance(array, ArrowBuffers) else [], rest):
+            self._append_block(block)
         if store is not None:
             self._flush(commit=False)
         self._files.load_attrs(self._mode, new=True)
@@ -191,17 +195,13 @@ class carray:
     _cache = property(lambda self: self._engine.cache)
     _cache_nbytes = property(lambda self: self._engine.cache_nbytes)
 
-    @property
-    def cache_budget(self) -> int:
-        """int: bytes of decompressed chunks kept for re-reads (default
+    cache_budget = property(
+        lambda self: self._engine.cache_budget,
+        lambda self, value: self._engine.set_cache_budget(check_cache_budget(value)),
+        doc="""int: bytes of decompressed chunks kept for re-reads (default
         ``bcolz_store.defaults.cache_budget``, 8 MiB; 0: no cache; whole-chunk
         reads bypass it; see also ``defaults.block_cache_budget``).  Setting:
-        TypeError for a non-integer, ValueError if negative."""
-        return self._engine.cache_budget
-
-    @cache_budget.setter
-    def cache_budget(self, value) -> None:
-        self._engine.set_cache_budget(check_cache_budget(value))
+        TypeError for a non-integer, ValueError if negative.""")
 
     @property
     def codes(self):
@@ -211,11 +211,8 @@ class carray:
             raise TypeError("only categorical carrays have codes")
         return CodesView(self._engine, self.len)
 
-    @property
-    def cratio(self) -> float:
-        """float: ``nbytes / cbytes`` (nan when empty)."""
-        cbytes = self._engine.cbytes
-        return self.nbytes / float(cbytes) if cbytes else float("nan")
+    cratio = property(lambda self: self.nbytes / float(self.cbytes) if self.cbytes
+                      else float("nan"), doc="float: ``nbytes / cbytes`` (nan when empty).")
 
     @property
     def dflt(self) -> np.ndarray:
@@ -227,14 +224,9 @@ class carray:
         out[()] = self._engine.lookup()[meta.dflt_code]
         return out
 
-    @property
-    def expectedlen(self) -> int:
-        """int: the expected length that decided ``chunklen``."""
-        return self._meta.expectedlen
-
-    @expectedlen.setter
-    def expectedlen(self, value) -> None:
-        self._meta.expectedlen = int(value)
+    expectedlen = property(lambda self: self._meta.expectedlen,
+                           lambda self, value: setattr(self._meta, "expectedlen", int(value)),
+                           doc="int: the expected length that decided ``chunklen``.")
 
     @property
     def mode(self) -> str:
@@ -248,12 +240,9 @@ class carray:
         self._mode = value
         self._files.set_mode(value)
 
-    @property
-    def nbytes(self) -> int:
-        """int: uncompressed bytes."""
-        if self._meta.atom.kind == "O" or self._meta.vlen is not None:
-            return self._engine.nbytes
-        return self.len * self._meta.atom.itemsize
+    nbytes = property(lambda self: self._engine.nbytes if self._meta.atom.kind == "O" or
+                      self._meta.vlen is not None else self.len * self._meta.atom.itemsize,
+                      doc="int: uncompressed bytes.")
 
     @property
     def rootdir(self):
@@ -357,11 +346,21 @@ class carray:
                 self._unstaged = True
                 return
         self._check_writable()
-        if _arrow.is_arrow_source(array := _arrow.as_arrow_source(array)):  # as a carray reads it
+        # (Arrow rows of a column kind: its buffers; other Arrow rows: as a carray reads them)
+        if _arrow.is_arrow_source(array := as_kind_buffers(array, self.kind)):
             array = type(self)(array)[:]
         prepared = self._prepare_append(array)
         with self._writing("append"):
             self._append_prepared(prepared)
+
+    def _append_block(self, block):
+        if not isinstance(block, ArrowBuffers):
+            block = self._to_ndarray(block, self._meta.atom.base)
+        _edit.append_block(self.kind, self._engine, block, self._files.rootdir)
+
+    to_buffers = lambda self, start=0, stop=None: _read.kind_buffers(  # noqa: E731
+        self.kind, self._engine, self.len, start, stop)
+    kind = property(lambda self: kind_of(self._meta))
 
     def _prepare_append(self, array):
         return _edit.prepare_append(self._meta, self._engine, self._safe, array,
@@ -370,7 +369,7 @@ class carray:
     def _append_prepared(self, prepared):
         self._unstaged = True
         for block in _edit.append_blocks(prepared, self._meta.atom.base, self._to_ndarray):
-            self._engine.append(block)
+            _edit.append_block(self.kind, self._engine, block, self._files.rootdir)
 
     def __setitem__(self, key, value):
         self._check_writable()

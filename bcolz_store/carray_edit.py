@@ -19,6 +19,7 @@ from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
 from .format.nullable_meta import masked_to_objects
 from .indexing import is_int, position, positions
+from .kinds.buffers import ArrowBuffers
 from .nullable_type import as_masked, is_null_item, pandas_masked
 from .list_type import as_list_items
 
@@ -179,6 +180,8 @@ def prepare_append(meta, engine, safe, array, convert):
         str items for a carray of bytes, or bytes for one of str.
     """
     atom = meta.atom
+    if isinstance(array, ArrowBuffers):     # encoded by the carray's column kind
+        return array
     if meta.composite is not None:      # decimal or struct items: checked before any write
         return engine.prepare(convert(array[:] if is_carray(array) else array, atom))
     if meta.variable:
@@ -461,3 +464,25 @@ def assign(engine, meta, key, value, length: int, convert, writing) -> None:
         vals = engine.prepare(vals)
         with writing("setitem"):
             engine.set_positions(idx, vals)
+
+
+def append_block(kind, engine, block, where) -> None:
+    """Append a block of rows to a carray's ``engine``: numpy rows as the engine
+    takes them, Arrow buffers (:class:`~bcolz_store.kinds.buffers.ArrowBuffers`)
+    encoded by the carray's column kind ``kind`` (``where``: its rootdir, for
+    messages).
+
+    Raises
+    ------
+    TypeError
+        Arrow buffers for a carray of a fixed dtype (``kind`` None).
+    ValueError
+        As :meth:`~bcolz_store.kinds.base.ColumnKind.encode`.
+    """
+    if not isinstance(block, ArrowBuffers):
+        engine.append(block)
+    elif kind is None:
+        raise TypeError(f"{where or 'carray'}: Arrow buffers are appended to a carray of a "
+                        f"column kind; this one is of a fixed dtype")
+    else:
+        kind.encode(engine, block)

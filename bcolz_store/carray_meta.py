@@ -22,6 +22,8 @@ from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
 from .format.nullable_meta import masked_to_objects
 from .indexing import calc_chunklen, is_int
+from .kinds.base import kind_request
+from .kinds.buffers import ArrowBuffers
 from .nullable_type import as_masked, new_nullable, nullable_request
 from .list_type import list_request, new_list_meta
 from .vlen_type import new_vlen_meta, vlen_request
@@ -60,6 +62,9 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
     TypeError, LimitError
         As the kind's own function.
     """
+    if isinstance(array, ArrowBuffers):      # Arrow rows, encoded by the kind after
+        dtype, nullable, expectedlen = kind_request(array, dtype, nullable, expectedlen)
+        array = []
     if cparams is None or isinstance(cparams, (cparams_cls, dict)):
         cparams = cparams_cls.from_any(cparams)
     else:

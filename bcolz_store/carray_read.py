@@ -171,3 +171,22 @@ def eval_key(expression: str, frame, make_result, length: int):
     if len(result) != length:
         raise IndexError("boolean expression outcome must match len(self)")
     return result
+
+
+def kind_buffers(kind, engine, length: int, start, stop):
+    """Rows ``[start, stop)`` of a carray of the column kind ``kind`` (None: of
+    bcolz's fixed dtypes) and ``length`` rows in ``engine``, as Arrow buffers
+    (:meth:`ColumnKind.decode <bcolz_store.kinds.base.ColumnKind.decode>`);
+    ``start``/``stop`` as a slice's, without a step.
+
+    Raises
+    ------
+    TypeError
+        The carray is of bcolz's own fixed dtypes (no column kind).
+    """
+    if kind is None:
+        raise TypeError("this carray is of a fixed dtype, with no column kind: read it "
+                        "with c[start:stop]")
+    start, stop, _ = slice(start, stop).indices(length)
+    return kind.decode(engine, start, max(start, stop))
+

@@ -33,6 +33,7 @@ from .ctable_query import condition
 from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
 from .format.names import check_name
 from .interop.arrow_stream import field_records, is_arrow_source
+from .kinds.buffers import ArrowBuffers
 from .vlen_type import column_dtypes, vlen_request
 
 __all__ = ["Commits", "addcol", "append", "capture_appends", "create", "delcol", "flush", "purge",
@@ -166,7 +167,7 @@ def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
         dtype = dtypes[name]
         special = dtype is not None and (vlen_request(None, dtype) is not None
                                          or category_request(None, dtype) is not None)
-        if not isinstance(src, (carray, np.ndarray)) and not special:
+        if not isinstance(src, (carray, np.ndarray, ArrowBuffers)) and not special:
             try:
                 src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)
             except (TypeError, ValueError) as err:

@@ -118,6 +118,9 @@ LAYERS = [
       "bcolz_store.converters.arrow_nullable"],
      ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
+    # The column kinds (kinds/base.py): each kind's folder over the types, files and engines
+    # below; the carray, the ctable and the Arrow paths above find a kind by its registry.
+    [["bcolz_store.kinds"]],
     [["bcolz_store.struct_type"]],
     [["bcolz_store.vlen_type"], ["bcolz_store.category_type"], ["bcolz_store.decimal_type"],
      ["bcolz_store.nullable_type"], ["bcolz_store.list_type"]],

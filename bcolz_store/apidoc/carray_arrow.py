@@ -50,4 +50,31 @@ CARRAY_ARROW_DOCS = {
     TypeError
         Object carrays.
     """,
+    "to_buffers": """
+    Rows ``[start, stop)`` of a carray of a column kind (vlen, categorical,
+    nullable, decimal, list, map, struct, fixed-size binary) in Arrow's
+    columnar layout, as numpy arrays (no pyarrow needed).
+
+    Parameters
+    ----------
+    start, stop : int, optional
+        As a slice's (default: every row).
+
+    Returns
+    -------
+    bcolz_store.kinds.buffers.ArrowBuffers
+        ``stop - start`` rows: validity, offsets, values, children
+        (``bcolz_store.kinds.arrow.to_pyarrow`` wraps them in a pyarrow
+        array without a copy).
+
+    Raises
+    ------
+    TypeError
+        A carray of one of bcolz's fixed dtypes (it has no column kind).
+    """,
+    "kind": """
+    The column kind of this carray (``bcolz_store.kinds.base.ColumnKind``:
+    its Arrow type, how its rows encode and decode), or None for one of
+    bcolz's fixed dtypes.
+    """,
 }

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
 from ..format.vlen_meta import vlen_result_dtype
-from ..interop.arrow_stream import (arrow_input, arrow_schema, column_arrays, field_records,
-                                   record_batches, table_types)
+from ..interop.arrow_columns import arrow_schema, column_arrays, record_batches
+from ..interop.arrow_stream import arrow_input, field_records, table_types
 from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
 from ..vlen_type import vlen
 from ._common import Sink, destination_kwargs, local_path, progress_bar

@@ -29,134 +29,16 @@ import numpy as np
 from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
-from .arrow_fields import FIELD_ATTR, cast_to, dump_field, recorded_field
-from .columns import BLOCK_BYTES, as_arrow_source, atom_of, block_rows, columns_of, kind_of
+from .arrow_columns import (arrow_schema, arrow_types as _types, column_arrays, column_field,
+                            kind_reader, record_batches)
+from .arrow_fields import FIELD_ATTR, dump_field, recorded_field
+from .columns import BLOCK_BYTES, as_arrow_source, block_rows, kind_of
 
-__all__ = ["ArrowColumns", "ArrowInput", "STREAM_BLOCK_BYTES", "arrow_input", "arrow_schema",
-           "column_arrays", "column_field", "export_schema", "export_stream", "field_records", "is_arrow_source",
-           "record_batches", "table_types"]
+__all__ = ["ArrowColumns", "ArrowInput", "STREAM_BLOCK_BYTES", "arrow_input", "export_schema",
+           "export_stream", "field_records", "is_arrow_source", "table_types"]
 
 STREAM_BLOCK_BYTES = BLOCK_BYTES     # uncompressed bytes of all columns per streamed batch
 READ_BLOCK_ROWS = 65536
-
-
-def _types():
-    """:mod:`bcolz_store.converters.arrow_types`, imported when first used (so
-    that ``import bcolz_store`` loads no converter)."""
-    from ..converters import arrow_types
-    return arrow_types
-
-
-# --- carray/ctable -> Arrow -----------------------------------------------------------
-
-def _kind(col) -> dict:
-    """How :func:`to_arrow_array` takes a column: its vlen kind (or the type of a
-    decimal or struct column), zone, category."""
-    cat = getattr(col, "category", None)
-    vlen_ = getattr(col, "vlen", None)
-    zone = None
-    if col.dtype.kind == "M" and "timezone" in col.attrs:
-        unit, count = np.datetime_data(col.dtype)
-        found = col.attrs["timezone"]
-        if count == 1 and unit in ("s", "ms", "us", "ns") and isinstance(found, str) and found:
-            zone = found
-    composite = getattr(col, "column_type", None)    # a decimal or struct column's type
-    if composite is None:
-        composite = getattr(col, "listtype", None)    # a list or map column's
-    if composite is not None:
-        return {"vlen": composite, "tz": None, "category": None}
-    return {"vlen": None if vlen_ is None or cat is not None else vlen_.kind, "tz": zone,
-            "category": cat}
-
-
-def _atom(col):
-    """The atom of what is read of a column: a categorical's codes' dtype."""
-    if getattr(col, "category", None) is not None:
-        return col.codes[0:0].dtype
-    return atom_of(col)
-
-
-def _read(col, start: int, stop: int) -> np.ndarray:
-    """Rows ``[start, stop)`` as :func:`to_arrow_array` takes them (codes of a categorical)."""
-    if getattr(col, "category", None) is not None:
-        return col.codes[start:stop]
-    return col[start:stop]
-
-
-def arrow_schema(pa, obj):
-    """The Arrow schema of a carray or ctable (a carray is one column ``data``),
-    with bcolz_store's schema metadata (:mod:`~bcolz_store.converters.arrow_meta`).
-
-    Raises
-    ------
-    TypeError
-        For object columns, or ``obj`` not a carray/ctable.
-    """
-    fields = [column_field(pa, name, col) for name, col in columns_of(obj)]
-    return pa.schema(fields, metadata=_types().schema_metadata(obj))
-
-
-def column_field(pa, name, col):
-    """The Arrow field a column is written as: the field it was read from when
-    its attrs record one (:mod:`.arrow_fields`), else its default type."""
-    recorded = recorded_field(pa, col, name)
-    if recorded is not None:
-        return recorded
-    typ = _small_type(pa, col) or _types().arrow_type(_atom(col), **_kind(col), name=name)
-    # a list, decimal or struct column says its field's flag
-    kind = getattr(col, "listtype", None) or getattr(col, "column_type", None)
-    return pa.field(name, typ, getattr(kind, "nullable", True) is not False)
-
-
-#: the most bytes of items a vlen column written as Arrow ``string``/``binary``
-#: (32-bit offsets) may hold; a larger one is ``large_string``/``large_binary``
-SMALL_VLEN_BYTES = (1 << 31) - 1
-
-
-def _small_type(pa, col):
-    """``string``/``binary`` for a vlen column whose items all fit 32-bit
-    offsets (Arrow's large types only where needed), else None."""
-    kind = _kind(col)["vlen"]
-    if kind not in ("str", "bytes") or col.nbytes > SMALL_VLEN_BYTES:
-        return None
-    return pa.string() if kind == "str" else pa.binary()
-
-
-def _arrays_of(pa, name, col):
-    """``convert(block)``: a block of the column's rows as an array of its field's type."""
-    kind, recorded = _kind(col), recorded_field(pa, col, name)
-    typ = recorded.type if recorded is not None else _small_type(pa, col)
-    if typ is None:
-        return lambda block: _types().to_arrow_array(pa, block, name, **kind)
-    return lambda block: cast_to(pa, _types().to_arrow_array(pa, block, name, **kind),
-                                 typ, name)
-
-
-def column_arrays(pa, name, col, blen: int, done=None):
-    """A column's Arrow arrays, one per ``blen`` rows, read when drawn.
-
-    ``done(n)`` is called after each block of ``n`` rows (a progress bar)."""
-    convert = _arrays_of(pa, name, col)
-    for start in range(0, len(col), blen):
-        block = _read(col, start, start + blen)
-        yield convert(block)
-        if done is not None:
-            done(len(block))
-
-
-def record_batches(pa, obj, schema, blen: int, done=None):
-    """The record batches of a carray or ctable, ``blen`` rows each, every
-    column's block read when the batch is drawn.
-
-    ``done(n)`` is called after each batch of ``n`` rows (a progress bar)."""
-    cols = columns_of(obj)
-    converts = [_arrays_of(pa, name, col) for name, col in cols]
-    for start in range(0, len(obj), blen):
-        arrays = [convert(_read(col, start, start + blen))
-                  for (name, col), convert in zip(cols, converts)]
-        yield pa.record_batch(arrays, schema=schema)
-        if done is not None:
-            done(len(arrays[0]) if arrays else 0)
 
 
 def _requested(pa, requested_schema, ours):
@@ -454,7 +336,8 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
     nulls = _nullable_columns(pa, obj, schema, meta, names, vlens, head)
     from ..converters.arrow_nullable import column_reader
-    read = column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array)
+    read = kind_reader(pa, schema, names, set(vlens) | nulls,
+                       column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array))
 
     def blocks(batch):
         try:

@@ -1,0 +1,208 @@
+"""The contract of a column kind, and the registry of kinds.
+
+A *column kind* is a kind of column beyond bcolz's fixed dtypes (vlen
+strings and bytes, categoricals, nullable values, decimals, lists and maps,
+structs, fixed-size binary).  Each is one class deriving :class:`ColumnKind`
+in its own folder ``bcolz_store/kinds/<kind>/``, registered with
+:func:`register` under the key its ``meta/storage`` entry is stored with
+(``"vlen"``, ``"categorical"``, ``"nullable"``, ``"decimal"``, ``"list"``,
+``"struct"``, ``"fixed_binary"``).  A kind says:
+
+* which carrays are of it (:meth:`ColumnKind.of_meta`: from the metadata read
+  from ``meta/storage``) and which Arrow types it takes
+  (:meth:`ColumnKind.of_arrow`);
+* its Arrow type (:meth:`ColumnKind.arrow_type`) and the dtype object a
+  carray of it is made with (:meth:`ColumnKind.dtype`);
+* how rows encode from Arrow buffers into its engine's chunks
+  (:meth:`ColumnKind.encode`) and decode from them back to Arrow buffers
+  (:meth:`ColumnKind.decode`), vectorised, with no Python work per item;
+* its numpy/Python form (:meth:`ColumnKind.to_python`), made only when a
+  caller asks for items, and its missing rows (:meth:`ColumnKind.missing`).
+
+The contract's tests ship as :class:`bcolz_store.testing.kinds.KindTests`.
+
+The registry is the zarr-python 3 data-type registry's idea (one class per
+kind, looked up by the key stored with the data) and numcodecs' codec
+registry (keyed by id).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+import numpy as np
+
+from .buffers import ArrowBuffers
+
+__all__ = ["ColumnKind", "kind_for_arrow", "kind_of", "kind_request", "register", "registered"]
+
+
+class ColumnKind(abc.ABC):
+    """One kind of column: its metadata, its Arrow form, its chunks.
+
+    An instance describes one column's type (a vlen kind of ``str``, a
+    decimal's precision and scale, a list's element type...); the class is
+    the kind.  Instances compare equal when they describe the same type.
+    """
+
+    #: The key of the kind's entry in ``meta/storage``; the registry's key.
+    key: ClassVar[str] = ""
+
+    # ------------------------------------------------------------ which columns
+
+    @classmethod
+    @abc.abstractmethod
+    def of_meta(cls, meta) -> "ColumnKind | None":
+        """The kind of the carray whose metadata is ``meta`` (a ``CarrayMeta``),
+        or None when it is not of this kind."""
+
+    @classmethod
+    def of_arrow(cls, pa, typ) -> "ColumnKind | None":
+        """The kind with which an Arrow column of type ``typ`` is written, or
+        None when this kind does not take it (the default)."""
+        return None
+
+    # ------------------------------------------------------------ its types
+
+    @abc.abstractmethod
+    def arrow_type(self, pa):
+        """The pyarrow DataType of the column's rows."""
+
+    @abc.abstractmethod
+    def dtype(self):
+        """What a carray of this kind is made with (``bcolz_store.carray(...,
+        dtype=kind.dtype())``): a dtype object of the package, or a numpy dtype."""
+
+    def accepts(self, pa, typ) -> bool:
+        """Whether :meth:`encode` takes buffers of the Arrow type ``typ`` as they
+        are (default: ``typ`` is :meth:`arrow_type`)."""
+        return typ == self.arrow_type(pa)
+
+    #: Whether carrays of the kind are made with ``nullable=True`` as well.
+    nullable_carray: ClassVar[bool] = False
+
+    # ------------------------------------------------------------ its rows
+
+    @abc.abstractmethod
+    def encode(self, engine, buffers: ArrowBuffers) -> None:
+        """Append ``buffers`` (rows of :meth:`arrow_type`'s layout) to ``engine``,
+        the carray's engine.
+
+        Raises
+        ------
+        ValueError
+            Rows the column cannot hold (a missing row in a column without
+            nulls, a value out of the type's range), before anything changes.
+        """
+
+    @abc.abstractmethod
+    def decode(self, engine, start: int, stop: int) -> ArrowBuffers:
+        """Rows ``[start, stop)`` of ``engine`` (``0 <= start <= stop <= length``)
+        in :meth:`arrow_type`'s layout."""
+
+    def to_python(self, buffers: ArrowBuffers) -> np.ndarray:
+        """The rows of ``buffers`` as the carray's reads give them (numpy
+        items, or Python objects in an object array)."""
+        raise NotImplementedError(f"{type(self).__name__}.to_python")
+
+    def missing(self, buffers: ArrowBuffers) -> np.ndarray:
+        """``bool`` array of ``buffers.length``: True where a row is missing."""
+        return buffers.missing()
+
+    def __eq__(self, other) -> bool:
+        return type(self) is type(other) and vars(self) == vars(other)
+
+    def __hash__(self) -> int:
+        return hash((type(self), repr(sorted(vars(self).items()))))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+
+_REGISTRY: dict = {}
+
+
+def register(cls: type) -> type:
+    """Register the ColumnKind subclass ``cls`` under ``cls.key`` (a class decorator).
+
+    Raises
+    ------
+    TypeError
+        ``cls`` is not a ColumnKind subclass.
+    ValueError
+        An empty key, or a key another class holds.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, ColumnKind)):
+        raise TypeError(f"{cls!r} is not a ColumnKind subclass")
+    if not cls.key:
+        raise ValueError(f"{cls.__name__} has no key")
+    held = _REGISTRY.get(cls.key)
+    if held is not None and held is not cls:
+        raise ValueError(f"kind key {cls.key!r} is held by {held.__name__}")
+    _REGISTRY[cls.key] = cls
+    return cls
+
+
+def registered() -> dict:
+    """``{key: ColumnKind subclass}`` of every registered kind."""
+    _load()
+    return dict(_REGISTRY)
+
+
+def kind_of(meta) -> ColumnKind | None:
+    """The kind of a carray's metadata (a ``CarrayMeta``), or None for bcolz's own
+    fixed dtypes and the kinds not registered."""
+    _load()
+    for cls in _REGISTRY.values():
+        found = cls.of_meta(meta)
+        if found is not None:
+            return found
+    return None
+
+
+def kind_for_arrow(pa, typ) -> ColumnKind | None:
+    """The kind an Arrow column of type ``typ`` is written as, or None (then the
+    numpy path takes it)."""
+    _load()
+    for cls in _REGISTRY.values():
+        found = cls.of_arrow(pa, typ)
+        if found is not None:
+            return found
+    return None
+
+
+def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
+    """``(dtype, nullable, expectedlen)`` with which a carray is made whose first
+    rows are the Arrow ``buffers``: ``dtype`` as given, else the kind's
+    (:meth:`ColumnKind.dtype`), ``nullable`` True for a kind made so, and
+    ``expectedlen`` the rows' count when not given.
+
+    Raises
+    ------
+    TypeError
+        Buffers of an Arrow type no kind takes, with no ``dtype`` given.
+    """
+    kind = None
+    if buffers.type is not None:
+        import pyarrow as pa        # (buffers with a type were made by pyarrow)
+        kind = kind_for_arrow(pa, buffers.type)
+    if dtype is None:
+        if kind is None:
+            raise TypeError(f"Arrow rows of type {buffers.type} are not of a column kind; "
+                            f"give the carray's dtype")
+        dtype = kind.dtype()
+    if kind is not None and kind.nullable_carray and nullable is None:
+        nullable = True
+    return dtype, nullable, buffers.length if expectedlen is None else expectedlen
+
+
+_LOADED = []
+
+
+def _load() -> None:
+    """Import the kinds shipped with the package (each registers itself)."""
+    if not _LOADED:
+        _LOADED.append(True)
+        from . import installed      # noqa: F401  (the imports register the kinds)

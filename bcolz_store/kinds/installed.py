@@ -1,0 +1,6 @@
+"""The column kinds shipped with bcolz_store: importing this module registers them.
+
+A new kind adds one line here (its folder's import).
+"""
+
+from __future__ import annotations
