@@ -169,3 +169,26 @@ def test_the_thread_sweep_runs_and_judges_its_targets(tmp_path):
         assert "query time <= blosc2" in names
     assert "**read_f8**" in sweep.markdown(result)
     assert harness.main(["--threads", "1", "--markdown", "--out", str(out)]) == 0
+
+
+def test_the_kinds_benchmark_runs_quick_and_every_answer_is_right(tmp_path, capsys):
+    """``benchmarks.kinds --quick`` on a few kinds, the whole table and the query:
+    every contender's answer is checked, the ratios follow the medians."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("lance")
+    pytest.importorskip("duckdb")
+    kinds = pytest.importorskip("benchmarks.kinds")
+    out = tmp_path / "kinds.json"
+    code = kinds.main(["--quick", "--rows", "5000", "--kinds", "vlen-str,list-int32,table,query",
+                       "--out", str(out), "--dir", str(tmp_path)])
+    assert code == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["kind"], r["measure"]) for r in rows] == \
+        [(k, m) for k in ("vlen-str", "list-int32") for m in kinds.MEASURES] + \
+        [("table", "read-arrow"), ("query", "numpy"), ("query", "arrow")]
+    for r in rows:
+        assert r["wrong"] == [] and r["refused"] == {}, r
+        assert set(r["median"]) == set(kinds.CONTENDERS)
+        assert r["ratio"] == pytest.approx(r["median"]["bcolz_store"] / r["median"]["parquet"])
+        assert r["status"] == ("PASS" if r["ratio"] <= r["target"] else "MISS")
+    assert "| table | read-arrow |" in capsys.readouterr().out
