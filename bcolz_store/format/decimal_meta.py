@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import FormatError, LimitError
 
 __all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_DECIMAL_TEXT", "MAX_PRECISION", "check_decimal", "decimal_bits",
-           "decimal_dtype_text",
+           "decimal_dtype_text", "too_wide",
            "decimal_of_text", "decode_decimals", "dump_decimal", "encode_decimals",
            "load_decimal", "to_decimal"]
 
@@ -277,3 +277,41 @@ def decode_decimals(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
         values.append(_dec.Decimal(unscaled).scaleb(scale, _CONTEXT))
     out.reshape(-1)[:] = values
     return out
+
+
+def _limbs(value: int, words: int) -> list:
+    """``value`` as ``words`` 64-bit limbs of its two's complement, lowest first."""
+    value %= 1 << (64 * words)
+    return [(value >> (64 * i)) & 0xFFFFFFFFFFFFFFFF for i in range(words)]
+
+
+def _less(limbs: np.ndarray, bound: list) -> np.ndarray:
+    """Whether each row of ``limbs`` (uint64, lowest first, the top one signed)
+    is below the integer whose limbs are ``bound``: compared limb by limb,
+    top first, vectorised."""
+    n, words = limbs.shape
+    less, equal = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
+    for i in range(words - 1, -1, -1):
+        col = limbs[:, i]
+        if i == words - 1:
+            col, b = col.view(np.int64), np.uint64(bound[i]).astype(np.int64)
+        else:
+            b = np.uint64(bound[i])
+        less |= equal & (col < b)
+        if i:
+            equal &= col == b
+    return less
+
+
+def too_wide(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
+    """Whether each stored item (``V16``/``V32``, Arrow's bytes) is an unscaled
+    integer of more than ``precision`` digits (``|x| >= 10**precision``),
+    vectorised over the items' 64-bit limbs."""
+    words = meta.itemsize // 8
+    limbs = np.ascontiguousarray(items).reshape(-1).view(np.uint64).reshape(-1, words)
+    if not len(limbs):
+        return np.zeros(0, dtype=bool)
+    bound = 10 ** meta.precision
+    below = _less(limbs, _limbs(bound, words))                       # x < 10**p
+    above = ~_less(limbs, _limbs(-bound + 1, words))                 # x >= 1 - 10**p
+    return ~(below & above)

@@ -4,3 +4,6 @@ A new kind adds one line here (its folder's import).
 """
 
 from __future__ import annotations
+
+from . import decimal  # noqa: F401
+from . import nullable  # noqa: F401
