@@ -21,7 +21,7 @@ from .arrow_fields import cast_to, recorded_field
 from .columns import as_arrow_source, atom_of, columns_of
 
 __all__ = ["SMALL_VLEN_BYTES", "arrow_schema", "arrow_types", "as_kind_buffers",
-           "column_arrays", "column_field", "kind_reader", "record_batches"]
+           "column_arrays", "column_field", "kind_holds", "kind_reader", "record_batches"]
 
 
 def arrow_types():
@@ -176,6 +176,19 @@ def as_kind_buffers(array, kind):
     if not kind.accepts(pa, column.type):
         return array
     return from_pyarrow(pa, column)
+
+
+def kind_holds(pa, typ, atom) -> bool:
+    """Whether the column kind of Arrow type ``typ`` makes a carray of the numpy
+    dtype ``atom`` (the dtype a column of ``typ`` is read as, recorded or
+    not): else its rows keep the numpy path, which converts them."""
+    kind = kind_for_arrow(pa, typ)
+    if kind is None:
+        return False
+    try:
+        return np.dtype(kind.dtype()) == np.dtype(atom)
+    except TypeError:
+        return False
 
 
 def kind_reader(pa, schema, names, candidates, read):

@@ -30,7 +30,7 @@ from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
 from .arrow_columns import (arrow_schema, arrow_types as _types, column_arrays, column_field,
-                            kind_reader, record_batches)
+                            kind_holds, kind_reader, record_batches)
 from .arrow_fields import FIELD_ATTR, dump_field, recorded_field
 from .columns import BLOCK_BYTES, as_arrow_source, block_rows, kind_of
 
@@ -336,7 +336,8 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
     nulls = _nullable_columns(pa, obj, schema, meta, names, vlens, head)
     from ..converters.arrow_nullable import column_reader
-    read = kind_reader(pa, schema, names, set(vlens) | nulls,
+    read = kind_reader(pa, schema, names, set(vlens) | {
+        name for name in nulls if kind_holds(pa, schema.field(name).type, atoms[name])},
                        column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array))
 
     def blocks(batch):
