@@ -140,7 +140,8 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
     else:
         if type(array).__name__ in ("Series", "Index") or hasattr(array, "to_pylist"):
             array = array.tolist() if hasattr(array, "tolist") else array.to_pylist()
-        values = [array] if isinstance(array, (str, bytes)) or np.ndim(array) == 0 \
+        values = array if isinstance(array, list) else [array] \
+            if isinstance(array, (str, bytes)) or np.ndim(array) == 0 \
             else list(np.asarray(array, dtype=object).reshape(-1)) \
             if isinstance(array, np.ndarray) else list(array)
         items = np.fromiter(values, dtype=object, count=len(values))

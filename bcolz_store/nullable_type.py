@@ -95,6 +95,40 @@ def as_masked(value, dtype, where: str = "carray") -> np.ma.MaskedArray:
         return _as_masked(value, dtype, where)
 
 
+#: Items from which :func:`_arrow_masked` has pyarrow convert a list (fewer: numpy does).
+ARROW_ITEMS = 2048
+
+
+def _arrow_masked(items, dtype):
+    """``(data, mask)`` of a list of numbers, bools and None for a numeric or
+    bool ``dtype``, converted by pyarrow (``pa.array``, in C++), or None to
+    convert them as before: pyarrow missing, few items, another dtype, or
+    items pyarrow refuses (floats for an integer dtype, values out of range,
+    strings, ``numpy.ma.masked``...: numpy's conversion decides)."""
+    if dtype is None or len(items) < ARROW_ITEMS or dtype.shape or not dtype.isnative or \
+            not (dtype.kind in "biu" or dtype.kind == "f" and dtype.itemsize in (4, 8)):
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    try:
+        arr = pa.array(items, type=pa.from_numpy_dtype(dtype), from_pandas=False)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    n, bufs = len(arr), arr.buffers()
+    if dtype.kind == "b":
+        data = np.unpackbits(np.frombuffer(bufs[1], dtype=np.uint8), count=n,
+                             bitorder="little").view(bool)
+    else:
+        data = np.frombuffer(bufs[1], dtype=dtype, count=n).copy()
+    if not arr.null_count:
+        return data, np.zeros(n, dtype=bool)
+    mask = np.unpackbits(np.frombuffer(bufs[0], dtype=np.uint8), count=n,
+                         bitorder="little").view(bool)
+    return data, ~mask
+
+
 def _as_masked(value, dtype, where: str) -> np.ma.MaskedArray:
     try:
         if is_null_item(value):
@@ -111,6 +145,9 @@ def _as_masked(value, dtype, where: str) -> np.ma.MaskedArray:
         elif (type(value).__name__ in ("Series", "Index") or isinstance(value, np.ndarray)) \
                 and value.dtype == object and (dtype is None or dtype.kind != "O"):
             return as_masked(list(value), dtype, where)     # objects: None items null
+        elif isinstance(value, (list, tuple)) and \
+                (fast := _arrow_masked(value, dtype)) is not None:
+            data, mask = fast
         elif isinstance(value, (list, tuple)) and any(is_null_item(v) for v in value):
             mask = np.array([is_null_item(v) for v in value], dtype=bool)
             present = [v for v in value if not is_null_item(v)]

@@ -15,12 +15,52 @@ Layout: format/decimal_meta.py.
 
 from __future__ import annotations
 
+import decimal as _dec
+
 import numpy as np
 
-from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
+from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals, too_wide
 from ..format.nullable_meta import masked_to_objects
 
 __all__ = ["DecimalEngine", "PreparedDecimals"]
+
+
+#: Items from which :func:`_arrow_raw` has pyarrow convert them (fewer: Python does).
+ARROW_ITEMS = 2048
+_FAST_TYPES = frozenset((_dec.Decimal, int, type(None)))
+
+
+def _arrow_raw(items: np.ndarray, meta: DecimalMeta, nullable: bool):
+    """The stored items of ``items`` (an object array of Decimal, int or None)
+    converted by pyarrow (``pa.array`` of the decimal type checks each against
+    the scale and the precision, in C++), or None to convert them in Python:
+    pyarrow missing, few items, items of other types (str, float, bool), a
+    None with ``nullable`` False, or an item pyarrow refuses (then Python's
+    conversion raises its own error)."""
+    if len(items) < ARROW_ITEMS or meta.scale < 0:
+        return None
+    values = items.tolist()
+    if not set(map(type, values)) <= _FAST_TYPES:
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    typ = pa.decimal128(meta.precision, meta.scale) if meta.bits == 128 else \
+        pa.decimal256(meta.precision, meta.scale)
+    try:
+        arr = pa.array(values, type=typ)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    if arr.null_count and not nullable:
+        return None
+    raw = np.frombuffer(arr.buffers()[1], dtype=meta.storage, count=len(arr)).copy()
+    if arr.null_count:
+        mask = arr.is_null().to_numpy(zero_copy_only=False)
+        raw[mask] = np.zeros((), dtype=meta.storage)
+    if too_wide(raw, meta).any():
+        return None
+    return np.ma.MaskedArray(raw, mask=mask) if arr.null_count else raw
 
 
 class PreparedDecimals:
@@ -80,6 +120,9 @@ class DecimalEngine:
             items = masked_to_objects(items)
         items = np.asarray(items, dtype=object).reshape(-1) if not isinstance(
             items, np.ndarray) or items.dtype != object else items.reshape(-1)
+        fast = _arrow_raw(items, self.decimal, getattr(self.values, "nullable", False))
+        if fast is not None:
+            return fast
         missing = np.fromiter((v is None for v in items.tolist()), dtype=bool,
                               count=len(items))
         if not missing.any():

@@ -28,6 +28,7 @@ Pure functions: nothing here opens a file.
 from __future__ import annotations
 
 import decimal as _dec
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -260,23 +261,43 @@ def decode_decimals(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
     """``V16``/``V32`` items as an object array of ``decimal.Decimal`` (exact,
     with ``scale`` digits after the point).
 
+    The unscaled integers come from the items' 64-bit limbs (one limb each
+    when they all fit 64 bits) and the precision is checked on the limbs,
+    vectorised; then one Decimal is made an item.
+
     Raises
     ------
     FormatError
         An item of more digits than the precision (a damaged file).
     """
-    out = np.empty(items.shape, dtype=object)
-    flat = np.ascontiguousarray(items).reshape(-1).view(np.uint8).reshape(-1, meta.itemsize)
-    scale, limit = -meta.scale, 10 ** meta.precision
-    values = []
-    for row in flat:
-        unscaled = int.from_bytes(row.tobytes(), "little", signed=True)
-        if abs(unscaled) >= limit:
-            raise FormatError(f"a decimal item of {len(str(abs(unscaled)))} digits in a "
-                              f"decimal({meta.precision}, {meta.scale}) carray")
-        values.append(_dec.Decimal(unscaled).scaleb(scale, _CONTEXT))
-    out.reshape(-1)[:] = values
-    return out
+    flat = np.ascontiguousarray(items).reshape(-1)
+    n = len(flat)
+    if not n:
+        return np.empty(items.shape, dtype=object)
+    bad = too_wide(flat, meta)
+    if bad.any():
+        unscaled = int.from_bytes(flat[int(np.flatnonzero(bad)[0])].tobytes(), "little",
+                                  signed=True)
+        raise FormatError(f"a decimal item of {len(str(abs(unscaled)))} digits in a "
+                          f"decimal({meta.precision}, {meta.scale}) carray")
+    make = _dec.Decimal
+    values = map(make.scaleb, map(make, _python_ints(flat, meta)),
+                 itertools.repeat(-meta.scale, n), itertools.repeat(_CONTEXT, n))
+    return np.fromiter(values, dtype=object, count=n).reshape(items.shape)
+
+
+def _python_ints(flat: np.ndarray, meta: DecimalMeta) -> list:
+    """The unscaled integers of stored items, as a list of Python ints."""
+    words = meta.itemsize // 8
+    limbs = flat.view(np.uint64).reshape(-1, words)
+    low = limbs[:, 0].view(np.int64)
+    sign = (low >> 63).view(np.uint64)
+    if all(np.array_equal(limbs[:, i], sign) for i in range(1, words)):
+        return low.tolist()                 # (every item fits 64 bits)
+    out = limbs[:, -1].view(np.int64).astype(object)
+    for i in range(words - 2, -1, -1):
+        out = (out << 64) + limbs[:, i].astype(object)
+    return out.tolist()
 
 
 def _limbs(value: int, words: int) -> list:
