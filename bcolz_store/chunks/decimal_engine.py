@@ -100,10 +100,9 @@ class DecimalEngine:
         """Stored items (a masked array: masked items are None) as Decimals."""
         mask = np.ma.getmask(raw) if isinstance(raw, np.ma.MaskedArray) else None
         data = np.ma.getdata(raw) if mask is not None else raw
-        out = decode_decimals(np.asarray(data), self.decimal)
-        if mask is not None and mask is not np.ma.nomask and mask.any():
-            out[np.asarray(mask)] = None
-        return out
+        if mask is np.ma.nomask:
+            mask = None
+        return decode_decimals(np.asarray(data), self.decimal, mask)
 
     def raw_of(self, items):
         """Items (Decimal, int, str; None for a missing item) as stored items.

@@ -257,9 +257,10 @@ def encode_decimals(values, meta: DecimalMeta, where: str = "decimal carray") ->
         np.empty(0, dtype=meta.storage)
 
 
-def decode_decimals(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
+def decode_decimals(items: np.ndarray, meta: DecimalMeta, missing=None) -> np.ndarray:
     """``V16``/``V32`` items as an object array of ``decimal.Decimal`` (exact,
-    with ``scale`` digits after the point).
+    with ``scale`` digits after the point); None where ``missing`` (a bool
+    array of the items' shape, or None) is True.
 
     The unscaled integers come from the items' 64-bit limbs (one limb each
     when they all fit 64 bits) and the precision is checked on the limbs,
@@ -271,6 +272,11 @@ def decode_decimals(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
         An item of more digits than the precision (a damaged file).
     """
     flat = np.ascontiguousarray(items).reshape(-1)
+    if missing is not None and np.any(missing):
+        present = ~np.asarray(missing, dtype=bool).reshape(-1)
+        out = np.full(len(flat), None, dtype=object)
+        out[present] = decode_decimals(flat[present], meta)
+        return out.reshape(items.shape)
     n = len(flat)
     if not n:
         return np.empty(items.shape, dtype=object)

@@ -80,7 +80,5 @@ class DecimalKind(ColumnKind):
         return decode_rows(engine, start, stop, self.meta)
 
     def to_python(self, buffers: ArrowBuffers) -> np.ndarray:
-        out = decode_decimals(np.asarray(buffers.values), self.meta)
-        if buffers.validity is not None:
-            out[~buffers.validity] = None
-        return out
+        return decode_decimals(np.asarray(buffers.values), self.meta,
+                               None if buffers.validity is None else ~buffers.validity)
