@@ -15,8 +15,6 @@ Layout: format/decimal_meta.py.
 
 from __future__ import annotations
 
-import decimal as _dec
-
 import numpy as np
 
 from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals, too_wide
@@ -27,21 +25,19 @@ __all__ = ["DecimalEngine", "PreparedDecimals"]
 
 #: Items from which :func:`_arrow_raw` has pyarrow convert them (fewer: Python does).
 ARROW_ITEMS = 2048
-_FAST_TYPES = frozenset((_dec.Decimal, int, type(None)))
 
 
 def _arrow_raw(items: np.ndarray, meta: DecimalMeta, nullable: bool):
     """The stored items of ``items`` (an object array of Decimal, int or None)
     converted by pyarrow (``pa.array`` of the decimal type checks each against
-    the scale and the precision, in C++), or None to convert them in Python:
-    pyarrow missing, few items, items of other types (str, float, bool), a
-    None with ``nullable`` False, or an item pyarrow refuses (then Python's
-    conversion raises its own error)."""
+    the scale and the precision, in C++; it takes only Decimal and int items,
+    refusing bool, float, str and numpy scalars), or None to convert them in
+    Python: pyarrow missing, few items, a negative scale, a None with
+    ``nullable`` False, or an item pyarrow refuses (then Python's conversion
+    takes it or raises its own error)."""
     if len(items) < ARROW_ITEMS or meta.scale < 0:
         return None
     values = items.tolist()
-    if not set(map(type, values)) <= _FAST_TYPES:
-        return None
     try:
         import pyarrow as pa
     except ImportError:
