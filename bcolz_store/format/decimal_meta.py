@@ -333,12 +333,20 @@ def _less(limbs: np.ndarray, bound: list) -> np.ndarray:
 def too_wide(items: np.ndarray, meta: DecimalMeta) -> np.ndarray:
     """Whether each stored item (``V16``/``V32``, Arrow's bytes) is an unscaled
     integer of more than ``precision`` digits (``|x| >= 10**precision``),
-    vectorised over the items' 64-bit limbs."""
+    vectorised over the items' 64-bit limbs (as int64 when every item fits
+    one limb)."""
     words = meta.itemsize // 8
     limbs = np.ascontiguousarray(items).reshape(-1).view(np.uint64).reshape(-1, words)
     if not len(limbs):
         return np.zeros(0, dtype=bool)
     bound = 10 ** meta.precision
+    low = limbs[:, 0].view(np.int64)
+    sign = (low >> 63).view(np.uint64)
+    if all(np.array_equal(limbs[:, i], sign) for i in range(1, words)):
+        # every item fits 64 bits (the usual case): compared as int64
+        if meta.precision >= 19:
+            return np.zeros(len(low), dtype=bool)
+        return (low >= bound) | (low <= -bound)
     below = _less(limbs, _limbs(bound, words))                       # x < 10**p
     above = ~_less(limbs, _limbs(-bound + 1, words))                 # x >= 1 - 10**p
     return ~(below & above)
