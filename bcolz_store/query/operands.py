@@ -10,7 +10,9 @@ operand whose missing items compare false (:func:`.strings.as_operand`).
 
 from __future__ import annotations
 
+import ast
 import math
+import operator
 import re
 
 import numpy as np
@@ -62,6 +64,7 @@ class Operands:
     def __init__(self, expression: str, variables: dict):
         self.variables = variables
         self.vlen = set()       # columns of variable-length items: 'python' engine only
+        self.coded = {}         # categorical columns compared by their codes: name -> table
         self.nullable = set()   # nullable columns: masked blocks, 'python' engine only
         self.rows = {}
         self.nrows = None
@@ -101,6 +104,10 @@ class Operands:
             self.nrows = len(value)
             self.rows[name] = value
             self.rowbytes += max(int(rowbytes), 1)
+        for name in _compared_only(expression, set(self.rows) - self.nullable):
+            table = _category_table(self.rows[name])
+            if table is not None:
+                self.coded[name] = table
 
     def has_bytes(self) -> bool:
         """Whether a variable holds fixed bytes (``S``) items or is a bytes constant."""
@@ -127,6 +134,9 @@ class Operands:
     def block(self, start: int, stop: int) -> dict:
         out = dict(self.variables)
         for name, value in self.rows.items():
+            if name in self.coded:
+                out[name] = CodedItems(np.asarray(value.codes[start:stop]), self.coded[name])
+                continue
             block = value[start:stop]
             # a nullable column's block stays masked: its nulls satisfy no comparison
             out[name] = block if name in self.nullable else np.asarray(block)
@@ -155,3 +165,84 @@ def _masked_objects(block):
     return np.ma.masked_array(data, mask=mask)
 
 
+
+
+# ------------------------------------------------------ categorical columns
+
+def _category_table(value):
+    """A categorical carray's categories followed by a missing item, as a
+    block of the column is evaluated (:func:`.strings.as_operand`), or None
+    for any other column."""
+    category = getattr(value, "category", None)
+    if category is None or not hasattr(value, "codes"):
+        return None
+    table = np.empty(len(category.categories or ()) + 1, dtype=value.dtype)
+    table[:-1] = list(category.categories or ())
+    table[-1] = None
+    return as_operand(table)
+
+
+_TEXT = (str, bytes)
+
+
+def _compared_only(expression: str, names: set) -> set:
+    """The ``names`` that ``expression`` uses only in single comparisons
+    with a str or bytes constant (``sym == 'AAPL'``, ``'M' < sym``)."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    allowed, seen = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            seen.add(id(node))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = node.left, node.comparators[0]
+            for one, other in ((left, right), (right, left)):
+                if isinstance(one, ast.Name) and isinstance(other, ast.Constant) and \
+                        isinstance(other.value, _TEXT):
+                    allowed.add(id(one))
+    found = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names}
+    return {name for name in found
+            if all(id(n) in allowed for n in ast.walk(tree)
+                   if isinstance(n, ast.Name) and n.id == name)}
+
+
+class CodedItems:
+    """A block of a categorical column as its codes: a comparison is made
+    once per category (on the table of categories plus a missing item, as
+    the decoded items would be compared) and then taken by the codes, so the
+    block's items are never built.  The result is the decoded block's, item
+    for item."""
+
+    def __init__(self, codes: np.ndarray, table: np.ndarray):
+        self.codes = codes
+        self.table = table
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def _compare(self, other, op):
+        found = np.asarray(op(self.table, other), dtype=bool)
+        n = len(self.table) - 1
+        return found[np.where(self.codes < 0, n, self.codes)]
+
+    def __eq__(self, other):
+        return self._compare(other, operator.eq)
+
+    def __ne__(self, other):
+        return self._compare(other, operator.ne)
+
+    def __lt__(self, other):
+        return self._compare(other, operator.lt)
+
+    def __le__(self, other):
+        return self._compare(other, operator.le)
+
+    def __gt__(self, other):
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other):
+        return self._compare(other, operator.ge)
+
+    __hash__ = None
