@@ -20,7 +20,12 @@ import numpy as np
 from ..errors import QueryError
 from .strings import as_operand, fixed_bytes_operand, is_vlen_operand
 
-__all__ = ["BLOCK_BYTES", "Operands"]
+__all__ = ["BLOCK_BYTES", "NULLS", "Operands"]
+
+#: The key of a block's variables under which :meth:`Operands.block` puts the
+#: rows where a nullable operand is null, when its nulls are split off (not a
+#: Python name: no expression can name it).
+NULLS = " nulls"
 
 # Bytes of operand rows evaluated in one go, per engine.  Blocks of about 2 MB
 # stay in the CPU's caches between decoding and evaluating, and are the unit
@@ -65,6 +70,7 @@ class Operands:
         self.variables = variables
         self.vlen = set()       # columns of variable-length items: 'python' engine only
         self.coded = {}         # categorical columns compared by their codes: name -> table
+        self.split_nulls = False    # nullable blocks as their values + NULLS (see block)
         self.nullable = set()   # nullable columns: masked blocks, 'python' engine only
         self.rows = {}
         self.nrows = None
@@ -131,9 +137,31 @@ class Operands:
             blen = max(blen // self.chunklen, 1) * self.chunklen
         return blen
 
+    def can_split_nulls(self) -> bool:
+        """Whether every nullable row operand is a column of numbers or
+        booleans (its blocks can be split in values and nulls)."""
+        return bool(self.nullable) and not (self.nullable & (self.vlen | set(self.coded))) \
+            and all(np.dtype(self.rows[n].dtype).kind in "biuf" for n in self.nullable)
+
     def block(self, start: int, stop: int) -> dict:
+        """The variables over rows ``start:stop``.  With ``split_nulls``, the
+        blocks of nullable columns are their plain values (nulls holding
+        whatever they hold) and ``out[NULLS]`` is the boolean array of the
+        rows where any of them is null (None when none is)."""
         out = dict(self.variables)
+        if self.split_nulls:
+            nulls = None
+            for name in self.nullable:
+                block = self.rows[name][start:stop]
+                mask = np.ma.getmaskarray(block)
+                if mask.ndim > 1:
+                    mask = mask.reshape(len(mask), -1).any(axis=1)
+                nulls = mask if nulls is None else nulls | mask
+                out[name] = np.ma.getdata(block)
+            out[NULLS] = nulls if nulls is not None and nulls.any() else None
         for name, value in self.rows.items():
+            if self.split_nulls and name in self.nullable:
+                continue
             if name in self.coded:
                 out[name] = CodedItems(np.asarray(value.codes[start:stop]), self.coded[name])
                 continue
