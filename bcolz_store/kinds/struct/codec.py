@@ -157,6 +157,17 @@ def _plain(value):
     return value
 
 
+def _categorical(pa, fengine, rows, ftype):
+    """A categorical field's rows as a DictionaryArray of its categories, in
+    their order."""
+    import pyarrow.compute as pc
+    values = pa.array(rows, type=ftype.value_type) if rows.dtype != object else \
+        pa.array(rows.tolist(), type=ftype.value_type)
+    dictionary = pa.array(fengine.lookup()[:-1].tolist(), type=ftype.value_type)
+    indices = pc.index_in(values, value_set=dictionary).cast(ftype.index_type)
+    return pa.DictionaryArray.from_arrays(indices, dictionary, ordered=ftype.ordered)
+
+
 def _field_rows(pa, fengine, fmeta, ftype, start: int, stop: int) -> ArrowBuffers:
     """Rows ``[start, stop)`` of one field as a child's buffers."""
     fkind = kind_of(fmeta)
@@ -171,6 +182,8 @@ def _field_rows(pa, fengine, fmeta, ftype, start: int, stop: int) -> ArrowBuffer
             not fengine.atom.shape:
         return ArrowBuffers(n, None, None, fengine.read_range(start, stop))
     rows = fengine.read_range(start, stop)
+    if pa.types.is_dictionary(ftype) and hasattr(fengine, "lookup"):
+        return from_pyarrow(pa, _categorical(pa, fengine, rows, ftype))
     if isinstance(rows, np.ma.MaskedArray):
         arr = pa.array(np.ma.getdata(rows), type=ftype, mask=np.ma.getmaskarray(rows))
     elif rows.dtype == object:
