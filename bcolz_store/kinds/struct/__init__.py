@@ -49,6 +49,26 @@ def _plain_field(pa, typ) -> bool:
             or pa.types.is_binary_view(typ))
 
 
+def _python_plain(smeta: StructMeta) -> bool:
+    """Whether every field of a stored struct reads the same Python items through
+    pyarrow's ``to_pylist`` as through numpy's ``tolist``."""
+    for field in smeta.fields:
+        meta = field.meta
+        composite = getattr(meta, "composite", None)
+        if isinstance(composite, StructMeta):
+            if not _python_plain(composite):
+                return False
+        elif composite is not None or getattr(meta, "listtype", None) is not None or \
+                meta.categorical is not None:
+            return False
+        elif meta.vlen is None and not (meta.atom.kind in "iub" or
+                                        (meta.atom.kind == "f" and meta.atom.itemsize >= 4)):
+            return False
+        elif meta.vlen is None and meta.atom.shape:
+            return False
+    return True
+
+
 def _same_text(pa, typ, want) -> bool:
     """Whether ``typ`` and ``want`` are both text (or both bytes) types."""
     text = ("string", "large_string", "string_view")
@@ -155,6 +175,19 @@ class StructKind(ColumnKind):
         from ..arrow import to_pyarrow
         items = to_pyarrow(pa, buffers, self.arrow_type(pa)).to_pylist()
         return np.fromiter(items, dtype=object, count=len(items))
+
+    def read_python(self, engine, start: int, stop: int) -> np.ndarray | None:
+        """Rows ``[start, stop)`` as ``c[:]`` gives them (dicts, None for a
+        missing struct), through Arrow, when pyarrow is installed and every
+        field's items are the same either way (numbers, booleans, text,
+        bytes, structs of them); else None (the engine reads them)."""
+        if self._smeta is None or not _python_plain(self._smeta):
+            return None
+        try:
+            import pyarrow as pa
+        except ImportError:                         # pragma: no cover - pyarrow is optional
+            return None
+        return self.to_python(self.decode(engine, start, stop))
 
     # equal when of the same struct type (the stored fields are not compared)
     def __eq__(self, other) -> bool:
