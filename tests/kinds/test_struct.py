@@ -120,3 +120,26 @@ def test_a_missing_struct_where_none_is_held_is_refused():
         c.append(pa.array([None, {"a": 2}], type=pa.struct([pa.field("a", pa.int32(),
                                                                      nullable=False)])))
     assert c[:].tolist() == [{"a": 1}]
+
+
+def test_python_items_take_the_arrow_path_with_the_same_results(tmp_path):
+    typ = bcolz_store.struct([("a", "int32", True), ("b", "str"), ("c", "float64")],
+                             nullable=True)
+    rows = [{"a": 1, "b": "x", "c": 1.0}, None, {"a": None, "b": None, "c": 2.5}] * 50
+    c = bcolz_store.carray(rows, dtype=typ, chunklen=16, rootdir=str(tmp_path / "c"), mode="w")
+    c.flush()
+    c = bcolz_store.open(str(tmp_path / "c"))
+    assert c[:].tolist() == rows
+    assert c.field("a")[1] == 0 and c.field("b")[1] == ""     # a missing struct's fills
+
+
+@pytest.mark.parametrize("bad, error", [
+    ([{"a": 1, "b": b"x", "c": 1.0}], TypeError),               # bytes in a text field
+    ([{"a": 1, "b": "x"}], ValueError),                        # a key missing
+    ([{"a": 1, "b": "x", "c": 1.0, "z": 0}], ValueError),      # a key too many
+    ([{"a": 1, "b": "x", "c": None}], ValueError),             # None in a field without
+])
+def test_python_items_the_carray_refuses_are_still_refused(bad, error):
+    typ = bcolz_store.struct([("a", "int32", True), ("b", "str"), ("c", "float64")])
+    with pytest.raises(error):
+        bcolz_store.carray(bad, dtype=typ)
