@@ -6,6 +6,9 @@ Layout: :mod:`bcolz_store.format.struct_meta`.
 
 from __future__ import annotations
 
+import itertools
+import operator
+
 import numpy as np
 
 from .carray_edit import composite_items
@@ -141,27 +144,27 @@ def _fits(arr, request: struct) -> bool:
     return True
 
 
-_TEXT_TYPES = {"str": (str, type(None)), "bytes": (bytes, type(None))}
+_TEXT_TYPES = {"str": {str, type(None)}, "bytes": {bytes, type(None)}}
 
 
-def _exact_keys(items, kind: struct) -> bool:
+def _exact_keys(items: list, kind: struct) -> bool:
     """Whether every item is None or a dict of exactly the fields (nested too),
-    with text fields of str and bytes fields of bytes (or None) only."""
-    wanted = set(kind.names)
-    nested = [(n, k) for n, k, _ in kind.fields if isinstance(k, struct)]
-    texts = [(n, _TEXT_TYPES[k.kind]) for n, k, _ in kind.fields
-             if isinstance(k, vlen) and k.kind in _TEXT_TYPES]
-    for item in items:
-        if item is None:
-            continue
-        if type(item) is not dict or item.keys() != wanted:
+    with text fields of str and bytes fields of bytes (or None) only (checked
+    with builtins' maps, no Python code per item)."""
+    if not set(map(type, items)) <= {dict, type(None)}:
+        return False
+    rows = list(itertools.compress(items, map(operator.is_not, items,
+                                              itertools.repeat(None))))
+    keys = set(map(tuple, rows))
+    if any(set(k) != set(kind.names) or len(k) != len(kind.names) for k in keys):
+        return False
+    for name, sub, _ in kind.fields:
+        if isinstance(sub, vlen) and sub.kind in _TEXT_TYPES:
+            if not set(map(type, map(operator.itemgetter(name), rows))) <= _TEXT_TYPES[sub.kind]:
+                return False
+        elif isinstance(sub, struct) and \
+                not _exact_keys(list(map(operator.itemgetter(name), rows)), sub):
             return False
-        for name, allowed in texts:
-            if type(item[name]) not in allowed:
-                return False
-        for name, sub in nested:
-            if not _exact_keys([item[name]], sub):
-                return False
     return True
 
 
