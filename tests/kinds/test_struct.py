@@ -143,3 +143,15 @@ def test_python_items_the_carray_refuses_are_still_refused(bad, error):
     typ = bcolz_store.struct([("a", "int32", True), ("b", "str"), ("c", "float64")])
     with pytest.raises(error):
         bcolz_store.carray(bad, dtype=typ)
+
+
+@pytest.mark.parametrize("text", ["string", "large_string", "string_view"])
+def test_text_fields_of_every_arrow_width(text, tmp_path):
+    typ = pa.struct([("a", pa.int32()), ("b", getattr(pa, text)())])
+    rows = [{"a": i, "b": None if i % 3 == 0 else "x" * (i % 5)} for i in range(300)]
+    arr = pa.array(rows, type=typ)
+    c = bcolz_store.carray(arr, chunklen=64, rootdir=str(tmp_path / "c"), mode="w")
+    c.append(arr)
+    c.flush()
+    c = bcolz_store.open(str(tmp_path / "c"))
+    assert c[:].tolist() == rows * 2

@@ -90,11 +90,21 @@ def _kind_child(child: ArrowBuffers, absent, fill) -> ArrowBuffers:
     return dataclasses.replace(child, values=values, validity=validity)
 
 
+def _unviewed(pa, typ):
+    """``typ`` with a view type as its large type (the layout its buffers have)."""
+    if pa.types.is_string_view(typ):
+        return pa.large_string()
+    if pa.types.is_binary_view(typ):
+        return pa.large_binary()
+    return typ
+
+
 def encode_struct(pa, engine, buffers: ArrowBuffers, field_metas, field_types) -> None:
     """Append the struct ``buffers`` to the StructEngine ``engine``.
 
     ``field_metas`` are the fields' ``CarrayMeta`` (in order),
-    ``field_types`` their Arrow types.
+    ``field_types`` their Arrow types (those of ``buffers.type``, when it is
+    a struct type, instead: the children's own).
 
     Raises
     ------
@@ -113,6 +123,10 @@ def encode_struct(pa, engine, buffers: ArrowBuffers, field_metas, field_types) -
             raise ValueError(f"{where}: row {int(np.argmax(~buffers.validity))} is null, and "
                              f"this struct carray holds no missing items")
         absent = ~buffers.validity
+    if buffers.type is not None and getattr(buffers.type, "num_fields", None) == \
+            len(field_types):
+        field_types = [_unviewed(pa, buffers.type.field(i).type)
+                       for i in range(buffers.type.num_fields)]
     writes = []
     for (name, fengine, fill), fmeta, ftype, child in zip(engine.fields, field_metas,
                                                          field_types, buffers.children):
