@@ -16,6 +16,7 @@ from ...chunks.list_engine import PreparedLists
 from ...format.list_items import decode_items
 from ...format.list_meta import ListType, MapType
 from ...limits import check_alloc
+from ..arrow import from_pyarrow, to_pyarrow
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .arrow_types import arrow_list_type, list_arrow_type
@@ -93,11 +94,31 @@ class ListKind(ColumnKind):
         ValueError
             A missing list in a type that is not nullable, a missing element
             where none may be (as :func:`.codec.encode_raw`), before anything
-            changes.
+            changes; Arrow rows of another type whose values do not fit.
         TypeError
-            Elements of another width than the type's.
+            Arrow rows of a type that does not cast to the kind's.
         """
-        engine.append(PreparedLists(encode_raw(buffers, self.listtype, self._where(engine))))
+        where = self._where(engine)
+        if buffers.type is not None:
+            buffers = self._cast(buffers, where)
+        engine.append(PreparedLists(encode_raw(buffers, self.listtype, where)))
+
+    def _cast(self, buffers: ArrowBuffers, where: str) -> ArrowBuffers:
+        """``buffers`` of another Arrow type (list<int64> rows for a list of
+        int16...) cast to the kind's, refusing values that do not fit."""
+        import pyarrow as pa        # (buffers with a type were made by pyarrow)
+        own = self.arrow_type(pa)
+        if buffers.type == own:
+            return buffers
+        try:
+            arr = to_pyarrow(pa, buffers, buffers.type).cast(own)
+        except pa.ArrowInvalid as err:
+            raise ValueError(f"{where}: Arrow rows of {buffers.type} do not fit {own}: "
+                             f"{err}") from None
+        except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as err:
+            raise TypeError(f"{where}: Arrow rows of {buffers.type} cannot be rows of "
+                            f"{own}: {err}") from None
+        return from_pyarrow(pa, arr)
 
     def decode(self, engine, start: int, stop: int) -> ArrowBuffers:
         """Rows ``[start, stop)`` as Arrow buffers.
