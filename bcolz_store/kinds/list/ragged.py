@@ -25,7 +25,7 @@ def range_indices(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
                                                         - begins, lens)
 
 
-def _mask(size: int, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+def _in_runs(size: int, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """``bool`` of ``size``: True in the runs (disjoint, in increasing order)."""
     keep = lens > 0
     starts, ends = starts[keep], starts[keep] + lens[keep]
@@ -49,7 +49,7 @@ def take_ranges(data: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.nd
     if _contiguous(starts, lens):
         first = int(starts[0])
         return data[first:first + int(lens.sum())]
-    return data[_mask(len(data), starts, lens)]
+    return data[_in_runs(len(data), starts, lens)]
 
 
 def u32_rows(values: np.ndarray) -> tuple:
@@ -69,6 +69,6 @@ def interleave(parts: list) -> tuple:
     pos = np.cumsum(lens) - lens
     for plens, pdata in parts:
         if len(pdata):
-            out[_mask(total, pos, plens)] = pdata
+            out[_in_runs(total, pos, plens)] = pdata
         pos = pos + plens
     return lens, out
