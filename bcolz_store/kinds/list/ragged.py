@@ -27,12 +27,13 @@ def range_indices(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
 
 def _in_runs(size: int, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """``bool`` of ``size``: True in the runs (disjoint, in increasing order)."""
-    keep = lens > 0
-    starts, ends = starts[keep], starts[keep] + lens[keep]
-    marks = np.zeros(size + 1, dtype=np.int8)
-    marks[starts] = 1
-    marks[ends] -= 1            # (ends are distinct, and distinct from the starts they meet)
-    return np.cumsum(marks[:size], dtype=np.int8).view(bool)
+    ends = starts + lens
+    gaps = starts - np.concatenate(([0], ends[:-1]))
+    counts = np.empty(2 * len(starts) + 1, dtype=np.int64)
+    counts[0:-1:2], counts[1:-1:2], counts[-1] = gaps, lens, size - (ends[-1] if len(ends) else 0)
+    flags = np.zeros(len(counts), dtype=bool)
+    flags[1::2] = True
+    return np.repeat(flags, counts)
 
 
 def _contiguous(starts: np.ndarray, lens: np.ndarray) -> bool:
