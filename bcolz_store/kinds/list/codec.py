@@ -136,9 +136,13 @@ def encode_raw(buffers: ArrowBuffers, typ, where: str) -> np.ndarray:
         lens, data = _sequence(child, typ.item, starts, counts, typ.item_nullable, where)
     whole = data.tobytes()
     ends = np.cumsum(lens).tolist()
-    pieces = iter([whole[a:b] for a, b in zip([0] + ends[:-1], ends)])
-    return np.fromiter((next(pieces) if v else None for v in valid.tolist()), dtype=object,
-                       count=n)
+    pieces = np.empty(len(ends), dtype=object)
+    pieces[:] = [whole[a:b] for a, b in zip([0] + ends[:-1], ends)]
+    if len(pieces) == n:
+        return pieces
+    out = np.full(n, None, dtype=object)
+    out[valid] = pieces
+    return out
 
 
 # --------------------------------------------------------------------- decoding
@@ -224,12 +228,7 @@ def decode_raw(raw: np.ndarray, typ, where: str) -> ArrowBuffers:
     counts, child, pos = _parse(data, ends - lens, ends, item, where)
     if not np.array_equal(pos, ends):
         raise _damaged(where, "bytes left after the elements")
-    if isinstance(typ, MapType):
-        child = ArrowBuffers(child.length, None, None, None, child.children)
-        wrapped = child
-    else:
-        wrapped = child
     full = np.zeros(n, dtype=np.int64)
     full[valid] = counts
     offsets = np.concatenate(([0], np.cumsum(full)))
-    return ArrowBuffers(n, None if valid.all() else valid, offsets, None, (wrapped,))
+    return ArrowBuffers(n, None if valid.all() else valid, offsets, None, (child,))
