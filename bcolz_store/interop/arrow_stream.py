@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..kinds.base import kind_for_arrow
 from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
@@ -146,6 +147,15 @@ def _is_binary_view(pa, typ) -> bool:
     return getattr(pa.types, "is_binary_view", lambda t: False)(typ)
 
 
+def _kind_dtype(pa, typ):
+    """The numpy dtype of the column kind that takes the Arrow type ``typ``
+    (:func:`~bcolz_store.kinds.base.kind_for_arrow`), when the kind's carrays
+    are made of one (:meth:`~bcolz_store.kinds.base.ColumnKind.dtype`); else None."""
+    kind = kind_for_arrow(pa, typ)
+    dtype = None if kind is None else kind.dtype()
+    return dtype if isinstance(dtype, np.dtype) else None
+
+
 def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowColumns:
     """How each named column of an Arrow schema becomes a bcolz column.
 
@@ -188,6 +198,8 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         if given is None and first is not None and pa.types.is_dictionary(typ):
             given = _types().dictionary_category(pa, typ, first(name), name)
         recorded = _types().recorded_dtype(meta, name, where)
+        if given is None and recorded is None:      # a column kind made of a numpy dtype
+            recorded = _kind_dtype(pa, typ)
         if given is None and strings == "vlen" and (recorded is None or
                                                     recorded.base.kind not in "SU"):
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)

@@ -33,6 +33,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..datasets.carray_files import STORAGE_ENTRY_SOURCES
 from .buffers import ArrowBuffers
 
 __all__ = ["ColumnKind", "kind_for_arrow", "kind_of", "kind_request", "register", "registered"]
@@ -199,6 +200,8 @@ def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
 
 
 _LOADED = []
+# (a carray's files ask for the kinds' meta/storage entries: the kinds are imported first)
+STORAGE_ENTRY_SOURCES.append(lambda: _load())
 
 
 def _load() -> None:
