@@ -45,7 +45,7 @@ from ..format.list_meta import list_dtype_text
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN",
-           "STORAGE_ENTRIES", "STORAGE_ENTRY_SOURCES", "kind_of", "load_carray", "new_engine",
+           "STORAGE_ENTRIES", "kind_of", "load_carray", "new_engine",
            "new_validity_meta", "stage_sizes", "stage_stats", "stage_storage", "stats_problem"]
 
 # Kinds whose files another module of this package reads and writes (decimal
@@ -58,22 +58,14 @@ COMPOSITE_KINDS = []
 # carray of bcolz's own layout (bcolz ignores keys it does not know), each an
 # object with ``key``, ``entry(meta)`` (the JSON value stored for a CarrayMeta,
 # or None: no key) and ``check(meta, value, where)`` (raises FormatError for a
-# stored value this code cannot read).  STORAGE_ENTRY_SOURCES: callables run
-# once before the entries are first used (the kinds' registry, which imports
-# the kinds, which add their entries).
+# stored value this code cannot read).  The kinds add theirs when the package
+# imports them (bcolz_store/kinds/installed.py), before any carray is opened.
 STORAGE_ENTRIES = []
-STORAGE_ENTRY_SOURCES = []
-
-
-def _storage_entries() -> list:
-    while STORAGE_ENTRY_SOURCES:
-        STORAGE_ENTRY_SOURCES.pop()()
-    return STORAGE_ENTRIES
 
 
 def _check_entries(store, meta, data: bytes) -> None:
     """Check the kinds' entries (:data:`STORAGE_ENTRIES`) stored in ``data``."""
-    entries = [e for e in _storage_entries() if e.key.encode("ascii") in data]
+    entries = [e for e in STORAGE_ENTRIES if e.key.encode("ascii") in data]
     if entries:
         where = store.path("meta/storage")
         obj = load_json(data, where)
@@ -507,7 +499,7 @@ def stage_storage(store, meta: CarrayMeta) -> None:
             None, list_dtype_text(name), lists=(meta.listtype, meta.listlevel))))
         return
     text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None
-    entries = {e.key: v for e in _storage_entries() if (v := e.entry(meta)) is not None}
+    entries = {e.key: v for e in STORAGE_ENTRIES if (v := e.entry(meta)) is not None}
     store.set("meta/storage", dump_storage(StorageMeta(
         meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
         meta.vlen, text, nullable=meta.nullable, entries=entries or None)))

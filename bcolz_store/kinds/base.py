@@ -21,6 +21,11 @@ in its own folder ``bcolz_store/kinds/<kind>/``, registered with
 
 The contract's tests ship as :class:`bcolz_store.testing.kinds.KindTests`.
 
+The kinds shipped with the package register themselves when the package
+``bcolz_store.kinds`` is imported (its ``installed`` module imports each
+kind's folder), so before any lookup here: importing this module imports
+its package first.
+
 The registry is the zarr-python 3 data-type registry's idea (one class per
 kind, looked up by the key stored with the data) and numcodecs' codec
 registry (keyed by id).
@@ -33,7 +38,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..datasets.carray_files import STORAGE_ENTRY_SOURCES
 from .buffers import ArrowBuffers
 
 __all__ = ["ColumnKind", "kind_for_arrow", "kind_of", "kind_request", "register", "registered"]
@@ -148,14 +152,12 @@ def register(cls: type) -> type:
 
 def registered() -> dict:
     """``{key: ColumnKind subclass}`` of every registered kind."""
-    _load()
     return dict(_REGISTRY)
 
 
 def kind_of(meta) -> ColumnKind | None:
     """The kind of a carray's metadata (a ``CarrayMeta``), or None for bcolz's own
     fixed dtypes and the kinds not registered."""
-    _load()
     for cls in _REGISTRY.values():
         found = cls.of_meta(meta)
         if found is not None:
@@ -166,7 +168,6 @@ def kind_of(meta) -> ColumnKind | None:
 def kind_for_arrow(pa, typ) -> ColumnKind | None:
     """The kind an Arrow column of type ``typ`` is written as, or None (then the
     numpy path takes it)."""
-    _load()
     for cls in _REGISTRY.values():
         found = cls.of_arrow(pa, typ)
         if found is not None:
@@ -198,14 +199,3 @@ def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
         nullable = True
     return dtype, nullable, buffers.length if expectedlen is None else expectedlen
 
-
-_LOADED = []
-# (a carray's files ask for the kinds' meta/storage entries: the kinds are imported first)
-STORAGE_ENTRY_SOURCES.append(lambda: _load())
-
-
-def _load() -> None:
-    """Import the kinds shipped with the package (each registers itself)."""
-    if not _LOADED:
-        _LOADED.append(True)
-        from . import installed      # noqa: F401  (the imports register the kinds)
