@@ -84,9 +84,17 @@ def encode_rows(engine, buffers: ArrowBuffers, width: int) -> None:
         engine.append((values, np.ones(n, dtype=bool)))
         return
     valid = np.asarray(valid, dtype=bool)[:n]
-    values = np.array(values, copy=True)
-    values.view(np.uint8).reshape(n, width)[~valid] = 0     # a missing row's slot: zeros
-    engine.append((values, valid))
+    raw = values.view(np.uint8).reshape(n, width) if values.flags.c_contiguous else None
+    if raw is not None and not raw[~valid].any():     # (missing rows' slots already zeros)
+        engine.append((values, valid))
+        return
+    # a missing row's slot holds zeros: copied and cleared a chunk's rows at a time
+    step = max(1, int(getattr(engine.values, "chunklen", n)))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        part, keep = np.array(values[start:stop], copy=True), valid[start:stop]
+        part.view(np.uint8).reshape(stop - start, width)[~keep] = 0
+        engine.append((part, keep))
 
 
 def decode_rows(engine, start: int, stop: int, width: int) -> ArrowBuffers:
