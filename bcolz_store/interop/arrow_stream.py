@@ -26,7 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kinds.base import kind_for_arrow
+from ..kinds.arrow import from_pyarrow
+from ..kinds.base import kind_for_arrow, kind_for_dtype
 from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
@@ -441,7 +442,7 @@ def carray_source(array, dtype):
         An Arrow source of more than one column; see also :func:`arrow_input`.
     """
     if not is_arrow_source(array := as_arrow_source(array)):
-        return array, dtype, (), {}
+        return _python_rows(array, dtype), dtype, (), {}
     source = arrow_input(array, column=True)
     if len(source.names) != 1:
         raise ValueError(f"a carray holds one column; this Arrow source has "
@@ -450,6 +451,27 @@ def carray_source(array, dtype):
     attrs = {**source.attrs, **source.col_attrs.get(name, {})}     # (as a carray's own)
     return source.first[0], dtype if dtype is not None else source.dtypes.get(name), \
         (blocks[0] for blocks in source.rest), attrs
+
+
+def _python_rows(array, dtype):
+    """``array`` as Arrow buffers built by pyarrow when it is a list of Python
+    items holding None, given with the ``dtype`` a column kind's carrays are
+    made of (:func:`~bcolz_store.kinds.base.kind_for_dtype`): no Python work
+    per item here; else ``array`` as it is (pyarrow missing, or refusing an
+    item: the numpy path then says what is wrong)."""
+    if dtype is None or not isinstance(array, list) or None not in array:
+        return array
+    kind = kind_for_dtype(dtype)
+    if kind is None:
+        return array
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return array
+    try:
+        return from_pyarrow(pa, pa.array(array, type=kind.arrow_type(pa)))
+    except (TypeError, ValueError, OverflowError, pa.ArrowException):
+        return array
 
 
 def table_source(columns, names, kwargs):

@@ -40,7 +40,8 @@ import numpy as np
 
 from .buffers import ArrowBuffers
 
-__all__ = ["ColumnKind", "kind_for_arrow", "kind_of", "kind_request", "register", "registered"]
+__all__ = ["ColumnKind", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
+           "registered"]
 
 
 class ColumnKind(abc.ABC):
@@ -66,6 +67,14 @@ class ColumnKind(abc.ABC):
     def of_arrow(cls, pa, typ) -> "ColumnKind | None":
         """The kind with which an Arrow column of type ``typ`` is written, or
         None when this kind does not take it (the default)."""
+        return None
+
+    @classmethod
+    def of_dtype(cls, dtype) -> "ColumnKind | None":
+        """The kind of a carray made with ``dtype`` (what :meth:`dtype` gives; a
+        numpy dtype, a str or a dtype object of the package), so that Python
+        items given with it may be built by pyarrow; None when this kind is
+        not made so (the default)."""
         return None
 
     # ------------------------------------------------------------ its types
@@ -170,6 +179,15 @@ def kind_for_arrow(pa, typ) -> ColumnKind | None:
     numpy path takes it)."""
     for cls in _REGISTRY.values():
         found = cls.of_arrow(pa, typ)
+        if found is not None:
+            return found
+    return None
+
+
+def kind_for_dtype(dtype) -> ColumnKind | None:
+    """The kind of a carray made with ``dtype`` (:meth:`ColumnKind.of_dtype`), or None."""
+    for cls in _REGISTRY.values():
+        found = cls.of_dtype(dtype)
         if found is not None:
             return found
     return None

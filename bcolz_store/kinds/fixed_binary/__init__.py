@@ -74,6 +74,20 @@ class FixedBinaryKind(ColumnKind):
             return cls(typ.byte_width)
         return None
 
+    @classmethod
+    def of_dtype(cls, dtype) -> "FixedBinaryKind | None":
+        """The kind of a carray made with ``numpy.dtype('V{n}')`` (or its text)."""
+        if not isinstance(dtype, (str, np.dtype)):
+            return None
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            return None
+        if dtype.kind != "V" or dtype.names is not None or dtype.subdtype is not None \
+                or dtype.itemsize < 1:
+            return None
+        return cls(dtype.itemsize)
+
     def arrow_type(self, pa):
         return pa.binary(self.byte_width)
 
