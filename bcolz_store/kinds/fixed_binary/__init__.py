@@ -14,7 +14,8 @@ A ``V{n}`` carray written before this kind existed (no such entry) is of this
 kind as well: the same bytes, read the same way.
 
 Public form: ``bcolz_store.carray(data, dtype="V16")`` (or
-``dtype=FixedBinaryKind(16).dtype()``) makes one; ``bcolz_store.carray(arr)``
+``dtype=FixedBinaryKind(16).dtype()``) makes one (Python items holding None
+are built by pyarrow, when installed, into nullable rows); ``bcolz_store.carray(arr)``
 of a pyarrow ``fixed_size_binary(16)`` array makes one, nullable; ``c[:]``
 reads a numpy ``V16`` array (a ``numpy.ma.MaskedArray`` masked where null,
 for a nullable carray), whose items are ``numpy.void`` of the exact bytes
