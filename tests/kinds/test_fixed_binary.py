@@ -208,3 +208,12 @@ def test_python_items_with_none_are_built_by_pyarrow_and_keep_every_byte(tmp_pat
     # items of another width: pyarrow refuses them, and numpy's path takes them as before
     assert bcolz_store.carray([b"abcd", None], dtype="V3")[:].tolist() == [b"abc", None]
     assert bcolz_store.carray([b"ab", None], dtype="V3")[:].tolist() == [b"ab\x00", None]
+
+
+def test_the_real_bcolz_reads_the_raw_bytes(tmp_path):
+    real = pytest.importorskip("bcolz")
+    arr = pa.array([b"ab\x00\x00", None, b"\x00\x01\x02\x03"], pa.binary(4))
+    bcolz_store.carray(arr, rootdir=str(tmp_path / "c"), mode="w").flush()
+    theirs = real.open(str(tmp_path / "c"), mode="r")
+    assert theirs.dtype == np.dtype("V4")
+    assert theirs[:].tolist() == [b"ab\x00\x00", b"\x00" * 4, b"\x00\x01\x02\x03"]
