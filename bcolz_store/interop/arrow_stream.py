@@ -22,6 +22,8 @@ pyarrow is imported inside the functions (``pip install 'bcolz_store[arrow]'``).
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -459,11 +461,11 @@ def _python_rows(array, dtype):
     made of (:func:`~bcolz_store.kinds.base.kind_for_dtype`): no Python work
     per item here; else ``array`` as it is (pyarrow missing, or refusing an
     item: the numpy path then says what is wrong)."""
-    if dtype is None or not isinstance(array, list) or None not in array:
+    if dtype is None or not isinstance(array, list):
         return array
     kind = kind_for_dtype(dtype)
-    if kind is None:
-        return array
+    if kind is None or not any(map(operator.is_, array, itertools.repeat(None))):
+        return array        # (identity only: an item's == may be elementwise)
     try:
         import pyarrow as pa
     except ImportError:
