@@ -5,5 +5,6 @@ A new kind adds one line here (its folder's import).
 
 from __future__ import annotations
 
+from . import fixed_binary  # noqa: F401
 from . import list  # noqa: F401
 from . import struct  # noqa: F401
