@@ -21,6 +21,11 @@ in its own folder ``bcolz_store/kinds/<kind>/``, registered with
 
 The contract's tests ship as :class:`bcolz_store.testing.kinds.KindTests`.
 
+The kinds shipped with the package register themselves when the package
+``bcolz_store.kinds`` is imported (its ``installed`` module imports each
+kind's folder), so before any lookup here: importing this module imports
+its package first.
+
 The registry is the zarr-python 3 data-type registry's idea (one class per
 kind, looked up by the key stored with the data) and numcodecs' codec
 registry (keyed by id).
@@ -29,14 +34,14 @@ registry (keyed by id).
 from __future__ import annotations
 
 import abc
-import importlib
 from typing import ClassVar
 
 import numpy as np
 
 from .buffers import ArrowBuffers
 
-__all__ = ["ColumnKind", "kind_for_arrow", "kind_of", "kind_request", "register", "registered"]
+__all__ = ["ColumnKind", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
+           "registered"]
 
 
 class ColumnKind(abc.ABC):
@@ -62,6 +67,14 @@ class ColumnKind(abc.ABC):
     def of_arrow(cls, pa, typ) -> "ColumnKind | None":
         """The kind with which an Arrow column of type ``typ`` is written, or
         None when this kind does not take it (the default)."""
+        return None
+
+    @classmethod
+    def of_dtype(cls, dtype) -> "ColumnKind | None":
+        """The kind of a carray made with ``dtype`` (what :meth:`dtype` gives; a
+        numpy dtype, a str or a dtype object of the package), so that Python
+        items given with it may be built by pyarrow; None when this kind is
+        not made so (the default)."""
         return None
 
     # ------------------------------------------------------------ its types
@@ -148,14 +161,12 @@ def register(cls: type) -> type:
 
 def registered() -> dict:
     """``{key: ColumnKind subclass}`` of every registered kind."""
-    _load()
     return dict(_REGISTRY)
 
 
 def kind_of(meta) -> ColumnKind | None:
     """The kind of a carray's metadata (a ``CarrayMeta``), or None for bcolz's own
     fixed dtypes and the kinds not registered."""
-    _load()
     for cls in _REGISTRY.values():
         found = cls.of_meta(meta)
         if found is not None:
@@ -166,9 +177,17 @@ def kind_of(meta) -> ColumnKind | None:
 def kind_for_arrow(pa, typ) -> ColumnKind | None:
     """The kind an Arrow column of type ``typ`` is written as, or None (then the
     numpy path takes it)."""
-    _load()
     for cls in _REGISTRY.values():
         found = cls.of_arrow(pa, typ)
+        if found is not None:
+            return found
+    return None
+
+
+def kind_for_dtype(dtype) -> ColumnKind | None:
+    """The kind of a carray made with ``dtype`` (:meth:`ColumnKind.of_dtype`), or None."""
+    for cls in _REGISTRY.values():
+        found = cls.of_dtype(dtype)
         if found is not None:
             return found
     return None
@@ -197,14 +216,3 @@ def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
     if kind is not None and kind.nullable_carray and nullable is None:
         nullable = True
     return dtype, nullable, buffers.length if expectedlen is None else expectedlen
-
-
-_LOADED = []
-
-
-def _load() -> None:
-    """Import the kinds shipped with the package (each registers itself)."""
-    if not _LOADED:
-        _LOADED.append(True)
-        # (by name: the kinds import this module, and it imports them only when first asked)
-        importlib.import_module(f"{__package__}.installed")
