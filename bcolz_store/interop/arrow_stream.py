@@ -30,6 +30,7 @@ import numpy as np
 
 from ..kinds.arrow import from_pyarrow
 from ..kinds.base import kind_for_arrow, kind_for_dtype
+from ..kinds.nullable import NullableKind
 from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
@@ -153,9 +154,12 @@ def _is_binary_view(pa, typ) -> bool:
 def _kind_dtype(pa, typ):
     """The numpy dtype of the column kind that takes the Arrow type ``typ``
     (:func:`~bcolz_store.kinds.base.kind_for_arrow`), when the kind's carrays
-    are made of one (:meth:`~bcolz_store.kinds.base.ColumnKind.dtype`); else None."""
+    are made of one (:meth:`~bcolz_store.kinds.base.ColumnKind.dtype`); else None.
+    The nullable kind's types (numbers, bool, times) are left to
+    :func:`~bcolz_store.converters.arrow_types.numpy_atom`, whose dtype it
+    holds (and which gives a zoned timestamp its ``timezone`` attr)."""
     kind = kind_for_arrow(pa, typ)
-    dtype = None if kind is None else kind.dtype()
+    dtype = None if kind is None or isinstance(kind, NullableKind) else kind.dtype()
     return dtype if isinstance(dtype, np.dtype) else None
 
 
