@@ -28,6 +28,7 @@ from ..errors import CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
+from .vlen_buffers import decode_buffers, encode_buffers
 from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk
 from .vlen_items import nbytes_estimate
 
@@ -199,6 +200,90 @@ class VlenEngine(EngineBase):
                                  f"large for such items: copy it with a smaller chunklen") \
                     from None
             raise
+
+    def encode_rows(self, offsets: np.ndarray, data: np.ndarray, validity) -> bytes:
+        """Rows in Arrow's layout (``offsets``, ``n + 1`` of them into the
+        ``uint8`` ``data``; ``validity`` a bool array or None) encoded as one
+        vlen chunk: the bytes :meth:`encode` writes for the same items.
+
+        Raises
+        ------
+        ValueError
+            When the rows take more than a chunk's 2 GiB (use a smaller chunklen).
+        """
+        try:
+            return encode_buffers(offsets, data, validity, self.vlen.kind, self.vlen.level,
+                                  self.vlen.dictionary)
+        except ValueError as err:
+            if "limit of one vlen chunk" in str(err):
+                raise ValueError(f"{err}; this carray's chunklen ({self.chunklen}) is too "
+                                 f"large for such items: copy it with a smaller chunklen") \
+                    from None
+            raise
+
+    def chunk_rows(self, nchunk: int):
+        """Rows of chunk ``nchunk`` (a full chunk, or ``nchunks``: the
+        leftover) as ``(ends, data, validity)`` (see
+        :func:`~.vlen_buffers.decode_buffers`), checked as every chunk read.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads.
+        """
+        if nchunk == len(self.chunks):
+            return decode_buffers(self._leftover_encoded()[1], self.vlen.kind,
+                                  "the leftover", self.vlen.dictionary)
+        data = self.chunks.get(nchunk)
+        where = self.chunks.path(nchunk)
+        try:
+            check_chunk(data, self.chunklen, self.vlen.kind, self.dict_id, where,
+                        self.vlen.nullable)
+            return decode_buffers(data, self.vlen.kind, where, self.vlen.dictionary)
+        except (FormatError, CodecError):
+            if self.store is not None:
+                self.store.check_reading(failed=True)   # a writer's commit, not damage?
+            raise
+
+    def append_encoded(self, chunks: list, entries: list, rest: np.ndarray, rest_chunk) -> None:
+        """Append full chunks already encoded, then a new leftover: the
+        leftover must be empty (fill it with :meth:`append` first).
+
+        Parameters
+        ----------
+        chunks : list of bytes
+            Chunks of ``chunklen`` items each (:meth:`encode_rows`).
+        entries : list
+            Their statistics (as ``ChunkStats.of`` gives them), used when
+            the carray keeps statistics.
+        rest : numpy.ndarray
+            The items of the new leftover (fewer than ``chunklen``; of the atom).
+        rest_chunk : bytes or None
+            ``rest`` encoded as a chunk (None when ``rest`` is empty).
+
+        Raises
+        ------
+        ValueError
+            When the leftover is not empty.
+        """
+        if self.nleft:
+            raise ValueError("append_encoded needs an empty leftover")
+        if not chunks and not len(rest):
+            return
+        self._prepare_edit()
+        for data, entry in zip(chunks, entries):
+            self._add_sizes(data)
+            nchunk = len(self.chunks)
+            self.chunks.push(data)
+            if self.stats is not None:
+                self.stats.record(nchunk, entry, pushed=True)
+        n = len(rest)
+        if n:
+            self._leftover_room(n)[:n] = rest
+            self.nleft = n
+        self._leftover_edited()
+        if n and rest_chunk is not None:
+            self._left = (parse_vlen_header(rest_chunk).rawbytes, rest_chunk)
 
     def _decode(self, nchunk: int, data, nitems: int, out=None) -> np.ndarray:
         """Decode chunk ``nchunk`` (its bytes ``data``), which must hold ``nitems``

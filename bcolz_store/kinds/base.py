@@ -29,6 +29,7 @@ registry (keyed by id).
 from __future__ import annotations
 
 import abc
+import importlib
 from typing import ClassVar
 
 import numpy as np
@@ -205,4 +206,5 @@ def _load() -> None:
     """Import the kinds shipped with the package (each registers itself)."""
     if not _LOADED:
         _LOADED.append(True)
-        from . import installed      # noqa: F401  (the imports register the kinds)
+        # (by name: the kinds import this module, which must not import them back)
+        importlib.import_module(f"{__package__}.installed")

@@ -4,3 +4,5 @@ A new kind adds one line here (its folder's import).
 """
 
 from __future__ import annotations
+
+from . import vlen  # noqa: F401
