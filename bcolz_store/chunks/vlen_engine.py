@@ -116,7 +116,9 @@ class VlenEngine(EngineBase):
         if not self.nleft:
             return 0, b""
         if self._left is None:
-            data = self.encode(self.leftover[:self.nleft])
+            items = self.leftover[:self.nleft]      # (reading its file sets ``_left``)
+        if self._left is None:
+            data = self.encode(items)
             self._left = (parse_vlen_header(data).rawbytes, data)
         return self._left
 
@@ -235,13 +237,21 @@ class VlenEngine(EngineBase):
         ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
             As the chunk reads.
         """
+        nitems, where = self.chunklen, self.chunks.path(nchunk)
         if nchunk == len(self.chunks):
-            return decode_buffers(self._leftover_encoded()[1], self.vlen.kind,
-                                  "the leftover", self.vlen.dictionary)
-        data = self.chunks.get(nchunk)
-        where = self.chunks.path(nchunk)
+            data = None
+            if self._leftover is None:          # not read yet: its file, as it is
+                data = self.chunks.get(nchunk)
+                if parse_vlen_header(data, where).nitems != self.nleft:
+                    data = None                 # (grown since: read as the leftover)
+            if data is None:
+                return decode_buffers(self._leftover_encoded()[1], self.vlen.kind,
+                                      "the leftover", self.vlen.dictionary)
+            nitems = self.nleft
+        else:
+            data = self.chunks.get(nchunk)
         try:
-            check_chunk(data, self.chunklen, self.vlen.kind, self.dict_id, where,
+            check_chunk(data, nitems, self.vlen.kind, self.dict_id, where,
                         self.vlen.nullable)
             return decode_buffers(data, self.vlen.kind, where, self.vlen.dictionary)
         except (FormatError, CodecError):
