@@ -23,12 +23,14 @@ import zstandard as zstd
 
 from ..errors import CodecError, FormatError
 from ..format.idata import pack_index, parse_index
+from ..format.stats_meta import MAX_STATS_TEXT, NOT_KEPT
 from ..format.vlen_header import (VLEN_CODEC_ZSTD, VLEN_FLAG_INDEX_FILTER, VLEN_FLAG_VALIDITY,
                                   VLEN_FORMAT_VERSION, VLEN_HEADER_LENGTH, VLEN_MAX_RAWBYTES,
                                   VlenHeader, kind_code, pack_vlen_header, parse_vlen_header)
 from .vlen import _check_level, _decompress, _read_validity, _zstd_dict
 
-__all__ = ["bad_utf8_item", "decode_buffers", "encode_buffers", "payload_of_buffers"]
+__all__ = ["arrow_rows", "arrow_stats", "bad_utf8_item", "decode_buffers", "encode_buffers",
+           "payload_of_buffers"]
 
 
 def bad_utf8_item(offsets: np.ndarray, data: np.ndarray) -> int | None:
@@ -147,3 +149,46 @@ def decode_buffers(buf, kind: str, where: str = "vlen chunk", dictionary=None) -
         if bad is not None:
             raise FormatError(f"{where}: item {bad} is not valid UTF-8")
     return ends, data, valid
+
+
+def arrow_rows(items: np.ndarray, kind: str):
+    """``(pyarrow array, offsets, data, validity)`` of numpy items (a
+    ``StringDType`` or object array, None for a missing item) made by
+    pyarrow, or None when pyarrow is not installed or does not take them (the
+    caller then encodes the items one by one, which names a bad one)."""
+    if not isinstance(items, np.ndarray) or items.ndim != 1 or items.dtype.kind not in "TO" \
+            or (kind == "bytes") != (items.dtype.kind == "O"):
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:         # pragma: no cover - pyarrow is optional
+        return None
+    try:
+        arr = pa.array(items, type=pa.large_string() if kind == "str" else pa.large_binary(),
+                       from_pandas=False)
+    except Exception:           # noqa: BLE001 - any refusal: the items' own encoding says why
+        return None
+    n, off, bufs = len(arr), arr.offset, arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int64)[off:off + n + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else \
+        np.empty(0, dtype=np.uint8)
+    validity = None
+    if arr.null_count:
+        bits = np.frombuffer(bufs[0], dtype=np.uint8)
+        validity = np.unpackbits(bits, bitorder="little", count=off + n)[off:].view(bool)
+    return arr, offsets, data, validity
+
+
+def arrow_stats(arr) -> tuple:
+    """``(min, max, nulls)`` of a pyarrow string or binary array, as
+    ``ChunkStats.of`` gives them for the same items (``(None, None, NOT_KEPT)``
+    for a least or greatest item longer than ``MAX_STATS_TEXT``)."""
+    import pyarrow.compute as pc
+    nulls = arr.null_count
+    if nulls == len(arr):
+        return None, None, nulls
+    found = pc.min_max(arr)
+    lo, hi = found["min"].as_py(), found["max"].as_py()
+    if len(lo) > MAX_STATS_TEXT or len(hi) > MAX_STATS_TEXT:
+        return None, None, NOT_KEPT
+    return lo, hi, nulls

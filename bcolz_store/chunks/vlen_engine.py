@@ -28,7 +28,7 @@ from ..errors import CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
-from .vlen_buffers import decode_buffers, encode_buffers
+from .vlen_buffers import arrow_rows, arrow_stats, decode_buffers, encode_buffers
 from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk
 from .vlen_items import nbytes_estimate
 from .vlen_take import take_items
@@ -457,9 +457,32 @@ class VlenEngine(EngineBase):
             self.stats.record(nchunk, self.stats.of(items), pushed=True)
 
     def push_chunks(self, arr: np.ndarray, starts) -> None:
-        """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks."""
-        for s in starts:
-            self.push_chunk(arr[s:s + self.chunklen])
+        """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks
+        (consecutive ones: through pyarrow's buffers where it is installed,
+        several chunks at a time on the thread pool)."""
+        starts, cl = list(starts), self.chunklen
+        found = None
+        if len(starts) > 1 and starts == list(range(starts[0], starts[-1] + 1, cl)):
+            found = arrow_rows(arr[starts[0]:starts[-1] + cl], self.vlen.kind)
+        if found is None:
+            for s in starts:
+                self.push_chunk(arr[s:s + cl])
+            return
+        whole, offsets, data, validity = found
+
+        def encode(i):
+            lo = i * cl
+            chunk = self.encode_rows(offsets[lo:lo + cl + 1], data,
+                                     None if validity is None else validity[lo:lo + cl])
+            entry = arrow_stats(whole.slice(lo, cl)) if self.stats is not None else None
+            return chunk, entry
+
+        for chunk, entry in threads.map_ordered(encode, range(len(starts))):
+            self._add_sizes(chunk)
+            nchunk = len(self.chunks)
+            self.chunks.push(chunk)
+            if self.stats is not None:
+                self.stats.record(nchunk, entry, pushed=True)
 
     def _prepare_edit(self) -> None:
         super()._prepare_edit()

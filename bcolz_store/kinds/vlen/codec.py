@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import threads
-from ...chunks.vlen_buffers import bad_utf8_item
+from ...chunks.vlen_buffers import arrow_stats, bad_utf8_item
 from ...chunks.vlen_rebuild import rebuild_items
-from ...format.stats_meta import MAX_STATS_TEXT, NOT_KEPT
 from ..buffers import ArrowBuffers, concat_buffers
 
 __all__ = ["decode_rows", "encode_rows", "rows_to_items"]
@@ -61,21 +60,12 @@ def _entry(rows: ArrowBuffers, kind: str, stats):
     """The statistics of a chunk of ``rows`` as ``stats.of`` gives them for its items."""
     try:
         import pyarrow as pa
-        import pyarrow.compute as pc
     except ImportError:     # pragma: no cover - pyarrow made the buffers, mostly
         return stats.of(rows_to_items(rows, kind, np.dtypes.StringDType(na_object=None)
                                       if kind == "str" else np.dtype(object)))
     from ..arrow import to_pyarrow
-    typ = pa.large_string() if kind == "str" else pa.large_binary()
-    arr = to_pyarrow(pa, rows, typ)
-    nulls = arr.null_count
-    if nulls == len(arr):
-        return None, None, nulls
-    found = pc.min_max(arr)
-    lo, hi = found["min"].as_py(), found["max"].as_py()
-    if len(lo) > MAX_STATS_TEXT or len(hi) > MAX_STATS_TEXT:
-        return None, None, NOT_KEPT
-    return lo, hi, nulls
+    return arrow_stats(to_pyarrow(pa, rows, pa.large_string() if kind == "str"
+                                  else pa.large_binary()))
 
 
 def encode_rows(engine, buffers: ArrowBuffers) -> None:
