@@ -147,3 +147,9 @@ def test_views_and_large_types_are_taken():
     c = bcolz.carray(pa.array([b"a", None], pa.large_binary()))
     assert c[:].tolist() == [b"a", None]
     assert pa.table(c).column(0).type == pa.binary()
+
+
+def test_chunklen_from_arrow_rows_is_that_of_the_same_items():
+    for items in (["x" * 1000] * 5000, ["abc", None] * 50000, _words(20000, 9)):
+        assert bcolz.carray(pa.array(items)).chunklen == \
+            bcolz.carray(items, dtype=bcolz.vlen("str")).chunklen
