@@ -8,3 +8,4 @@ from __future__ import annotations
 from . import fixed_binary  # noqa: F401
 from . import list  # noqa: F401
 from . import struct  # noqa: F401
+from . import vlen  # noqa: F401
