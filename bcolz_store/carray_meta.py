@@ -31,6 +31,20 @@ from .vlen_type import new_vlen_meta, vlen_request
 __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
 
 
+def _item_nbytes(buffers: ArrowBuffers):
+    """The average bytes of the present rows of Arrow buffers of items of any
+    length (strings, binary), or None for other buffers or no present row."""
+    if buffers.offsets is None or buffers.values is None or buffers.children:
+        return None
+    present = buffers.length - buffers.null_count
+    if present <= 0:
+        return None
+    lengths = np.diff(buffers.offsets)
+    if buffers.validity is not None:
+        lengths = lengths[buffers.validity]
+    return float(lengths.sum()) / present
+
+
 def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nullable=None):
     """The metadata of a new carray of any kind, and its initial data.
 
@@ -62,8 +76,10 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
     TypeError, LimitError
         As the kind's own function.
     """
+    item_nbytes = None                      # (the Arrow rows' bytes an item, for a vlen chunklen)
     if isinstance(array, ArrowBuffers):      # Arrow rows, encoded by the kind after
         dtype, nullable, expectedlen = kind_request(array, dtype, nullable, expectedlen)
+        item_nbytes = _item_nbytes(array)
         array = []
     if cparams is None or isinstance(cparams, (cparams_cls, dict)):
         cparams = cparams_cls.from_any(cparams)
@@ -87,7 +103,7 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
         if nullable:
             raise ValueError("nullable=True is for carrays of a fixed dtype; vlen and "
                              "categorical carrays hold None as a missing item already")
-        return new_vlen_meta(request, array, cparams, dflt, expectedlen, chunklen)
+        return new_vlen_meta(request, array, cparams, dflt, expectedlen, chunklen, item_nbytes)
     if nullable_request(array, dtype, nullable):
         if not is_carray(array):
             array = as_masked(array, None if dtype is None else np.dtype(dtype).base,

@@ -282,7 +282,8 @@ def _dictionary(request: vlen, items: np.ndarray):
                                   max_samples=max(int(want / per_item / group), 64))
 
 
-def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen):
+def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen,
+                  item_nbytes=None):
     """The metadata of a new vlen carray, and its initial items.
 
     Parameters
@@ -297,6 +298,9 @@ def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen):
         The fill value of ``resize`` (default an empty item).
     expectedlen, chunklen : int or None
         As for any carray; the default chunklen holds about 1 MiB of items.
+    item_nbytes : float, optional
+        The items' average size in bytes, when known otherwise than from
+        ``array`` (Arrow rows appended after).
 
     Returns
     -------
@@ -333,7 +337,7 @@ def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen):
     length = len(array)
     expectedlen = int(length if expectedlen is None else expectedlen)
     if chunklen is None:
-        chunklen = vlen_chunklen(expectedlen, avg)
+        chunklen = vlen_chunklen(expectedlen, avg if item_nbytes is None else item_nbytes)
     elif not is_int(chunklen) or chunklen < 1:
         raise ValueError("chunklen must be a positive integer")
     elif chunklen > MAX_VLEN_CHUNKLEN:

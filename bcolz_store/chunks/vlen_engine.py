@@ -28,6 +28,7 @@ from ..errors import CodecError, FormatError
 from ..format.vlen_header import parse_vlen_header
 from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
+from .vlen_buffers import arrow_rows, arrow_stats, decode_buffers, encode_buffers
 from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk
 from .vlen_items import nbytes_estimate
 from .vlen_take import take_items
@@ -115,7 +116,9 @@ class VlenEngine(EngineBase):
         if not self.nleft:
             return 0, b""
         if self._left is None:
-            data = self.encode(self.leftover[:self.nleft])
+            items = self.leftover[:self.nleft]      # (reading its file sets ``_left``)
+        if self._left is None:
+            data = self.encode(items)
             self._left = (parse_vlen_header(data).rawbytes, data)
         return self._left
 
@@ -203,6 +206,98 @@ class VlenEngine(EngineBase):
                                  f"large for such items: copy it with a smaller chunklen") \
                     from None
             raise
+
+    def encode_rows(self, offsets: np.ndarray, data: np.ndarray, validity) -> bytes:
+        """Rows in Arrow's layout (``offsets``, ``n + 1`` of them into the
+        ``uint8`` ``data``; ``validity`` a bool array or None) encoded as one
+        vlen chunk: the bytes :meth:`encode` writes for the same items.
+
+        Raises
+        ------
+        ValueError
+            When the rows take more than a chunk's 2 GiB (use a smaller chunklen).
+        """
+        try:
+            return encode_buffers(offsets, data, validity, self.vlen.kind, self.vlen.level,
+                                  self.vlen.dictionary)
+        except ValueError as err:
+            if "limit of one vlen chunk" in str(err):
+                raise ValueError(f"{err}; this carray's chunklen ({self.chunklen}) is too "
+                                 f"large for such items: copy it with a smaller chunklen") \
+                    from None
+            raise
+
+    def chunk_rows(self, nchunk: int):
+        """Rows of chunk ``nchunk`` (a full chunk, or ``nchunks``: the
+        leftover) as ``(ends, data, validity)`` (see
+        :func:`~.vlen_buffers.decode_buffers`), checked as every chunk read.
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError, DatasetChangedError
+            As the chunk reads.
+        """
+        nitems, where = self.chunklen, self.chunks.path(nchunk)
+        if nchunk == len(self.chunks):
+            data = None
+            if self._leftover is None:          # not read yet: its file, as it is
+                data = self.chunks.get(nchunk)
+                if parse_vlen_header(data, where).nitems != self.nleft:
+                    data = None                 # (grown since: read as the leftover)
+            if data is None:
+                return decode_buffers(self._leftover_encoded()[1], self.vlen.kind,
+                                      "the leftover", self.vlen.dictionary)
+            nitems = self.nleft
+        else:
+            data = self.chunks.get(nchunk)
+        try:
+            check_chunk(data, nitems, self.vlen.kind, self.dict_id, where,
+                        self.vlen.nullable)
+            return decode_buffers(data, self.vlen.kind, where, self.vlen.dictionary)
+        except (FormatError, CodecError):
+            if self.store is not None:
+                self.store.check_reading(failed=True)   # a writer's commit, not damage?
+            raise
+
+    def append_encoded(self, chunks: list, entries: list, rest: np.ndarray, rest_chunk) -> None:
+        """Append full chunks already encoded, then a new leftover: the
+        leftover must be empty (fill it with :meth:`append` first).
+
+        Parameters
+        ----------
+        chunks : list of bytes
+            Chunks of ``chunklen`` items each (:meth:`encode_rows`).
+        entries : list
+            Their statistics (as ``ChunkStats.of`` gives them), used when
+            the carray keeps statistics.
+        rest : numpy.ndarray
+            The items of the new leftover (fewer than ``chunklen``; of the atom).
+        rest_chunk : bytes or None
+            ``rest`` encoded as a chunk (None when ``rest`` is empty).
+
+        Raises
+        ------
+        ValueError
+            When the leftover is not empty.
+        """
+        if self.nleft:
+            raise ValueError("append_encoded needs an empty leftover")
+        if not chunks and not len(rest):
+            return
+        self._prepare_edit()
+        for data, entry in zip(chunks, entries):
+            self._add_sizes(data)
+            nchunk = len(self.chunks)
+            self.chunks.push(data)
+            if self.stats is not None:
+                self.stats.record(nchunk, entry, pushed=True)
+        n = len(rest)
+        if n:
+            self._leftover_room(n)[:n] = rest
+            self.nleft = n
+        self._leftover_edited()
+        if n and rest_chunk is not None:
+            self._left = (parse_vlen_header(rest_chunk).rawbytes, rest_chunk)
 
     def _decode(self, nchunk: int, data, nitems: int, out=None) -> np.ndarray:
         """Decode chunk ``nchunk`` (its bytes ``data``), which must hold ``nitems``
@@ -362,9 +457,32 @@ class VlenEngine(EngineBase):
             self.stats.record(nchunk, self.stats.of(items), pushed=True)
 
     def push_chunks(self, arr: np.ndarray, starts) -> None:
-        """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks."""
-        for s in starts:
-            self.push_chunk(arr[s:s + self.chunklen])
+        """Encode ``arr[s:s + chunklen]`` for each of ``starts`` as the next full chunks
+        (consecutive ones: through pyarrow's buffers where it is installed,
+        several chunks at a time on the thread pool)."""
+        starts, cl = list(starts), self.chunklen
+        found = None
+        if len(starts) > 1 and starts == list(range(starts[0], starts[-1] + 1, cl)):
+            found = arrow_rows(arr[starts[0]:starts[-1] + cl], self.vlen.kind)
+        if found is None:
+            for s in starts:
+                self.push_chunk(arr[s:s + cl])
+            return
+        whole, offsets, data, validity = found
+
+        def encode(i):
+            lo = i * cl
+            chunk = self.encode_rows(offsets[lo:lo + cl + 1], data,
+                                     None if validity is None else validity[lo:lo + cl])
+            entry = arrow_stats(whole.slice(lo, cl)) if self.stats is not None else None
+            return chunk, entry
+
+        for chunk, entry in threads.map_ordered(encode, range(len(starts))):
+            self._add_sizes(chunk)
+            nchunk = len(self.chunks)
+            self.chunks.push(chunk)
+            if self.stats is not None:
+                self.stats.record(nchunk, entry, pushed=True)
 
     def _prepare_edit(self) -> None:
         super()._prepare_edit()

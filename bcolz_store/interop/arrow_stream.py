@@ -296,7 +296,8 @@ def _sliced(batches, blen: int):
             yield batch.slice(start, blen)
 
 
-def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> ArrowInput:
+def arrow_input(obj, names=None, where="Arrow stream", column: bool = False,
+                kinds: bool = True) -> ArrowInput:
     """Read an Arrow source as the carray and ctable constructors build from it.
 
     Parameters
@@ -311,6 +312,9 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
     column : bool, default False
         The source of a carray: a pyarrow StructArray (or ChunkedArray of
         structs, a polars Series of structs) is one struct column.
+    kinds : bool, default True
+        Read the columns of a column kind as Arrow buffers (False: every
+        column as numpy rows, for a carray made with another dtype).
 
     Returns
     -------
@@ -355,9 +359,12 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False) -> 
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
     nulls = _nullable_columns(pa, obj, schema, meta, names, vlens, head)
     from ..converters.arrow_nullable import column_reader
-    read = kind_reader(pa, schema, names, set(vlens) | {
-        name for name in nulls if kind_holds(pa, schema.field(name).type, atoms[name])},
-                       column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array))
+    read = column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array)
+    if kinds:       # (vlen columns, and nullable ones whose kind holds their dtype)
+        read = kind_reader(pa, schema, names, {name for name in vlens if isinstance(
+            vlens[name], vlen)} | {name for name in nulls if atoms[name].kind not in "SU"
+                                   and kind_holds(pa, schema.field(name).type, atoms[name])},
+            read)
 
     def blocks(batch):
         try:
@@ -450,7 +457,7 @@ def carray_source(array, dtype):
     """
     if not is_arrow_source(array := as_arrow_source(array)):
         return _python_rows(array, dtype), dtype, (), {}
-    source = arrow_input(array, column=True)
+    source = arrow_input(array, column=True, kinds=dtype is None)
     if len(source.names) != 1:
         raise ValueError(f"a carray holds one column; this Arrow source has "
                          f"{len(source.names)}: {source.names} (make a ctable of it)")

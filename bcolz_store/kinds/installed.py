@@ -10,3 +10,4 @@ from . import fixed_binary  # noqa: F401
 from . import list  # noqa: F401
 from . import nullable  # noqa: F401
 from . import struct  # noqa: F401
+from . import vlen  # noqa: F401
