@@ -4,3 +4,4 @@ A new kind adds one line here (its folder's import).
 """
 
 from __future__ import annotations
+from . import category  # noqa: F401
