@@ -147,14 +147,12 @@ def register(cls: type) -> type:
 
 def registered() -> dict:
     """``{key: ColumnKind subclass}`` of every registered kind."""
-    _load()
     return dict(_REGISTRY)
 
 
 def kind_of(meta) -> ColumnKind | None:
     """The kind of a carray's metadata (a ``CarrayMeta``), or None for bcolz's own
     fixed dtypes and the kinds not registered."""
-    _load()
     for cls in _REGISTRY.values():
         found = cls.of_meta(meta)
         if found is not None:
@@ -165,7 +163,6 @@ def kind_of(meta) -> ColumnKind | None:
 def kind_for_arrow(pa, typ) -> ColumnKind | None:
     """The kind an Arrow column of type ``typ`` is written as, or None (then the
     numpy path takes it)."""
-    _load()
     for cls in _REGISTRY.values():
         found = cls.of_arrow(pa, typ)
         if found is not None:
@@ -197,12 +194,3 @@ def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
         nullable = True
     return dtype, nullable, buffers.length if expectedlen is None else expectedlen
 
-
-_LOADED = []
-
-
-def _load() -> None:
-    """Import the kinds shipped with the package (each registers itself)."""
-    if not _LOADED:
-        _LOADED.append(True)
-        from . import installed      # noqa: F401  (the imports register the kinds)

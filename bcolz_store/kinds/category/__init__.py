@@ -20,7 +20,7 @@ from ...errors import FormatError
 from ...format.vlen_meta import vlen_result_dtype
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
-from .codec import CodedRows, category_buffers, dictionary_codes, items_of_buffers
+from .codec import category_buffers, dictionary_codes, items_of_buffers
 
 __all__ = ["CategoryKind"]
 
@@ -119,18 +119,19 @@ class CategoryKind(ColumnKind):
         TypeError
             Buffers of no string, binary or dictionary layout.
         """
-        if isinstance(buffers, CodedRows):
-            return buffers
         atom = engine.codes.atom
         n = buffers.length
         cats = category_buffers(engine)
+        if buffers.dictionary is cats and buffers.validity is None and \
+                buffers.values.dtype == atom:
+            return buffers                  # codes of this very column (read or prepared)
         if buffers.dictionary is None:
             if buffers.offsets is None or buffers.values is None:
                 raise TypeError("a categorical column takes Arrow dictionary, string or "
                                 "binary rows")
             table = dictionary_codes(engine, buffers)
             self._check(engine, table, buffers, None, None)
-            return CodedRows(n, None, None, table.astype(atom), (), cats)
+            return ArrowBuffers(n, None, None, table.astype(atom), (), cats)
         indices = np.asarray(buffers.values)
         valid = buffers.validity
         size = buffers.dictionary.length
@@ -146,7 +147,7 @@ class CategoryKind(ColumnKind):
         codes = table.astype(atom).take(safe) if size else np.full(n, -1, dtype=atom)
         if valid is not None:
             codes[~valid] = -1
-        return CodedRows(n, None, None, codes, (), cats)
+        return ArrowBuffers(n, None, None, codes, (), cats)     # (-1: a missing row)
 
     @staticmethod
     def _check(engine, table, dictionary, used, valid) -> None:

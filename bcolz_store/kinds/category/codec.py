@@ -17,19 +17,13 @@ import numpy as np
 
 from ..buffers import ArrowBuffers
 
-__all__ = ["CodedRows", "category_buffers", "dictionary_codes", "items_of_buffers", "same_items"]
+__all__ = ["category_buffers", "dictionary_codes", "items_of_buffers", "same_items"]
 
 #: the most bytes the fixed-width keys of a dictionary may take (larger: a dict)
 _MAX_KEY_BYTES = 1 << 26
 
 #: per categories engine (shared by a carray's views): its Arrow buffers and sorted keys
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-class CodedRows(ArrowBuffers):
-    """Rows already turned into a categorical carray's codes (``values``, -1
-    for a missing row; ``dictionary`` its categories), checked and ready to
-    append."""
 
 
 def _cached(engine) -> dict:
