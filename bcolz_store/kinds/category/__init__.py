@@ -20,9 +20,9 @@ from ...errors import FormatError
 from ...format.vlen_meta import vlen_result_dtype
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
-from .codec import category_buffers, dictionary_codes, items_of_buffers
+from .codec import arrow_items, category_buffers, dictionary_codes, items_of_buffers
 
-__all__ = ["CategoryKind"]
+__all__ = ["CategoryKind", "arrow_items"]
 
 _STR = ("string", "large_string")
 _BYTES = ("binary", "large_binary")

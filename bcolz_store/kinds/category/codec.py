@@ -15,9 +15,10 @@ import weakref
 
 import numpy as np
 
+from ...category_type import category
 from ..buffers import ArrowBuffers
 
-__all__ = ["category_buffers", "dictionary_codes", "items_of_buffers", "same_items"]
+__all__ = ["arrow_items", "category_buffers", "dictionary_codes", "items_of_buffers", "same_items"]
 
 #: the most bytes the fixed-width keys of a dictionary may take (larger: a dict)
 _MAX_KEY_BYTES = 1 << 26
@@ -146,3 +147,35 @@ def items_of_buffers(buffers: ArrowBuffers, kind: str, atom: np.dtype) -> np.nda
     out = np.empty(buffers.length, dtype=atom)
     out[:] = items if atom.kind != "O" else np.array(items + [None], dtype=object)[:-1]
     return out
+
+
+def arrow_items(array, request):
+    """``(category, ArrowBuffers)`` of the items of a new categorical carray
+    given as a list (or tuple) of str, or of bytes, and None: the rows
+    dictionary-encoded by pyarrow, the categories those of ``request`` (a
+    :class:`~bcolz_store.category`) or else the distinct items, sorted.
+
+    None when pyarrow is not installed or the items are not all of one kind
+    (or are all missing, or are not ``request``'s kind): the caller's own
+    conversion then takes them, and raises its errors.
+    """
+    if not isinstance(array, (list, tuple)) or not array:
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:                 # pragma: no cover (the optional dependency)
+        return None
+    try:
+        arr = pa.array(array)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError, UnicodeError):
+        return None
+    typ = arr.type
+    items = "str" if pa.types.is_string(typ) or pa.types.is_large_string(typ) else \
+        "bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) else None
+    if items is None or request.kind not in (None, items):
+        return None
+    encoded = arr.dictionary_encode()
+    if request.categories is None:
+        request = category(sorted(encoded.dictionary.to_pylist()), request.ordered)
+    from ..arrow import from_pyarrow
+    return request, from_pyarrow(pa, encoded)
