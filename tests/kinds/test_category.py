@@ -119,3 +119,21 @@ def test_write_from_python_items_matches_pyarrow():
     assert c[:].tolist() == items
     with pytest.raises(ValueError, match="'pink' is not one of"):
         bcolz_store.carray(items + ["pink"], dtype=bcolz_store.category(SYMBOLS))
+
+
+def test_indices_outside_the_dictionary_are_refused_and_null_slots_ignored():
+    c = bcolz_store.carray(_dict_array(n=20), chunklen=8)
+    values = pa.array(["sym001", "sym002"])
+    # a null row's index slot may hold anything: not looked at
+    idx = np.array([1, 77, 0], dtype=np.int8)
+    arr = pa.DictionaryArray.from_buffers(
+        pa.dictionary(pa.int8(), pa.string()), 3,
+        [pa.py_buffer(np.packbits([1, 0, 1], bitorder="little")), pa.py_buffer(idx)], values)
+    c.append(arr)
+    assert c[-3:].tolist() == ["sym002", None, "sym001"]
+    bad = pa.DictionaryArray.from_buffers(
+        pa.dictionary(pa.int8(), pa.string()), 2,
+        [None, pa.py_buffer(np.array([0, 5], dtype=np.int8))], values)
+    with pytest.raises(ValueError, match="indices outside 0..1"):
+        c.append(from_pyarrow(pa, bad))
+    assert len(c) == 23

@@ -135,18 +135,27 @@ class CategoryKind(ColumnKind):
         indices = np.asarray(buffers.values)
         valid = buffers.validity
         size = buffers.dictionary.length
-        safe = indices if valid is None else np.where(valid, indices, 0)
-        present = n if valid is None else int(np.count_nonzero(valid))
-        if present and (int(safe.min()) < 0 or int(safe.max()) >= size):
-            raise ValueError(f"Arrow dictionary indices outside 0..{size - 1}")
+        safe = indices
+        if n and (int(indices.min()) < 0 or int(indices.max()) >= size):
+            safe = indices if valid is None else np.where(valid, indices, 0)
+            if (valid is None or valid.any()) and \
+                    (int(safe.min()) < 0 or int(safe.max()) >= size):
+                raise ValueError(f"Arrow dictionary indices outside 0..{size - 1}")
         if buffers.dictionary is cats:          # rows read from this very column
-            table = np.arange(size, dtype=np.int64)
+            table = None
         else:
             table = dictionary_codes(engine, buffers.dictionary)
             self._check(engine, table, buffers.dictionary, safe, valid)
-        codes = table.astype(atom).take(safe) if size else np.full(n, -1, dtype=atom)
+            if np.array_equal(table, np.arange(size)):
+                table = None
+        if not size:
+            codes = np.full(n, -1, dtype=atom)
+        elif table is None:                     # the same categories, in the same order
+            codes = safe.astype(atom, copy=True)
+        else:
+            codes = table.astype(atom).take(safe)
         if valid is not None:
-            codes[~valid] = -1
+            np.copyto(codes, atom.type(-1), where=~valid)
         return ArrowBuffers(n, None, None, codes, (), cats)     # (-1: a missing row)
 
     @staticmethod
