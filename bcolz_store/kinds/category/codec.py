@@ -174,8 +174,14 @@ def arrow_items(array, request):
         "bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) else None
     if items is None or request.kind not in (None, items):
         return None
-    encoded = arr.dictionary_encode()
-    if request.categories is None:
-        request = category(sorted(encoded.dictionary.to_pylist()), request.ordered)
     from ..arrow import from_pyarrow
-    return request, from_pyarrow(pa, encoded)
+    if request.categories is None:
+        encoded = arr.dictionary_encode()
+        request = category(sorted(encoded.dictionary.to_pylist()), request.ordered)
+        return request, from_pyarrow(pa, encoded)
+    import pyarrow.compute as pc
+    cats = pa.array(request.categories, type=arr.type)
+    codes = pc.index_in(arr, value_set=cats)        # (null: None, or not a category)
+    if codes.null_count != arr.null_count:
+        return None                 # an item that is not a category: refused by the caller
+    return request, from_pyarrow(pa, pa.DictionaryArray.from_arrays(codes, cats))
