@@ -106,8 +106,10 @@ class carray:
             store = self._files.begin_creation(self._mode)
             stage_storage(store, self._meta)
         self._engine = new_engine(self._meta, store, defaults.cache_budget, new=True)
-        if not isinstance(array, (carray, ArrowBuffers)):      # (data: numpy or Arrow rows)
-            _edit.append_block(self.kind, self._engine, data, self._files.rootdir)
+        if isinstance(data, ArrowBuffers):         # (items made Arrow rows: the kind's)
+            self._append_block(data)
+        elif not isinstance(array, (carray, ArrowBuffers)):
+            self._engine.append(data)
         for block in array._blocks() if isinstance(array, carray) else itertools.chain(
                 [array] if isinstance(array, ArrowBuffers) else [], rest):
             self._append_block(block)

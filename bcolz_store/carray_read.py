@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kinds.base import kind_of
 from .indexing import PYTHON_SCALAR_KINDS, is_int, position, positions, within_rows
 from .query.eval import evaluate
 
@@ -36,6 +37,11 @@ def read_range(engine, meta, guard, start: int, stop: int) -> np.ndarray:
     """Atoms ``start:stop`` (0 <= start <= stop <= len) as a new array."""
     if pickled(meta):
         guard()
+    if meta.composite is not None:      # (a column kind that reads Python items itself)
+        fast = getattr(kind_of(meta), "read_python", None)
+        found = fast(engine, start, stop) if fast is not None else None
+        if found is not None:
+            return found
     return engine.read_range(start, stop)
 
 

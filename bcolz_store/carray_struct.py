@@ -6,6 +6,9 @@ Layout: :mod:`bcolz_store.format.struct_meta`.
 
 from __future__ import annotations
 
+import itertools
+import operator
+
 import numpy as np
 
 from .carray_edit import composite_items
@@ -15,7 +18,9 @@ from .errors import LimitError
 from .datasets.struct_files import struct_carray_meta
 from .format.struct_meta import FieldMeta, StructMeta, field_folders
 from .indexing import calc_chunklen, is_int
-from .struct_type import struct, struct_of
+from .kinds.arrow import from_pyarrow
+from .struct_type import arrow_type_of, struct, struct_of
+from .vlen_type import vlen
 
 __all__ = ["column_type_of", "field_carray", "is_struct", "new_struct_meta", "struct_request"]
 
@@ -99,7 +104,95 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
                             f"chunks")
         fields.append(FieldMeta(name, folders.get(name, name), flag, fmeta))
     smeta = StructMeta(fields, request.nullable)
-    return struct_carray_meta(smeta, cparams, int(chunklen), expectedlen), items
+    return struct_carray_meta(smeta, cparams, int(chunklen), expectedlen), \
+        arrow_items(items, request)
+
+
+def _plain_kind(kind) -> bool:
+    """Whether a field of type ``kind`` takes the same Python items through
+    ``pyarrow.array`` as through numpy (numbers, booleans, text, bytes,
+    structs of them)."""
+    if isinstance(kind, struct):
+        return all(_plain_kind(k) for _, k, _ in kind.fields)
+    if isinstance(kind, vlen):
+        return True
+    return isinstance(kind, np.dtype) and not kind.shape and (
+        kind.kind in "iub" or (kind.kind == "f" and kind.itemsize >= 4))
+
+
+def _holds_none(kind, flag) -> bool:
+    """Whether a field of type ``kind`` (Arrow flag ``flag``) stores None."""
+    if isinstance(kind, vlen):
+        return kind.nullable is not False
+    if isinstance(kind, struct):
+        return kind.nullable
+    return bool(flag)
+
+
+def _fits(arr, request: struct) -> bool:
+    """Whether the pyarrow StructArray ``arr`` has nulls only where ``request``
+    (and its nested structs) hold them."""
+    if arr.null_count and not request.nullable:
+        return False
+    for i, (_, kind, flag) in enumerate(request.fields):
+        child = arr.field(i)
+        if isinstance(kind, struct):
+            if not _fits(child, kind):
+                return False
+        elif child.null_count and not _holds_none(kind, flag):
+            return False
+    return True
+
+
+_TEXT_TYPES = {"str": {str, type(None)}, "bytes": {bytes, type(None)}}
+
+
+def _exact_keys(items: list, kind: struct) -> bool:
+    """Whether every item is None or a dict of exactly the fields (nested too),
+    with text fields of str and bytes fields of bytes (or None) only (checked
+    with builtins' maps, no Python code per item)."""
+    if not set(map(type, items)) <= {dict, type(None)}:
+        return False
+    rows = list(itertools.compress(items, map(operator.is_not, items,
+                                              itertools.repeat(None))))
+    keys = set(map(tuple, rows))
+    if any(set(k) != set(kind.names) or len(k) != len(kind.names) for k in keys):
+        return False
+    for name, sub, _ in kind.fields:
+        if isinstance(sub, vlen) and sub.kind in _TEXT_TYPES:
+            if not set(map(type, map(operator.itemgetter(name), rows))) <= _TEXT_TYPES[sub.kind]:
+                return False
+        elif isinstance(sub, struct) and \
+                not _exact_keys(list(map(operator.itemgetter(name), rows)), sub):
+            return False
+    return True
+
+
+# Python items from this many on go to Arrow rows first (pyarrow builds them)
+_ARROW_ITEMS = 1
+
+
+def arrow_items(items: np.ndarray, request: struct):
+    """The initial ``items`` (dicts) of a new struct carray as Arrow buffers for
+    its kind to encode, when pyarrow is installed and takes every item as the
+    carray's own conversion does (plain fields, exact keys, None only where
+    held); else ``items`` as they are (the struct engine converts them)."""
+    if len(items) < _ARROW_ITEMS or not _plain_kind(request):
+        return items
+    try:
+        import pyarrow as pa
+    except ImportError:                     # pragma: no cover - pyarrow is optional
+        return items
+    rows = items.tolist()
+    if not _exact_keys(rows, request):
+        return items
+    try:
+        arr = pa.array(rows, type=arrow_type_of(request))
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return items
+    if not _fits(arr, request):
+        return items
+    return from_pyarrow(pa, arr)
 
 
 def column_type_of(meta, engine):

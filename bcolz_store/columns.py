@@ -23,8 +23,8 @@ from .format.layout import ROOTDIRS_FILE
 from .format.meta import load_json
 from .format.names import assign_folders, check_name, dump_names, load_names
 from .interop.pandas import fixed_columns
-from .kinds.buffers import ArrowBuffers
 from .interop.pandas_columns import vlen_values
+from .kinds.buffers import ArrowBuffers
 from .options import OpenOptions
 from .vlen_type import field_dtype
 
@@ -424,7 +424,7 @@ def columns_of(columns, data) -> list:
             if row and col.listtype is not None:
                 value, one = np.empty((), dtype=object), value
                 value[()] = one
-            if isinstance(value, (carray, ArrowBuffers)):    # (Arrow rows: the kind's)
+            if isinstance(value, (carray, ArrowBuffers)):      # (Arrow rows: the column's kind)
                 out.append(value)
                 continue
             if col.vlen is not None or col.nullable or col.listtype is not None:   # its own

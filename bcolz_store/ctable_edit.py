@@ -176,7 +176,7 @@ def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
         if isinstance(src, np.ndarray):
             if src.ndim == 0:
                 raise ValueError(f"column {name!r} must have a length (got a scalar)")
-            if src.dtype.kind == "V":
+            if src.dtype.kind == "V" and src.dtype.names:     # (raw V bytes are a column)
                 raise ValueError("`columns` elements cannot be of type void")
         prepared.append(src)
     lengths = {len(src) for src in prepared}

@@ -185,7 +185,7 @@ def python_dtype(kind: str):
     if kind == "map":
         return bcolz_store.map_("str", "int64"), {}
     if kind == "fixed-binary":
-        return "S16", {}
+        return "V16", {}     # (numpy S16 would strip trailing NUL bytes)
     raise ValueError(kind)
 
 

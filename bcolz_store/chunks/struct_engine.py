@@ -121,7 +121,18 @@ class StructEngine:
                  for (name, engine, _), values in zip(self.fields, lists)]
         return parts, valid
 
-    def _convert(self, name, engine, values: list):
+    def convert_field(self, name, engine, values):
+        """``values`` (a list or object array of items) converted for field
+        ``name``'s ``engine`` to append, checked.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Items the field refuses (the message names the field).
+        """
+        return self._convert(name, engine, values)
+
+    def _convert(self, name, engine, values):
         where = f"{self.where}: field {name!r}"
         try:
             if isinstance(engine, VlenEngine):

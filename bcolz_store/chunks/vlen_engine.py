@@ -30,11 +30,15 @@ from .engine_base import CHECK_BEFORE_ALLOCATING, EngineBase
 from .vlen import decode_chunk, dictionary_id, encode_chunk
 from .vlen_chunks import VlenDiskChunks, VlenMemoryChunks, check_chunk
 from .vlen_items import nbytes_estimate
+from .vlen_take import take_items
 
 __all__ = ["VlenEngine"]
 
 _MB = 1024 * 1024
 _ITEM_SLOT_BYTES = 16           # what an item costs in a StringDType/object array
+# A gather builds only the items it takes from a chunk when it takes at most
+# one in this many of them (otherwise the whole chunk is decoded and cached).
+_SPARSE_TAKE = 8
 _FETCH_BATCH = 32               # chunk files fetched together from a remote store
 
 
@@ -316,10 +320,30 @@ class VlenEngine(EngineBase):
             return out.reshape(idx.shape)
         flat = idx.ravel()
         groups = self._by_chunk(flat)
+        nfull = len(self.chunks)
+        # a few items of a chunk not in the cache: only they are built
+        sparse = [c for c, sel in groups.items() if c < nfull and c not in self._cache
+                  and len(sel) * _SPARSE_TAKE <= self.chunklen]
+        for c in sparse:
+            sel = groups.pop(c)
+            out[sel] = self._take(c, flat[sel] - c * self.chunklen)
         for c, data in self.chunk_arrays(list(groups)):
             sel = groups[c]
             out[sel] = data[flat[sel] - c * self.chunklen]
         return out.reshape(idx.shape)
+
+    def _take(self, nchunk: int, rows: np.ndarray) -> np.ndarray:
+        """Items ``rows`` of full chunk ``nchunk``, the others not built."""
+        data = self.chunks.get(nchunk)
+        where = self.chunks.path(nchunk)
+        try:
+            check_chunk(data, self.chunklen, self.vlen.kind, self.dict_id, where,
+                        self.vlen.nullable)
+            return take_items(data, self.vlen.kind, rows, where, self.vlen.dictionary)
+        except (FormatError, CodecError):
+            if self.store is not None:
+                self.store.check_reading(failed=True)   # a writer's commit, not damage?
+            raise
 
     # ------------------------------------------------------------ writing
 

@@ -38,21 +38,40 @@ from ..chunks.vlen_chunks import vlen_chunk_key
 from ..chunks.vlen_engine import VlenEngine
 from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
-                           load_sizes, load_storage, storage_kind)
+                           load_json, load_sizes, load_storage, storage_kind)
 from ..format.nullable_meta import VALIDITY_DIR, NullableMeta
 from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
 from ..format.list_meta import list_dtype_text
 from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
-__all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN", "kind_of",
-           "load_carray", "new_engine", "new_validity_meta", "stage_sizes", "stage_stats",
-           "stage_storage", "stats_problem"]
+__all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN",
+           "STORAGE_ENTRIES", "kind_of", "load_carray", "new_engine",
+           "new_validity_meta", "stage_sizes", "stage_stats", "stage_storage", "stats_problem"]
 
 # Kinds whose files another module of this package reads and writes (decimal
 # and struct carrays: datasets/composite_files.py), each an object with
 # ``matches(storage_bytes)``, ``owns(composite)``, ``load(store, storage_bytes)``,
 # ``engine(meta, store, cache_budget, new)`` and ``stage_storage(store, meta, name)``.
 COMPOSITE_KINDS = []
+
+# Keys that a column kind (bcolz_store/kinds/) adds to the ``meta/storage`` of a
+# carray of bcolz's own layout (bcolz ignores keys it does not know), each an
+# object with ``key``, ``entry(meta)`` (the JSON value stored for a CarrayMeta,
+# or None: no key) and ``check(meta, value, where)`` (raises FormatError for a
+# stored value this code cannot read).  The kinds add theirs when the package
+# imports them (bcolz_store/kinds/installed.py), before any carray is opened.
+STORAGE_ENTRIES = []
+
+
+def _check_entries(store, meta, data: bytes) -> None:
+    """Check the kinds' entries (:data:`STORAGE_ENTRIES`) stored in ``data``."""
+    entries = [e for e in STORAGE_ENTRIES if e.key.encode("ascii") in data]
+    if entries:
+        where = store.path("meta/storage")
+        obj = load_json(data, where)
+        for entry in entries:
+            if entry.key in obj:
+                entry.check(meta, obj[entry.key], where)
 
 
 def kind_of(meta=None, data: bytes | None = None):
@@ -151,6 +170,7 @@ def load_carray(store) -> CarrayMeta:
     meta = _fixed_meta(store, sizes, storage)
     if storage.nullable is not None:
         _load_validity(store, meta, storage.nullable)
+    _check_entries(store, meta, data)
     pickled = storage_kind(meta.atom) == "pickle"
     _check_end_files(store, meta, meta.length if pickled else -(-meta.length // meta.chunklen),
                      chunk_key)
@@ -479,9 +499,10 @@ def stage_storage(store, meta: CarrayMeta) -> None:
             None, list_dtype_text(name), lists=(meta.listtype, meta.listlevel))))
         return
     text = vlen_dtype_text(meta.vlen.kind, name) if meta.vlen is not None else None
+    entries = {e.key: v for e in STORAGE_ENTRIES if (v := e.entry(meta)) is not None}
     store.set("meta/storage", dump_storage(StorageMeta(
         meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-        meta.vlen, text, nullable=meta.nullable)))
+        meta.vlen, text, nullable=meta.nullable, entries=entries or None)))
 
 
 def stage_sizes(store, shape: tuple, nbytes: int, cbytes: int) -> None:

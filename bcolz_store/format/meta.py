@@ -362,6 +362,7 @@ class StorageMeta:
     categorical: CategoryMeta | None = None
     nullable: NullableMeta | None = None
     lists: tuple | None = None          # a list carray's (type, level): format/list_meta.py
+    entries: dict | None = None         # more keys a column kind adds (bcolz ignores them)
 
 
 def dump_storage(meta: StorageMeta) -> bytes:
@@ -386,6 +387,8 @@ def dump_storage(meta: StorageMeta) -> bytes:
     if meta.lists is not None:
         out["dflt"] = encode_list_dflt(meta.dflt[()], meta.lists[0])
         out[LIST_KEY] = dump_list(*meta.lists)
+    for key, value in (meta.entries or {}).items():
+        out.setdefault(key, value)
     return _dump(out)
 
 

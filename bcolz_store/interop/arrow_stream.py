@@ -22,10 +22,14 @@ pyarrow is imported inside the functions (``pip install 'bcolz_store[arrow]'``).
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import NamedTuple
 
 import numpy as np
 
+from ..kinds.arrow import from_pyarrow
+from ..kinds.base import kind_for_arrow, kind_for_dtype
 from ..struct_type import struct
 from ..vlen_type import vlen
 from .arrow_capsule import array_stream_capsule
@@ -146,6 +150,15 @@ def _is_binary_view(pa, typ) -> bool:
     return getattr(pa.types, "is_binary_view", lambda t: False)(typ)
 
 
+def _kind_dtype(pa, typ):
+    """The numpy dtype of the column kind that takes the Arrow type ``typ``
+    (:func:`~bcolz_store.kinds.base.kind_for_arrow`), when the kind's carrays
+    are made of one (:meth:`~bcolz_store.kinds.base.ColumnKind.dtype`); else None."""
+    kind = kind_for_arrow(pa, typ)
+    dtype = None if kind is None else kind.dtype()
+    return dtype if isinstance(dtype, np.dtype) else None
+
+
 def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowColumns:
     """How each named column of an Arrow schema becomes a bcolz column.
 
@@ -188,6 +201,8 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         if given is None and first is not None and pa.types.is_dictionary(typ):
             given = _types().dictionary_category(pa, typ, first(name), name)
         recorded = _types().recorded_dtype(meta, name, where)
+        if given is None and recorded is None:      # a column kind made of a numpy dtype
+            recorded = _kind_dtype(pa, typ)
         if given is None and strings == "vlen" and (recorded is None or
                                                     recorded.base.kind not in "SU"):
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
@@ -429,7 +444,7 @@ def carray_source(array, dtype):
         An Arrow source of more than one column; see also :func:`arrow_input`.
     """
     if not is_arrow_source(array := as_arrow_source(array)):
-        return array, dtype, (), {}
+        return _python_rows(array, dtype), dtype, (), {}
     source = arrow_input(array, column=True)
     if len(source.names) != 1:
         raise ValueError(f"a carray holds one column; this Arrow source has "
@@ -438,6 +453,27 @@ def carray_source(array, dtype):
     attrs = {**source.attrs, **source.col_attrs.get(name, {})}     # (as a carray's own)
     return source.first[0], dtype if dtype is not None else source.dtypes.get(name), \
         (blocks[0] for blocks in source.rest), attrs
+
+
+def _python_rows(array, dtype):
+    """``array`` as Arrow buffers built by pyarrow when it is a list of Python
+    items holding None, given with the ``dtype`` a column kind's carrays are
+    made of (:func:`~bcolz_store.kinds.base.kind_for_dtype`): no Python work
+    per item here; else ``array`` as it is (pyarrow missing, or refusing an
+    item: the numpy path then says what is wrong)."""
+    if dtype is None or not isinstance(array, list):
+        return array
+    kind = kind_for_dtype(dtype)
+    if kind is None or not any(map(operator.is_, array, itertools.repeat(None))):
+        return array        # (identity only: an item's == may be elementwise)
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return array
+    try:
+        return from_pyarrow(pa, pa.array(array, type=kind.arrow_type(pa)))
+    except (TypeError, ValueError, OverflowError, pa.ArrowException):
+        return array
 
 
 def table_source(columns, names, kwargs):

@@ -21,6 +21,11 @@ in its own folder ``bcolz_store/kinds/<kind>/``, registered with
 
 The contract's tests ship as :class:`bcolz_store.testing.kinds.KindTests`.
 
+The kinds shipped with the package register themselves when the package
+``bcolz_store.kinds`` is imported (its ``installed`` module imports each
+kind's folder), so before any lookup here: importing this module imports
+its package first.
+
 The registry is the zarr-python 3 data-type registry's idea (one class per
 kind, looked up by the key stored with the data) and numcodecs' codec
 registry (keyed by id).
@@ -35,7 +40,8 @@ import numpy as np
 
 from .buffers import ArrowBuffers
 
-__all__ = ["ColumnKind", "kind_for_arrow", "kind_of", "kind_request", "register", "registered"]
+__all__ = ["ColumnKind", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
+           "registered"]
 
 
 class ColumnKind(abc.ABC):
@@ -61,6 +67,14 @@ class ColumnKind(abc.ABC):
     def of_arrow(cls, pa, typ) -> "ColumnKind | None":
         """The kind with which an Arrow column of type ``typ`` is written, or
         None when this kind does not take it (the default)."""
+        return None
+
+    @classmethod
+    def of_dtype(cls, dtype) -> "ColumnKind | None":
+        """The kind of a carray made with ``dtype`` (what :meth:`dtype` gives; a
+        numpy dtype, a str or a dtype object of the package), so that Python
+        items given with it may be built by pyarrow; None when this kind is
+        not made so (the default)."""
         return None
 
     # ------------------------------------------------------------ its types
@@ -170,6 +184,15 @@ def kind_for_arrow(pa, typ) -> ColumnKind | None:
     return None
 
 
+def kind_for_dtype(dtype) -> ColumnKind | None:
+    """The kind of a carray made with ``dtype`` (:meth:`ColumnKind.of_dtype`), or None."""
+    for cls in _REGISTRY.values():
+        found = cls.of_dtype(dtype)
+        if found is not None:
+            return found
+    return None
+
+
 def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
     """``(dtype, nullable, expectedlen)`` with which a carray is made whose first
     rows are the Arrow ``buffers``: ``dtype`` as given, else the kind's
@@ -193,4 +216,3 @@ def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):
     if kind is not None and kind.nullable_carray and nullable is None:
         nullable = True
     return dtype, nullable, buffers.length if expectedlen is None else expectedlen
-

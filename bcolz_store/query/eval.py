@@ -58,7 +58,7 @@ import numpy as np
 from .. import threads
 from ..defaults import defaults
 from ..errors import MissingDependencyError, QueryError
-from .operands import Operands
+from .operands import NULLS, Operands
 from .rewrite import between, parse_expression
 from .strings import STRING_FUNCTIONS, is_vlen_operand
 
@@ -296,6 +296,11 @@ class _Engine:
         self.plain = vm == "numexpr" and tree is not None and _is_plain_condition(tree)
 
     def __call__(self, variables: dict):
+        if NULLS in variables:      # a plain condition over nullable numbers: nulls false
+            variables = dict(variables)
+            nulls = variables.pop(NULLS)
+            result = self(variables)
+            return result if nulls is None else result & ~nulls
         if self.vm == "python" or (self.plain and _numeric(variables)):
             return _run_python(self.code, self.expression, variables)
         try:
@@ -490,8 +495,14 @@ def evaluate(expression: str, variables: Mapping, vm: str | None = None,
     if vm == "numexpr" and operands.has_small_floats() and \
             any(isinstance(node, ast.Compare) for node in ast.walk(tree)):
         vm = "python"  # numexpr compares float32 items in float64, numpy in float32
-    if operands.nullable or any(isinstance(v, np.ma.MaskedArray) for v in
-                                operands.rows.values()):
+    if vm != "dask" and _is_plain_condition(tree) and operands.can_split_nulls() and \
+            not any(isinstance(v, np.ma.MaskedArray) for v in operands.rows.values()):
+        # comparisons joined by & | ^ ~: a null anywhere makes the row false
+        # (numpy.ma's masks join so), so the values are compared as they are
+        # and the rows with a null are cleared afterwards
+        operands.split_nulls = True
+    elif operands.nullable or any(isinstance(v, np.ma.MaskedArray) for v in
+                                  operands.rows.values()):
         vm = "python"  # masked blocks: numpy.ma's comparisons, nulls false
     if operands.vlen or any(is_vlen_operand(v) for v in operands.rows.values()):
         vm = "python"  # items of any length: numpy's string functions, block by block

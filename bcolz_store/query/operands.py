@@ -10,7 +10,9 @@ operand whose missing items compare false (:func:`.strings.as_operand`).
 
 from __future__ import annotations
 
+import ast
 import math
+import operator
 import re
 
 import numpy as np
@@ -18,7 +20,12 @@ import numpy as np
 from ..errors import QueryError
 from .strings import as_operand, fixed_bytes_operand, is_vlen_operand
 
-__all__ = ["BLOCK_BYTES", "Operands"]
+__all__ = ["BLOCK_BYTES", "NULLS", "Operands"]
+
+#: The key of a block's variables under which :meth:`Operands.block` puts the
+#: rows where a nullable operand is null, when its nulls are split off (not a
+#: Python name: no expression can name it).
+NULLS = " nulls"
 
 # Bytes of operand rows evaluated in one go, per engine.  Blocks of about 2 MB
 # stay in the CPU's caches between decoding and evaluating, and are the unit
@@ -62,6 +69,8 @@ class Operands:
     def __init__(self, expression: str, variables: dict):
         self.variables = variables
         self.vlen = set()       # columns of variable-length items: 'python' engine only
+        self.coded = {}         # categorical columns compared by their codes: name -> table
+        self.split_nulls = False    # nullable blocks as their values + NULLS (see block)
         self.nullable = set()   # nullable columns: masked blocks, 'python' engine only
         self.rows = {}
         self.nrows = None
@@ -101,6 +110,10 @@ class Operands:
             self.nrows = len(value)
             self.rows[name] = value
             self.rowbytes += max(int(rowbytes), 1)
+        for name in _compared_only(expression, set(self.rows) - self.nullable):
+            table = _category_table(self.rows[name])
+            if table is not None:
+                self.coded[name] = table
 
     def has_bytes(self) -> bool:
         """Whether a variable holds fixed bytes (``S``) items or is a bytes constant."""
@@ -124,9 +137,34 @@ class Operands:
             blen = max(blen // self.chunklen, 1) * self.chunklen
         return blen
 
+    def can_split_nulls(self) -> bool:
+        """Whether every nullable row operand is a column of numbers or
+        booleans (its blocks can be split in values and nulls)."""
+        return bool(self.nullable) and not (self.nullable & (self.vlen | set(self.coded))) \
+            and all(np.dtype(self.rows[n].dtype).kind in "biuf" for n in self.nullable)
+
     def block(self, start: int, stop: int) -> dict:
+        """The variables over rows ``start:stop``.  With ``split_nulls``, the
+        blocks of nullable columns are their plain values (nulls holding
+        whatever they hold) and ``out[NULLS]`` is the boolean array of the
+        rows where any of them is null (None when none is)."""
         out = dict(self.variables)
+        if self.split_nulls:
+            nulls = None
+            for name in self.nullable:
+                block = self.rows[name][start:stop]
+                mask = np.ma.getmaskarray(block)
+                if mask.ndim > 1:
+                    mask = mask.reshape(len(mask), -1).any(axis=1)
+                nulls = mask if nulls is None else nulls | mask
+                out[name] = np.ma.getdata(block)
+            out[NULLS] = nulls if nulls is not None and nulls.any() else None
         for name, value in self.rows.items():
+            if self.split_nulls and name in self.nullable:
+                continue
+            if name in self.coded:
+                out[name] = CodedItems(np.asarray(value.codes[start:stop]), self.coded[name])
+                continue
             block = value[start:stop]
             # a nullable column's block stays masked: its nulls satisfy no comparison
             out[name] = block if name in self.nullable else np.asarray(block)
@@ -155,3 +193,84 @@ def _masked_objects(block):
     return np.ma.masked_array(data, mask=mask)
 
 
+
+
+# ------------------------------------------------------ categorical columns
+
+def _category_table(value):
+    """A categorical carray's categories followed by a missing item, as a
+    block of the column is evaluated (:func:`.strings.as_operand`), or None
+    for any other column."""
+    category = getattr(value, "category", None)
+    if category is None or not hasattr(value, "codes"):
+        return None
+    table = np.empty(len(category.categories or ()) + 1, dtype=value.dtype)
+    table[:-1] = list(category.categories or ())
+    table[-1] = None
+    return as_operand(table)
+
+
+_TEXT = (str, bytes)
+
+
+def _compared_only(expression: str, names: set) -> set:
+    """The ``names`` that ``expression`` uses only in single comparisons
+    with a str or bytes constant (``sym == 'AAPL'``, ``'M' < sym``)."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    allowed, seen = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            seen.add(id(node))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = node.left, node.comparators[0]
+            for one, other in ((left, right), (right, left)):
+                if isinstance(one, ast.Name) and isinstance(other, ast.Constant) and \
+                        isinstance(other.value, _TEXT):
+                    allowed.add(id(one))
+    found = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names}
+    return {name for name in found
+            if all(id(n) in allowed for n in ast.walk(tree)
+                   if isinstance(n, ast.Name) and n.id == name)}
+
+
+class CodedItems:
+    """A block of a categorical column as its codes: a comparison is made
+    once per category (on the table of categories plus a missing item, as
+    the decoded items would be compared) and then taken by the codes, so the
+    block's items are never built.  The result is the decoded block's, item
+    for item."""
+
+    def __init__(self, codes: np.ndarray, table: np.ndarray):
+        self.codes = codes
+        self.table = table
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def _compare(self, other, op):
+        found = np.asarray(op(self.table, other), dtype=bool)
+        n = len(self.table) - 1
+        return found[np.where(self.codes < 0, n, self.codes)]
+
+    def __eq__(self, other):
+        return self._compare(other, operator.eq)
+
+    def __ne__(self, other):
+        return self._compare(other, operator.ne)
+
+    def __lt__(self, other):
+        return self._compare(other, operator.lt)
+
+    def __le__(self, other):
+        return self._compare(other, operator.le)
+
+    def __gt__(self, other):
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other):
+        return self._compare(other, operator.ge)
+
+    __hash__ = None

@@ -203,8 +203,10 @@ def _tables(pa):
     out["nan_in_stats"] = (pa.table({"x": pa.array([1.0, float("nan")])}), {})
     out["rle_boolean_encoding"] = (pa.table({"datatype_boolean": opt(
         [bool(v % 2) for v in ints[:68]], pa.bool_())}), {})
+    # (every third value ends in NUL bytes, as small little-endian integers do)
+    flba = [bytes(rng.integers(0, 256, 4, dtype="u1")) for _ in range(100)]
     out["fixed_length_byte_array"] = (pa.table({"flba_field": opt(
-        [bytes(rng.integers(0, 256, 4, dtype="u1")) for _ in range(100)],
+        [v[:2] + b"\0\0" if i % 3 == 0 else v for i, v in enumerate(flba)],
         pa.binary(4))}), {})
     halfs = np.array([0.0, -0.0, 1.0, -2.0, np.nan, 65504.0, np.nan, 0.5], dtype="f2")
     out["float16_nonzeros_and_nans"] = (pa.table({"x": opt(halfs.tolist(), pa.float16(), 0.1)}),

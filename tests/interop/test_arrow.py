@@ -118,7 +118,7 @@ def test_foreign_types_map_to_bcolz_dtypes():
     })
     t = arrow.from_arrow(at)
     assert [str(t.cols[c].dtype) for c in t.names if c != "c"] == [
-        "datetime64[D]", "datetime64[ms]", "datetime64[ms]", "|S2", "float64"]
+        "datetime64[D]", "datetime64[ms]", "datetime64[ms]", "|V2", "float64"]
     # an Arrow dictionary is a categorical column, its dictionary the categories
     assert t.cols["c"].category == bcolz.category(["a", "b"])
     assert t.cols["z"].attrs.getall() == {"timezone": "Europe/Paris"}

@@ -55,6 +55,28 @@ def test_files_from_elsewhere(tmp_path):
     assert not wrong
 
 
+def test_fixed_length_byte_array_keeps_every_byte(corpus, tmp_path):
+    """Items ending in NUL bytes (which a numpy ``S4`` column would cut) and
+    nulls come back exactly, as a fixed-size binary column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import bcolz_store
+    from bcolz_store.converters.arrow import from_parquet
+    from bcolz_store.kinds.fixed_binary import FixedBinaryKind
+
+    path = corpus["fixed_length_byte_array"]
+    want = pq.read_table(path).column("flba_field").to_pylist()
+    assert any(v is not None and v.endswith(b"\0") for v in want)
+    assert None in want
+    from_parquet(path, tmp_path / "t").flush()
+    col = bcolz_store.open(str(tmp_path / "t"))["flba_field"]
+    assert col.kind == FixedBinaryKind(4, nullable=True)
+    assert col[:].tolist() == want
+    got = pa.table(bcolz_store.open(str(tmp_path / "t"))).column("flba_field")
+    assert got.type == pa.binary(4) and got.to_pylist() == want
+
+
 @pytest.mark.parametrize("a, b, same", [
     (float("nan"), float("nan"), True), (0.0, -0.0, False), (1, True, False),
     ([1, None], [1, None], True), ({"a": 1}, {"a": 1.0}, False), (None, None, True)])
