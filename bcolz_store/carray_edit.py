@@ -19,6 +19,7 @@ from .chunks.vlen_items import as_items
 from .errors import FormatError, KindMismatchError
 from .format.nullable_meta import masked_to_objects
 from .indexing import is_int, position, positions
+from .kinds.base import kind_of
 from .kinds.buffers import ArrowBuffers
 from .nullable_type import as_masked, is_null_item, pandas_masked
 from .list_type import as_list_items
@@ -181,7 +182,9 @@ def prepare_append(meta, engine, safe, array, convert):
     """
     atom = meta.atom
     if isinstance(array, ArrowBuffers):     # encoded by the carray's column kind
-        return array
+        kind = kind_of(meta)                # (checked first where the kind can)
+        check = getattr(kind, "prepare", None)
+        return array if check is None else check(engine, array)
     if meta.composite is not None:      # decimal or struct items: checked before any write
         return engine.prepare(convert(array[:] if is_carray(array) else array, atom))
     if meta.variable:

@@ -23,6 +23,7 @@ from .format.meta import MAX_NDIM, storage_kind
 from .format.nullable_meta import masked_to_objects
 from .indexing import calc_chunklen, is_int
 from .kinds.base import kind_request
+from .kinds.category import arrow_items
 from .kinds.buffers import ArrowBuffers
 from .nullable_type import as_masked, new_nullable, nullable_request
 from .list_type import list_request, new_list_meta
@@ -98,6 +99,12 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
         return new_list_meta(lists, array, cparams, dflt, expectedlen, chunklen)
     request = category_request(array, dtype) or vlen_request(array, dtype)
     if isinstance(request, category):
+        fast = arrow_items(array, request)      # (Python items, encoded by pyarrow)
+        if fast is not None:
+            request, rows = fast
+            meta, _ = new_category_meta(request, [], cparams, len(array) if expectedlen is None
+                                        else expectedlen, chunklen, dflt)
+            return meta, rows
         return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)
     if request is not None:
         if nullable:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import weakref
 
 import numpy as np
 
@@ -128,7 +129,17 @@ def category_of(meta, engine) -> category | None:
     """The :class:`category` type of a carray (None unless categorical)."""
     if getattr(meta, "categorical", None) is None:
         return None
-    return category(engine.lookup()[:-1].tolist(), meta.categorical.ordered)
+    items = _CATEGORIES.get(engine.categories)
+    if items is None:       # (the engine checked them: no repeats, no None)
+        items = _CATEGORIES[engine.categories] = engine.lookup()[:-1].tolist()
+    out = category.__new__(category)
+    out.categories, out.ordered = list(items), bool(meta.categorical.ordered)
+    return out
+
+
+#: the categories of each categorical carray's categories engine, as a list
+#: (they never change once written; the engine is shared by the carray's views)
+_CATEGORIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def pandas_categorical(array):

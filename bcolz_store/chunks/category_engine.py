@@ -122,9 +122,15 @@ class CategoryEngine:
         table[:-1] = values
         table[-1] = None
         self._lookup, self._index = table, index
-        self._fixed = _fixed_width(items, self.atom)
-        self._nbytes = np.array([_item_nbytes(v, self.atom) for v in items] + [0],
-                                dtype=np.int64)
+
+    def _item_tables(self) -> None:
+        """The fixed-width copy and the item sizes of the categories, which only
+        reads of items use (made on the first)."""
+        if self._nbytes is None:
+            items = self.lookup()[:-1].tolist()
+            self._fixed = _fixed_width(items, self.atom)
+            self._nbytes = np.array([_item_nbytes(v, self.atom) for v in items] + [0],
+                                    dtype=np.int64)
 
     @property
     def index(self) -> dict:
@@ -141,6 +147,7 @@ class CategoryEngine:
             A code outside -1..len(categories)-1.
         """
         table = self.lookup()
+        self._item_tables()
         n = len(table) - 1
         codes = np.asarray(codes)
         if codes.size and (int(codes.min()) < -1 or int(codes.max()) >= n):

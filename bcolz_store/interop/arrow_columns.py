@@ -108,7 +108,7 @@ def _reader(pa, name, col):
     """``read(start, stop)``: rows of the column as an array of its field's type."""
     recorded = recorded_field(pa, col, name)
     kind = getattr(col, "kind", None)
-    if kind is not None and getattr(col, "category", None) is None:
+    if kind is not None:
         typ = recorded.type if recorded is not None else column_field(pa, name, col).type
         own = kind.arrow_type(pa)
 

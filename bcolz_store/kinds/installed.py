@@ -5,6 +5,7 @@ A new kind adds one line here (its folder's import).
 
 from __future__ import annotations
 
+from . import category  # noqa: F401
 from . import decimal  # noqa: F401
 from . import fixed_binary  # noqa: F401
 from . import list  # noqa: F401
