@@ -29,7 +29,7 @@ def _fixed_width(items: list, atom: np.dtype):
     """The categories as an ``S<n>`` array when a cast from it gives them back
     exactly (none ends in NUL; at most 64 MiB), else None.  str categories are
     stored as UTF-8 (numpy's ``S`` -> ``StringDType`` cast copies the bytes)."""
-    if atom.kind not in "TO" or not items:
+    if atom.kind not in "TO" or not len(items):
         return None
     if atom.kind == "O" and isinstance(items[0], str):
         return None                   # numpy 1.x: str items as objects; no cast to str
@@ -127,7 +127,7 @@ class CategoryEngine:
         """The fixed-width copy and the item sizes of the categories, which only
         reads of items use (made on the first)."""
         if self._nbytes is None:
-            items = self.lookup()[:-1].tolist()
+            items = self.lookup()[:-1]       # (iterated: no second list of them)
             self._fixed = _fixed_width(items, self.atom)
             self._nbytes = np.array([_item_nbytes(v, self.atom) for v in items] + [0],
                                     dtype=np.int64)
