@@ -22,6 +22,7 @@ import numpy as np
 
 from .chunks.vlen_items import vlen_chunklen
 from .datasets.carray_files import MAX_VLEN_CHUNKLEN, CarrayMeta
+from .datasets.list_files import new_list_layout
 from .format.list_items import encode_item, encode_items
 from .format.list_meta import ListType, MapType, StructItems
 from .format.nullable_meta import masked_to_objects
@@ -340,4 +341,5 @@ def new_list_meta(request, array, cparams, dflt, expectedlen, chunklen):
     fill[()] = dflt
     meta = CarrayMeta(np.dtype(object), cparams, int(chunklen), expectedlen, fill,
                       listtype=request, listlevel=VLEN_DEFAULT_LEVEL)
+    new_list_layout(meta)       # layout version 2 where its elements allow
     return meta, items

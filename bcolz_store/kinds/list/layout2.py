@@ -1,0 +1,165 @@
+"""Rows of list and map carrays of layout version 2 (datasets/list_files.py):
+Arrow rows <-> the Python items reads give and writes take.
+
+Python items are made from the rows' buffers in one pass per child column
+(one array, or one list of elements, sliced row by row), the same items a
+version-1 carray reads (format/list_items.py): an array of a fixed dtype (a
+``numpy.ma.MaskedArray`` when elements are missing), an object array of
+str or bytes, a list of ``(key, value)`` tuples for a map, None for a
+missing list.  Python items are written through the version-1 item
+encoding, which checks every item, and decoded at once to Arrow rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...datasets.list_files import LIST_CODECS
+from ...format.list_items import encode_items
+from ...format.list_meta import MapType
+from ..buffers import ArrowBuffers
+from .codec import decode_raw
+
+__all__ = ["ListCodec2", "as_arrow_buffers"]
+
+
+def _fixed_values(rows, dtype: np.dtype) -> np.ndarray:
+    values = np.asarray(rows.values)
+    if values.dtype != dtype and values.dtype.itemsize == dtype.itemsize:
+        values = values.view(dtype)
+    return values
+
+
+def _text(rows, kind: str) -> np.ndarray:
+    """An object array of the str/bytes elements (None where missing)."""
+    offsets = np.asarray(rows.offsets, dtype=np.int64)
+    whole = np.asarray(rows.values, dtype=np.uint8).tobytes()
+    pairs = zip(offsets[:-1].tolist(), offsets[1:].tolist())
+    if kind == "str":
+        items = [whole[a:b].decode("utf-8") for a, b in pairs]
+    else:
+        items = [whole[a:b] for a, b in pairs]
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    if rows.validity is not None:
+        out[~np.asarray(rows.validity, dtype=bool)] = None
+    return out
+
+
+def _elements(rows, item) -> list:
+    """A map field's elements as a list (numpy scalars, str, bytes; None where missing)."""
+    if item in ("str", "bytes"):
+        return _text(rows, item).tolist()
+    values = list(_fixed_values(rows, item))
+    if rows.validity is not None:
+        valid = np.asarray(rows.validity, dtype=bool).tolist()
+        values = [v if ok else None for v, ok in zip(values, valid)]
+    return values
+
+
+def _fixed_rows(rows, item, bounds) -> list:
+    child = rows.children[0]
+    values = _fixed_values(child, item)
+    out = [values[a:b] for a, b in bounds]
+    if child.validity is not None:
+        valid = np.asarray(child.validity, dtype=bool)
+        for i, (a, b) in enumerate(bounds):
+            if not valid[a:b].all():
+                data = values[a:b].copy()
+                data[~valid[a:b]] = 0
+                out[i] = np.ma.MaskedArray(data, mask=~valid[a:b])
+    return out
+
+
+class ListCodec2:
+    """The rows of one list or map type (``listtype``); ``where`` names errors."""
+
+    def __init__(self, listtype, where: str = "list carray"):
+        self.listtype = listtype
+        self.where = where
+
+    def to_python(self, rows) -> np.ndarray:
+        """An object array of the items of the Arrow rows ``rows``."""
+        n = rows.length
+        typ = self.listtype
+        offsets = np.asarray(rows.offsets, dtype=np.int64)
+        bounds = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
+        if isinstance(typ, MapType):
+            entries = rows.children[0]
+            pairs = list(zip(_elements(entries.children[0], typ.key),
+                             _elements(entries.children[1], typ.value)))
+            items = [pairs[a:b] for a, b in bounds]
+        elif typ.item in ("str", "bytes"):
+            flat = _text(rows.children[0], typ.item)
+            items = [flat[a:b] for a, b in bounds]
+        else:
+            items = _fixed_rows(rows, typ.item, bounds)
+        out = np.empty(n, dtype=object)
+        if rows.validity is None:
+            for i, item in enumerate(items):
+                out[i] = item
+        else:
+            for i, ok in enumerate(np.asarray(rows.validity, dtype=bool).tolist()):
+                if ok:
+                    out[i] = items[i]
+        return out
+
+    def from_python(self, items) -> ArrowBuffers:
+        """The Arrow rows of list items, each checked as the item encoding does.
+
+        Raises
+        ------
+        TypeError, ValueError
+            An item the type does not hold.
+        """
+        if not isinstance(items, np.ndarray) or items.dtype != object:
+            arr = np.empty(len(items), dtype=object)
+            for i, item in enumerate(items):
+                arr[i] = item
+            items = arr
+        raw = encode_items(items.reshape(-1), self.listtype, self.where)
+        return decode_raw(raw, self.listtype, self.where)
+
+    def check(self, rows) -> None:
+        """Refuse Arrow rows the type does not hold.
+
+        Raises
+        ------
+        ValueError
+            A missing list in a type that is not nullable, a missing element
+            (or map key) where none may be.
+        """
+        typ = self.listtype
+        if rows.validity is not None and not typ.nullable and \
+                not np.asarray(rows.validity, dtype=bool).all():
+            first = int(np.argmin(rows.validity))
+            raise ValueError(f"{self.where}: item {first} is None and this list type is not "
+                             f"nullable")
+        valid = np.ones(rows.length, dtype=bool) if rows.validity is None else \
+            np.asarray(rows.validity, dtype=bool)
+        offsets = np.asarray(rows.offsets, dtype=np.int64)
+        if isinstance(typ, MapType):
+            fields = list(zip(rows.children[0].children, ("key", "value"),
+                              (False, typ.value_nullable)))
+        else:
+            fields = [(rows.children[0], "element", typ.item_nullable)]
+        for child, what, may in fields:
+            if may or child.validity is None:
+                continue
+            misses = np.concatenate(([0], np.cumsum(~np.asarray(child.validity, dtype=bool))))
+            bad = (misses[offsets[1:]] > misses[offsets[:-1]]) & valid
+            if bad.any():
+                raise ValueError(f"{self.where}: item {int(np.argmax(bad))}: a missing {what} "
+                                 f"(None) where {what}s may not be missing")
+
+
+def as_arrow_buffers(rows) -> ArrowBuffers:
+    """Rows of the version-2 engine as :class:`ArrowBuffers` (datetimes as ``int64``)."""
+    values = rows.values
+    if isinstance(values, np.ndarray) and values.dtype.kind in "mM":
+        values = values.view(np.int64)
+    children = tuple(as_arrow_buffers(c) for c in rows.children)
+    return ArrowBuffers(rows.length, rows.validity, rows.offsets, values, children)
+
+
+LIST_CODECS.append(ListCodec2)
