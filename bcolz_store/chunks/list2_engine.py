@@ -147,7 +147,8 @@ class ListV2Engine:
         return parts + ([self.validity] if self.validity is not None else [])
 
     @staticmethod
-    def _nbytes(engine) -> int:
+    def part_nbytes(engine) -> int:
+        """The uncompressed bytes of one part engine."""
         found = getattr(engine, "nbytes", None)
         if found is not None and not isinstance(engine, NullableEngine):
             return int(found)
@@ -156,7 +157,7 @@ class ListV2Engine:
 
     @property
     def nbytes(self) -> int:
-        return sum(self._nbytes(e) for e in self._parts())
+        return sum(self.part_nbytes(e) for e in self._parts())
 
     @property
     def cbytes(self) -> int:

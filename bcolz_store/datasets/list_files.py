@@ -237,7 +237,7 @@ class _ListKind2:
             if store is None:
                 return
             sub = store.sub(folder if folder is not None else VALIDITY_DIR)
-            nbytes = ListV2Engine._nbytes(engine)
+            nbytes = ListV2Engine.part_nbytes(engine)
             stage_sizes(sub, (engine.length,), nbytes, engine.cbytes)
             stage_stats(sub, engine)
 
