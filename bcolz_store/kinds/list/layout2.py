@@ -57,17 +57,19 @@ def _elements(rows, item) -> list:
     return values
 
 
-def _fixed_rows(rows, item, bounds) -> list:
+def _fixed_rows(rows, item, bounds, offsets) -> list:
     child = rows.children[0]
     values = _fixed_values(child, item)
     out = [values[a:b] for a, b in bounds]
     if child.validity is not None:
         valid = np.asarray(child.validity, dtype=bool)
-        for i, (a, b) in enumerate(bounds):
-            if not valid[a:b].all():
-                data = values[a:b].copy()
-                data[~valid[a:b]] = 0
-                out[i] = np.ma.MaskedArray(data, mask=~valid[a:b])
+        misses = np.concatenate(([0], np.cumsum(~valid)))
+        holed = np.flatnonzero(misses[offsets[1:]] > misses[offsets[:-1]])
+        for i in holed.tolist():
+            a, b = bounds[i]
+            data = values[a:b].copy()
+            data[~valid[a:b]] = 0
+            out[i] = np.ma.MaskedArray(data, mask=~valid[a:b])
     return out
 
 
@@ -93,7 +95,7 @@ class ListCodec2:
             flat = _text(rows.children[0], typ.item)
             items = [flat[a:b] for a, b in bounds]
         else:
-            items = _fixed_rows(rows, typ.item, bounds)
+            items = _fixed_rows(rows, typ.item, bounds, offsets)
         out = np.empty(n, dtype=object)
         if rows.validity is None:
             for i, item in enumerate(items):
