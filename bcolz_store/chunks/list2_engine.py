@@ -194,7 +194,11 @@ class ListV2Engine:
         return int(ends[0]), ends[1:]
 
     def _child_rows(self, engine, how) -> _Rows:
-        return child_buffers(engine, how(engine))
+        return self._rows_of(engine, how(engine))
+
+    def _rows_of(self, engine, values):
+        convert = getattr(self.codec, "child_rows", None)
+        return convert(engine, values) if convert is not None else child_buffers(engine, values)
 
     def _valid(self, how, n: int):
         if self.validity is None:
@@ -230,7 +234,7 @@ class ListV2Engine:
             starts[before >= 0] = self.offsets.gather(before[before >= 0])
         counts = stops - starts
         rows = range_rows(starts, counts)
-        children = [child_buffers(e, e.gather(rows)) if len(rows) else
+        children = [self._rows_of(e, e.gather(rows)) if len(rows) else
                     self._child_rows(e, lambda x: x.read_range(0, 0)) for _, e in self.children]
         offsets = np.concatenate(([0], np.cumsum(counts)))
         valid = self._valid(lambda v: v.gather(idx), len(idx))
@@ -279,7 +283,8 @@ class ListV2Engine:
         idx = range_rows(offsets[:-1], counts)
         child = rows.children[0]
         parts = child.children if len(self.children) == 2 else (child,)
-        stored = [child_store(e, part, idx) for (_, e), part in zip(self.children, parts)]
+        store = getattr(self.codec, "child_values", child_store)
+        stored = [store(e, part, idx) for (_, e), part in zip(self.children, parts)]
         base = int(self.offsets.read_range(self.length - 1, self.length)[0]) \
             if self.length else 0
         for (_, engine), values in zip(self.children, stored):

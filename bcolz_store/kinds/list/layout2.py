@@ -14,13 +14,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...chunks.list2_engine import child_buffers, child_store
+from ...chunks.vlen_engine import VlenEngine
+from ...chunks.vlen_items import as_items
 from ...datasets.list_files import LIST_CODECS
 from ...format.list_items import encode_items
 from ...format.list_meta import MapType
+from ..arrow import from_pyarrow, to_pyarrow
 from ..buffers import ArrowBuffers
 from .codec import decode_raw
 
 __all__ = ["ListCodec2", "as_arrow_buffers"]
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+    except ImportError:                     # pragma: no cover - pyarrow is optional
+        return None
+    return pyarrow
+
+
+def _text_type(pa, kind: str, offsets=None):
+    large = offsets is None or np.asarray(offsets).dtype.itemsize == 8
+    if kind == "str":
+        return pa.large_string() if large else pa.string()
+    return pa.large_binary() if large else pa.binary()
 
 
 def _fixed_values(rows, dtype: np.dtype) -> np.ndarray:
@@ -121,6 +140,32 @@ class ListCodec2:
             items = arr
         raw = encode_items(items.reshape(-1), self.listtype, self.where)
         return decode_raw(raw, self.listtype, self.where)
+
+    # the rows of a child column <-> what its engine reads and appends (text
+    # through pyarrow where it is installed: no Python work per element)
+
+    def child_rows(self, engine, values):
+        """The Arrow rows of a child's values as its engine reads them."""
+        pa = _pyarrow() if isinstance(engine, VlenEngine) else None
+        if pa is None:
+            return child_buffers(engine, values)
+        objs = np.asarray(values).astype(object, copy=False)
+        return from_pyarrow(pa, pa.array(objs, _text_type(pa, engine.vlen.kind)))
+
+    def child_values(self, engine, rows, idx: np.ndarray):
+        """Rows ``idx`` of the Arrow child ``rows`` as its engine appends them."""
+        pa = _pyarrow() if isinstance(engine, VlenEngine) else None
+        if pa is None:
+            return child_store(engine, rows, idx)
+        kind = engine.vlen.kind
+        arr = to_pyarrow(pa, ArrowBuffers(rows.length, rows.validity, rows.offsets, rows.values),
+                         _text_type(pa, kind, rows.offsets))
+        if len(idx) and int(idx[-1]) - int(idx[0]) + 1 == len(idx):
+            arr = arr.slice(int(idx[0]), len(idx))
+        else:
+            arr = arr.take(pa.array(idx, pa.int64()))
+        objs = arr.to_numpy(zero_copy_only=False)
+        return as_items(objs, kind, engine.atom, engine.vlen.nullable)
 
     def check(self, rows) -> None:
         """Refuse Arrow rows the type does not hold.
