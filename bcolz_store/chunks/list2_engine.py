@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import FormatError
 from .nullable_engine import NullableEngine
 from .vlen_engine import VlenEngine
 from .vlen_items import as_items
@@ -189,9 +190,31 @@ class ListV2Engine:
         if start >= stop:
             return 0, np.zeros(0, dtype=np.int64)
         if start == 0:
-            return 0, np.asarray(self.offsets.read_range(0, stop), dtype=np.int64)
+            ends = np.asarray(self.offsets.read_range(0, stop), dtype=np.int64)
+            self._check_ends(0, ends, start)
+            return 0, ends
         ends = np.asarray(self.offsets.read_range(start - 1, stop), dtype=np.int64)
+        self._check_ends(int(ends[0]), ends[1:], start)
         return int(ends[0]), ends[1:]
+
+    def _check_ends(self, lo: int, ends: np.ndarray, start: int) -> None:
+        """Refuse end offsets that decrease or run past a child's rows.
+
+        Raises
+        ------
+        FormatError
+            Damaged offsets.
+        """
+        steps = np.diff(ends, prepend=lo)
+        if lo < 0 or (len(steps) and int(steps.min()) < 0):
+            at = start + int(np.argmin(steps)) if len(steps) else start
+            raise FormatError(f"{self.where}: damaged list offsets: row {at} ends before it "
+                              f"starts")
+        hi = int(ends[-1]) if len(ends) else lo
+        for folder, engine in self.children:
+            if hi > engine.length:
+                raise FormatError(f"{self.where}: damaged list offsets: they reach child row "
+                                  f"{hi}, {folder}/ holds {engine.length}")
 
     def _child_rows(self, engine, how) -> _Rows:
         return self._rows_of(engine, how(engine))
@@ -233,6 +256,10 @@ class ListV2Engine:
         if (before >= 0).any():
             starts[before >= 0] = self.offsets.gather(before[before >= 0])
         counts = stops - starts
+        if int(counts.min()) < 0 or int(starts.min()) < 0 or \
+                any(int(stops.max()) > e.length for _, e in self.children):
+            raise FormatError(f"{self.where}: damaged list offsets (a row ends before it "
+                              f"starts, or past its child's rows)")
         rows = range_rows(starts, counts)
         children = [self._rows_of(e, e.gather(rows)) if len(rows) else
                     self._child_rows(e, lambda x: x.read_range(0, 0)) for _, e in self.children]

@@ -288,3 +288,24 @@ def test_nested_and_fixed_size_lists_stay_layout_1(tmp_path):
         rows = [[[1], [2, 3]], []] if typ.size is None else [[1, 2], [3, 4]]
         bcolz_store.carray(rows, dtype=typ, rootdir=root, mode="w").flush()
         assert _storage(root)["list"]["version"] == 1
+
+
+def test_layout_2_damaged_offsets_are_a_format_error(tmp_path):
+    root = str(tmp_path / "c")
+    c = bcolz_store.carray([[1, 2], [3], [4, 5, 6]], dtype=bcolz_store.list_("int32"),
+                           rootdir=root, mode="w")
+    c.flush()
+    # the offsets rewritten as a plain int64 carray that runs past the items
+    bad = bcolz_store.carray(np.array([2, 1, 9], dtype="<i8"), rootdir=str(tmp_path / "b"),
+                             mode="w")
+    bad.flush()
+    import shutil
+    shutil.rmtree(f"{root}/data")
+    shutil.copytree(str(tmp_path / "b" / "data"), f"{root}/data")
+    for extra in ("bcolz_store.json", "bcolz_store.md5"):
+        (tmp_path / "c" / extra).unlink(missing_ok=True)
+    again = bcolz_store.open(root)
+    with pytest.raises(FormatError, match="damaged list offsets"):
+        again[:]
+    with pytest.raises(FormatError, match="damaged list offsets"):
+        again[[2]]
