@@ -12,6 +12,9 @@ encoding, which checks every item, and decoded at once to Arrow rows.
 
 from __future__ import annotations
 
+import dataclasses
+from itertools import chain
+
 import numpy as np
 
 from ...chunks.list2_engine import child_buffers, child_store
@@ -22,6 +25,7 @@ from ...format.list_items import encode_items
 from ...format.list_meta import MapType
 from ..arrow import from_pyarrow, to_pyarrow
 from ..buffers import ArrowBuffers
+from .arrow_types import list_arrow_type
 from .codec import decode_raw
 
 __all__ = ["ListCodec2", "as_arrow_buffers"]
@@ -40,6 +44,52 @@ def _text_type(pa, kind: str, offsets=None):
     if kind == "str":
         return pa.large_string() if large else pa.string()
     return pa.large_binary() if large else pa.binary()
+
+
+_NONE = type(None)
+_PYTHON = {"i": {int}, "u": {int}, "f": {int, float}, "b": {bool}}
+
+
+def _allowed(item, nullable: bool):
+    """The Python types of elements ``item`` pyarrow converts as the item
+    encoding does (None: none; such lists take the item encoding)."""
+    if item in ("str", "bytes"):
+        found = {str} if item == "str" else {bytes}
+    elif isinstance(item, np.dtype) and item.kind in _PYTHON and \
+            not (item.kind == "f" and item.itemsize < 4):
+        found = set(_PYTHON[item.kind])
+    else:
+        return None
+    return found | ({_NONE} if nullable else set())
+
+
+def _python_arrow(pa, typ, lists: list):
+    """Arrow rows of Python list items (lists of Python scalars, None; for a
+    map lists of ``(key, value)`` tuples) made by pyarrow, or None where the
+    items are of other kinds (the item encoding takes them, and refuses
+    what the type does not hold)."""
+    if not set(map(type, lists)) <= ({list, _NONE} if typ.nullable else {list}):
+        return None
+    present = [x for x in lists if x is not None] if None in lists else lists
+    if isinstance(typ, MapType):
+        keys, values = _allowed(typ.key, False), _allowed(typ.value, typ.value_nullable)
+        pairs = list(chain.from_iterable(present))
+        if keys is None or values is None or not set(map(type, pairs)) <= {tuple} or \
+                not set(map(len, pairs)) <= {2}:
+            return None
+        if not set(map(type, (p[0] for p in pairs))) <= keys or \
+                not set(map(type, (p[1] for p in pairs))) <= values:
+            return None
+    else:
+        allowed = _allowed(typ.item, typ.item_nullable)
+        if allowed is None or not set(map(type, chain.from_iterable(present))) <= allowed:
+            return None
+    try:
+        plain = dataclasses.replace(typ, arrow=None)        # (not a recorded view type)
+        return from_pyarrow(pa, pa.array(lists, type=list_arrow_type(pa, plain)))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError,
+            TypeError, ValueError):
+        return None
 
 
 def _fixed_values(rows, dtype: np.dtype) -> np.ndarray:
@@ -133,6 +183,13 @@ class ListCodec2:
         TypeError, ValueError
             An item the type does not hold.
         """
+        pa = _pyarrow()
+        if pa is not None:
+            lists = items.reshape(-1).tolist() if isinstance(items, np.ndarray) else \
+                list(items)
+            found = _python_arrow(pa, self.listtype, lists) if pa is not None else None
+            if found is not None:
+                return found
         if not isinstance(items, np.ndarray) or items.dtype != object:
             arr = np.empty(len(items), dtype=object)
             for i, item in enumerate(items):
