@@ -11,9 +11,11 @@ type (or None)::
     >>> c[2] is None
     True
 
-Its items are stored as the items of a vlen carray of bytes
-(format/list_meta.py, format/list_items.py); the engine is
-:mod:`bcolz_store.chunks.list_engine`.
+New carrays of elements of fixed numbers, bools, datetimes, str or bytes are
+stored in layout version 2 (end offsets and child carrays,
+datasets/list_files.py, chunks/list2_engine.py); others, and those written
+before, as the items of a vlen carray of bytes (format/list_meta.py,
+format/list_items.py; the engine is :mod:`bcolz_store.chunks.list_engine`).
 """
 
 from __future__ import annotations

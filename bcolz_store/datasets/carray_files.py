@@ -100,7 +100,8 @@ class CarrayMeta:
     ``vlen`` the kind of its items; ``atom`` is the dtype its reads return.
     A list carray (format/list_meta.py) has ``listtype`` set (a ListType or
     MapType), ``atom`` object and ``listlevel`` the zstd level of its
-    chunks, vlen chunks of the encoded items.
+    chunks, vlen chunks of the encoded items; one of layout version 2
+    (datasets/list_files.py) has ``lists2`` its layout as well.
     """
 
     atom: np.dtype

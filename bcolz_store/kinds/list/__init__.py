@@ -1,6 +1,9 @@
 """The list kind: list and map columns (``meta/storage``'s ``list`` entry,
-format/list_meta.py), their items encoded per format/list_items.py in a vlen
-carray of bytes (:class:`~bcolz_store.chunks.list_engine.ListEngine`).
+format/list_meta.py): of layout version 2, end offsets and child carrays
+(:class:`~bcolz_store.chunks.list2_engine.ListV2Engine`, rows through
+:mod:`.layout2`), or of version 1, their items encoded per
+format/list_items.py in a vlen carray of bytes
+(:class:`~bcolz_store.chunks.list_engine.ListEngine`).
 
 Arrow rows encode and decode through :mod:`.codec`, all items at once with
 numpy; the kind covers lists (``list``, ``large_list``) and maps whose
