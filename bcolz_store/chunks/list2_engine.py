@@ -219,6 +219,15 @@ class ListV2Engine:
     def _child_rows(self, engine, how) -> _Rows:
         return self._rows_of(engine, how(engine))
 
+    def _child_range(self, folder, engine, lo: int, hi: int):
+        """Child rows ``[lo, hi)``: through the codec's ``child_range`` (a child's
+        own column kind) where it gives them, else from the engine's values."""
+        by_kind = getattr(self.codec, "child_range", None)
+        found = by_kind(folder, engine, lo, hi) if by_kind is not None else None
+        if found is not None:
+            return found
+        return self._child_rows(engine, lambda x: x.read_range(lo, hi))
+
     def _rows_of(self, engine, values):
         convert = getattr(self.codec, "child_rows", None)
         return convert(engine, values) if convert is not None else child_buffers(engine, values)
@@ -234,7 +243,7 @@ class ListV2Engine:
         start, stop = int(start), int(stop)
         lo, ends = self._ends(start, stop)
         hi = int(ends[-1]) if len(ends) else lo
-        children = [self._child_rows(e, lambda x: x.read_range(lo, hi)) for _, e in self.children]
+        children = [self._child_range(f, e, lo, hi) for f, e in self.children]
         offsets = np.concatenate(([0], ends - lo)) if len(ends) else np.zeros(1, np.int64)
         valid = self._valid(lambda v: v.read_range(start, stop), stop - start)
         return self._assemble(stop - start, valid, offsets, children)
@@ -311,11 +320,17 @@ class ListV2Engine:
         child = rows.children[0]
         parts = child.children if len(self.children) == 2 else (child,)
         store = getattr(self.codec, "child_values", child_store)
-        stored = [store(e, part, idx) for (_, e), part in zip(self.children, parts)]
+        by_kind = getattr(self.codec, "child_append", None)
+        kinds = [by_kind(f, e) if by_kind is not None else None for f, e in self.children]
+        stored = [store(e, part, idx) if write is None else part
+                  for (_, e), part, write in zip(self.children, parts, kinds)]
         base = int(self.offsets.read_range(self.length - 1, self.length)[0]) \
             if self.length else 0
-        for (_, engine), values in zip(self.children, stored):
-            engine.append(values)
+        for (_, engine), values, write in zip(self.children, stored, kinds):
+            if write is None:
+                engine.append(values)
+            else:                       # the child's own kind appends the rows idx
+                write(values, idx)
         self.offsets.append(base + np.cumsum(counts))
         if self.validity is not None:
             self.validity.append(valid)

@@ -52,7 +52,7 @@ __all__ = ["LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT", "ListLayout2", "list2_
            "new_list_layout"]
 
 LIST2_VERSION = 2
-#: Factories ``codec(listtype, where)`` of the Python and Arrow rows of a list
+#: Factories ``codec(listtype, where, children)`` (children: folder -> CarrayMeta) of the Python and Arrow rows of a list
 #: carray (the list kind registers one; see chunks/list2_engine.py).
 LIST_CODECS: list = []
 #: The layout version new list and map carrays of elements version 2 holds
@@ -243,7 +243,7 @@ class _ListKind2:
 
         if not LIST_CODECS:                 # pragma: no cover - the list kind registers one
             raise FormatError(f"{where}: no codec of version-2 list carrays is installed")
-        codec = LIST_CODECS[0](layout.listtype, where)
+        codec = LIST_CODECS[0](layout.listtype, where, layout.children)
         return ListV2Engine(offsets, validity, children, codec, stage_part, where)
 
     @staticmethod

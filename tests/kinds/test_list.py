@@ -309,3 +309,52 @@ def test_layout_2_damaged_offsets_are_a_format_error(tmp_path):
         again[:]
     with pytest.raises(FormatError, match="damaged list offsets"):
         again[[2]]
+
+
+class _CountingInt32Kind:
+    """A column kind of plain int32 carrays that counts its calls (a child's
+    own kind, found by kinds.base.kind_of)."""
+
+    key = "test-int32"
+    calls: list = []
+
+    @classmethod
+    def of_meta(cls, meta):
+        plain = meta.vlen is None and meta.nullable is None and meta.listtype is None and \
+            meta.composite is None and meta.categorical is None
+        return cls() if plain and meta.atom == np.dtype("int32") else None
+
+    @classmethod
+    def of_arrow(cls, pa, typ):
+        return None
+
+    @classmethod
+    def of_dtype(cls, dtype):
+        return None
+
+    def encode(self, engine, buffers):
+        self.calls.append("encode")
+        engine.append(np.asarray(buffers.values, dtype="int32"))
+
+    def decode(self, engine, start, stop):
+        from bcolz_store.kinds.buffers import ArrowBuffers
+        self.calls.append("decode")
+        return ArrowBuffers(stop - start, None, None, engine.read_range(start, stop))
+
+
+def test_layout_2_children_go_through_their_own_kind(tmp_path, monkeypatch):
+    from bcolz_store.kinds import base
+    monkeypatch.setitem(base._REGISTRY, "test-int32", _CountingInt32Kind)
+    monkeypatch.setattr(_CountingInt32Kind, "calls", [])
+    typ = bcolz_store.list_("int32", item_nullable=False)
+    root = str(tmp_path / "c")
+    c = bcolz_store.carray([[1, 2], None, [3]], dtype=typ, rootdir=root, mode="w")
+    c.append(pa.array([[4], None, [5, 6], []], pa.list_(pa.int32())))
+    c.flush()
+    assert "encode" in _CountingInt32Kind.calls
+    again = bcolz_store.open(root)
+    got = to_pyarrow(pa, again.to_buffers(1, 6), again.kind.arrow_type(pa))
+    assert got.to_pylist() == [None, [3], [4], None, [5, 6]]
+    assert "decode" in _CountingInt32Kind.calls
+    assert [None if v is None else v.tolist() for v in again[:]] == \
+        [[1, 2], None, [3], [4], None, [5, 6], []]

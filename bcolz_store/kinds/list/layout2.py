@@ -24,11 +24,13 @@ from ...datasets.list_files import LIST_CODECS
 from ...format.list_items import encode_items
 from ...format.list_meta import MapType
 from ..arrow import from_pyarrow, to_pyarrow
+from ..base import kind_of
 from ..buffers import ArrowBuffers
 from .arrow_types import list_arrow_type
 from .codec import decode_raw
+from .ragged import take_ranges
 
-__all__ = ["ListCodec2", "as_arrow_buffers"]
+__all__ = ["ListCodec2", "as_arrow_buffers", "take_rows"]
 
 
 def _pyarrow():
@@ -145,9 +147,24 @@ def _fixed_rows(rows, item, bounds, offsets) -> list:
 class ListCodec2:
     """The rows of one list or map type (``listtype``); ``where`` names errors."""
 
-    def __init__(self, listtype, where: str = "list carray"):
+    def __init__(self, listtype, where: str = "list carray", children=None):
         self.listtype = listtype
         self.where = where
+        # each child's own column kind, where one is registered for its carray
+        self.kinds = {folder: kind_of(meta) for folder, meta in (children or {}).items()}
+
+    def child_range(self, folder, engine, lo: int, hi: int):
+        """Child rows ``[lo, hi)`` decoded by the child's own kind, or None."""
+        kind = self.kinds.get(folder)
+        return None if kind is None else kind.decode(engine, lo, hi)
+
+    def child_append(self, folder, engine):
+        """``write(rows, idx)`` appending Arrow child rows ``idx`` through the
+        child's own kind, or None where it has none."""
+        kind = self.kinds.get(folder)
+        if kind is None:
+            return None
+        return lambda rows, idx: kind.encode(engine, take_rows(rows, idx))
 
     def to_python(self, rows) -> np.ndarray:
         """An object array of the items of the Arrow rows ``rows``."""
@@ -255,6 +272,21 @@ class ListCodec2:
             if bad.any():
                 raise ValueError(f"{self.where}: item {int(np.argmax(bad))}: a missing {what} "
                                  f"(None) where {what}s may not be missing")
+
+
+def take_rows(rows, idx: np.ndarray) -> ArrowBuffers:
+    """Rows ``idx`` (increasing) of flat Arrow rows (fixed values, or text
+    with offsets) as :class:`ArrowBuffers`."""
+    idx = np.asarray(idx, dtype=np.int64)
+    valid = None if rows.validity is None else np.asarray(rows.validity, dtype=bool)[idx]
+    if rows.offsets is None:
+        return ArrowBuffers(len(idx), valid, None, np.asarray(rows.values)[idx],
+                            type=getattr(rows, "type", None))
+    offsets = np.asarray(rows.offsets, dtype=np.int64)
+    starts, lens = offsets[idx], offsets[idx + 1] - offsets[idx]
+    values = take_ranges(np.asarray(rows.values, dtype=np.uint8), starts, lens)
+    return ArrowBuffers(len(idx), valid, np.concatenate(([0], np.cumsum(lens))),
+                        np.ascontiguousarray(values), type=getattr(rows, "type", None))
 
 
 def as_arrow_buffers(rows) -> ArrowBuffers:
