@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .chunks.decimal_engine import DecimalEngine
+from .chunks.list2_engine import ListV2Engine
 from .chunks.list_engine import ListEngine
 from .chunks.nullable_engine import NullableEngine
 from .chunks.struct_engine import StructEngine
@@ -235,6 +236,8 @@ def isnull(self) -> np.ndarray:
         if engine.validity is None:
             return np.zeros(length, dtype=bool)
         return ~np.asarray(engine.validity.read_range(0, length), dtype=bool)
+    if isinstance(engine, ListV2Engine):
+        return engine.missing(0, length)
     if isinstance(engine, ListEngine):      # a missing list: a missing encoded item
         out = np.zeros(length, dtype=bool)
         step = max(int(engine.chunklen), 1)

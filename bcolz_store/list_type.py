@@ -11,9 +11,11 @@ type (or None)::
     >>> c[2] is None
     True
 
-Its items are stored as the items of a vlen carray of bytes
-(format/list_meta.py, format/list_items.py); the engine is
-:mod:`bcolz_store.chunks.list_engine`.
+New carrays of elements of fixed numbers, bools, datetimes, str or bytes are
+stored in layout version 2 (end offsets and child carrays,
+datasets/list_files.py, chunks/list2_engine.py); others, and those written
+before, as the items of a vlen carray of bytes (format/list_meta.py,
+format/list_items.py; the engine is :mod:`bcolz_store.chunks.list_engine`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from .chunks.vlen_items import vlen_chunklen
 from .datasets.carray_files import MAX_VLEN_CHUNKLEN, CarrayMeta
+from .datasets.list_files import new_list_layout
 from .format.list_items import encode_item, encode_items
 from .format.list_meta import ListType, MapType, StructItems
 from .format.nullable_meta import masked_to_objects
@@ -340,4 +343,5 @@ def new_list_meta(request, array, cparams, dflt, expectedlen, chunklen):
     fill[()] = dflt
     meta = CarrayMeta(np.dtype(object), cparams, int(chunklen), expectedlen, fill,
                       listtype=request, listlevel=VLEN_DEFAULT_LEVEL)
+    new_list_layout(meta)       # layout version 2 where its elements allow
     return meta, items

@@ -4,6 +4,7 @@ Parquet and pandas round trips, the real bcolz refusing them, damaged items."""
 import base64
 import decimal
 import json
+import os
 
 import numpy as np
 import pytest
@@ -201,7 +202,8 @@ def test_carray_reads_and_writes(tmp_path):
         c.append([["not a number"]])
     assert len(c) == 5
     storage = json.loads(open(f"{root}/meta/storage").read())
-    assert storage["dtype"].startswith("list: column 'c'") and storage["list"]["version"] == 1
+    assert storage["dtype"] == "<i8" and storage["list"]["version"] == 2
+    assert storage["list"]["children"] == ["items"] and storage["list"]["validity"] == "valid"
     g = bcolz.carray([], dtype=bcolz.list_("str", nullable=False), dflt=["x"])
     g.resize(2)
     assert _same(g[:], _objects(_objects("x"), _objects("x")))
@@ -224,12 +226,56 @@ def test_ctable_columns(tmp_path):
         t.where("tags == 1")
     assert [r.id for r in t.where("isnull(tags)")] == [3]
     assert [r.id for r in t.where("notnull(tags) & (id > 0)")] == [1, 2, 4]
-    with pytest.raises(TypeError, match="list"):
-        real = pytest.importorskip("bcolz")
-        real.open(root)
+    real = pytest.importorskip("bcolz")
+    ends = real.open(root + "/tags")         # layout 2: bcolz reads the end offsets
+    assert ends[:].tolist() == [1, 1, 3, 3, 4]
+    with pytest.raises(TypeError, match="vlen-str"):      # the str elements: a vlen carray
+        real.open(root + "/tags/items")
 
 
-def test_real_bcolz_refuses_a_list_carray_naming_it(tmp_path):
+def test_real_bcolz_reads_the_offsets_and_items_of_a_layout_2_list(tmp_path):
+    real = pytest.importorskip("bcolz")
+    root = str(tmp_path / "c")
+    rows = [[1, 2, 3], [], [4], [5, 6]] * 50
+    c = bcolz.carray(rows, dtype=bcolz.list_("int32", item_nullable=False, nullable=False),
+                     rootdir=root, mode="w", chunklen=16)
+    c.append([[7]])
+    c.flush()
+    ends = real.open(root)[:]
+    assert ends.dtype == np.dtype("int64") and len(ends) == 201
+    items = real.open(root + "/items", mode="r")[:]
+    assert items.dtype == np.dtype("int32")
+    want = np.concatenate([np.asarray(r, "i4") for r in rows + [[7]]])
+    assert np.array_equal(items, want)
+    assert ends.tolist() == np.cumsum([len(r) for r in rows + [[7]]]).tolist()
+    assert not os.path.exists(root + "/valid")
+    back = bcolz.open(root)
+    assert all(np.array_equal(a, np.asarray(b)) for a, b in zip(back[:], rows + [[7]]))
+
+
+@pytest.fixture
+def layout_1(monkeypatch):
+    """New list carrays written in layout version 1 (one vlen carray of encoded items)."""
+    from bcolz_store.datasets.list_files import LIST_LAYOUT
+    monkeypatch.setitem(LIST_LAYOUT, "new", 1)
+
+
+def test_layout_1_switch_writes_version_1(tmp_path, layout_1):
+    root = str(tmp_path / "c")
+    c = bcolz.carray([[1, 2], None, []], dtype=bcolz.list_("int32"), rootdir=root, mode="w")
+    c.append([[3]])
+    c.flush()
+    storage = json.loads(open(f"{root}/meta/storage").read())
+    assert storage["dtype"].startswith("list: column 'c'") and storage["list"]["version"] == 1
+    assert not os.path.exists(f"{root}/items")
+    c = bcolz.open(root)
+    assert _same(c[:], _objects(np.array([1, 2], "i4"), None, np.array([], "i4"),
+                                np.array([3], "i4")))
+    c[1] = [5, 6]
+    assert c[1].tolist() == [5, 6] and len(c) == 4
+
+
+def test_real_bcolz_refuses_a_list_carray_naming_it(tmp_path, layout_1):
     real = pytest.importorskip("bcolz")
     root = tmp_path / "t"
     bcolz.ctable([np.arange(2), bcolz.carray([[1], None], dtype=bcolz.list_("int8"))],
@@ -241,7 +287,7 @@ def test_real_bcolz_refuses_a_list_carray_naming_it(tmp_path):
     assert list_dtype_text("x,y").count(",") == 0
 
 
-def test_a_damaged_item_on_disk_is_a_format_error(tmp_path):
+def test_a_damaged_item_on_disk_is_a_format_error(tmp_path, layout_1):
     root = str(tmp_path / "c")
     bcolz.carray([[1, 2]], dtype=bcolz.list_("int64"), rootdir=root, mode="w")
     raw = bcolz.carray([b"\x09\x00\x00\x00\x00\x01"], dtype=bcolz.vlen("bytes"))

@@ -78,7 +78,7 @@ def kind_of(meta=None, data: bytes | None = None):
     """The kind in :data:`COMPOSITE_KINDS` of ``meta`` (a CarrayMeta) or of the
     bytes of a ``meta/storage``; None for bcolz's own kinds, vlen and categorical."""
     for kind in COMPOSITE_KINDS:
-        if (meta is not None and kind.owns(meta.composite)) or \
+        if (meta is not None and (kind.owns(meta.composite) or kind.owns(meta.lists2))) or \
                 (data is not None and kind.matches(data)):
             return kind
     return None
@@ -100,7 +100,8 @@ class CarrayMeta:
     ``vlen`` the kind of its items; ``atom`` is the dtype its reads return.
     A list carray (format/list_meta.py) has ``listtype`` set (a ListType or
     MapType), ``atom`` object and ``listlevel`` the zstd level of its
-    chunks, vlen chunks of the encoded items.
+    chunks, vlen chunks of the encoded items; one of layout version 2
+    (datasets/list_files.py) has ``lists2`` its layout as well.
     """
 
     atom: np.dtype
@@ -121,6 +122,7 @@ class CarrayMeta:
     validity: "CarrayMeta | None" = None        # ... and its validity's metadata
     listtype: object = None                     # a list carray's ListType or MapType
     listlevel: int = 6
+    lists2: object = None                       # a list carray's layout of version 2
 
     @property
     def variable(self) -> bool:
@@ -370,7 +372,7 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     The leftover of a stored carray is read from its chunk file when first
     needed, so opening a table reads no chunk at all.
     """
-    if meta.composite is not None:       # no statistics, no index
+    if meta.composite is not None or meta.lists2 is not None:   # no statistics, no index
         return kind_of(meta).engine(meta, store, cache_budget, new)
     engine = _new_engine(meta, store, cache_budget, new)
     kind, inner = None, engine
@@ -483,7 +485,7 @@ def stage_storage(store, meta: CarrayMeta) -> None:
     the column's name), so that bcolz's refusal to open it says which it is.
     """
     name = str(store.root).rstrip("/").replace("\\", "/").rpartition("/")[2] or "carray"
-    if meta.composite is not None:
+    if meta.composite is not None or meta.lists2 is not None:
         kind_of(meta).stage_storage(store, meta, name)
         return
     if meta.categorical is not None:    # the codes' storage, named for bcolz's refusal

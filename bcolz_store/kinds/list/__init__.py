@@ -1,6 +1,9 @@
 """The list kind: list and map columns (``meta/storage``'s ``list`` entry,
-format/list_meta.py), their items encoded per format/list_items.py in a vlen
-carray of bytes (:class:`~bcolz_store.chunks.list_engine.ListEngine`).
+format/list_meta.py): of layout version 2, end offsets and child carrays
+(:class:`~bcolz_store.chunks.list2_engine.ListV2Engine`, rows through
+:mod:`.layout2`), or of version 1, their items encoded per
+format/list_items.py in a vlen carray of bytes
+(:class:`~bcolz_store.chunks.list_engine.ListEngine`).
 
 Arrow rows encode and decode through :mod:`.codec`, all items at once with
 numpy; the kind covers lists (``list``, ``large_list``) and maps whose
@@ -12,15 +15,15 @@ path.
 
 from __future__ import annotations
 
+from ...chunks.list2_engine import ListV2Engine
 from ...chunks.list_engine import PreparedLists
-from ...format.list_items import decode_items
 from ...format.list_meta import ListType, MapType
-from ...limits import check_alloc
 from ..arrow import from_pyarrow, to_pyarrow
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .arrow_types import arrow_list_type, list_arrow_type
 from .codec import decode_raw, encode_raw, fast_type
+from .layout2 import ListCodec2, as_arrow_buffers
 
 __all__ = ["ListKind"]
 
@@ -101,6 +104,9 @@ class ListKind(ColumnKind):
         where = self._where(engine)
         if buffers.type is not None:
             buffers = self._cast(buffers, where)
+        if isinstance(engine, ListV2Engine):        # layout 2: offsets and child columns
+            engine.append(buffers)
+            return
         engine.append(PreparedLists(encode_raw(buffers, self.listtype, where)))
 
     def _cast(self, buffers: ArrowBuffers, where: str) -> ArrowBuffers:
@@ -128,11 +134,12 @@ class ListKind(ColumnKind):
         FormatError
             A damaged item.
         """
+        if isinstance(engine, ListV2Engine):
+            return as_arrow_buffers(engine.read_buffers(start, stop))
         raw = engine.inner.read_range(start, stop)
         return decode_raw(raw, self.listtype, self._where(engine))
 
     def to_python(self, buffers: ArrowBuffers):
         """The items as the carray's reads give them (arrays, lists of str,
         lists of ``(key, value)`` tuples; None where missing)."""
-        raw = encode_raw(buffers, self.listtype, "list rows")
-        return decode_items(raw, self.listtype, "list rows", check_alloc)
+        return ListCodec2(self.listtype, "list rows").to_python(buffers)
