@@ -29,6 +29,7 @@ from . import handles as _handles
 from .columns import cols, row_dtype
 from .apidoc import documented
 from .apidoc.ctable import CTABLE_DOCS
+from .apidoc.ctable_interop import CTABLE_INTEROP_DOCS
 from .apidoc.indexes import INDEX_DOCS
 from .apidoc.ctable_query import QUERY_DOCS
 from .cparams import cparams as cparams_cls
@@ -46,7 +47,7 @@ from .storage.urls import describe_rootdir
 __all__ = ["ROOTDIRS", "cols", "ctable"]
 
 
-@documented({**CTABLE_DOCS, **INDEX_DOCS, **QUERY_DOCS})
+@documented({**CTABLE_DOCS, **CTABLE_INTEROP_DOCS, **INDEX_DOCS, **QUERY_DOCS})
 class ctable:
     # The reference docs (constructor and methods): bcolz_store/apidoc/ctable.py.
 
@@ -329,10 +330,11 @@ class ctable:
     def fromdataframe(cls, df, **kwargs):
         return _pandas.fromdataframe(cls, df, **kwargs)
 
-    def todataframe(self, columns=None, orient="columns", where=None):
+    def todataframe(self, columns=None, orient="columns", where=None, dtype_backend=None):
         rows = None if where is None else _query.matching_rows(
             self.cols, self.len, sys._getframe(1), where, self._query_indexes())
-        return _pandas.todataframe(self, columns=columns, orient=orient, rows=rows)
+        return _pandas.todataframe(self, columns=columns, orient=orient, rows=rows,
+                                   dtype_backend=dtype_backend)
 
     def tofixed(self, rootdir=None, mode="w", *, missing=None, **kwargs):
         return _fixed_width.tofixed(self, rootdir, mode, missing=missing, **kwargs)

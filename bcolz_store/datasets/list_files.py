@@ -48,8 +48,8 @@ from ..indexing import calc_chunklen
 from .carray_files import (COMPOSITE_KINDS, CarrayMeta, _cparams, load_carray, new_engine,
                            stage_sizes, stage_stats, stage_storage)
 
-__all__ = ["LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT", "ListLayout2", "list2_layout", "list2_element",
-           "new_list_layout"]
+__all__ = ["LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT", "ListLayout2", "list2_element",
+           "list2_layout", "new_list_layout"]
 
 LIST2_VERSION = 2
 #: Factories ``codec(listtype, where, children)`` (children: folder -> CarrayMeta) of the Python and Arrow rows of a list

@@ -36,10 +36,9 @@ import numpy as np
 
 from ..errors import FormatError, LimitError
 
-__all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_DECIMAL_TEXT", "MAX_PRECISION", "check_decimal", "decimal_bits",
-           "decimal_dtype_text", "too_wide",
-           "decimal_of_text", "decode_decimals", "dump_decimal", "encode_decimals",
-           "load_decimal", "to_decimal"]
+__all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_DECIMAL_TEXT", "MAX_PRECISION", "check_decimal",
+           "decimal_bits", "decimal_dtype_text", "decimal_of_text", "decode_decimals",
+           "dump_decimal", "encode_decimals", "load_decimal", "to_decimal", "too_wide"]
 
 DECIMAL_KEY = "decimal"
 MAX_PRECISION = 76

@@ -20,6 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MissingDependencyError
+from .arrow_columns import column_arrays, column_field
+from .columns import block_rows
+from .optional import require
 from .pandas_columns import frame_columns, frame_data, series_zone, utc_values
 
 __all__ = ["DTYPES_ATTR", "fixed_columns", "fromdataframe", "series_values", "todataframe"]
@@ -213,7 +216,7 @@ def fromdataframe(table_class, df, **kwargs):
     return table
 
 
-def todataframe(table, columns=None, orient="columns", rows=None):
+def todataframe(table, columns=None, orient="columns", rows=None, dtype_backend=None):
     """A pandas DataFrame holding the columns of ``table``.
 
     Parameters
@@ -228,6 +231,12 @@ def todataframe(table, columns=None, orient="columns", rows=None):
     rows : numpy.ndarray of int, optional
         Only these rows (sorted positions), which index the DataFrame
         (``orient='columns'`` only).
+    dtype_backend : {None, 'pyarrow'}, default None
+        None: numpy dtypes (object columns for strings and nested items,
+        pandas' masked dtypes for nullable ones). 'pyarrow': every column
+        an ``ArrowDtype`` column over the Arrow arrays the table's columns
+        give (``pyarrow.table(table)``'s), with no Python object per item
+        (``orient='columns'`` only).
 
     Returns
     -------
@@ -236,15 +245,20 @@ def todataframe(table, columns=None, orient="columns", rows=None):
     Raises
     ------
     ImportError
-        When pandas is not installed.
+        When pandas is not installed (or pyarrow, for ``dtype_backend='pyarrow'``).
     ValueError
-        An unknown ``orient``, a column of items that are arrays (atoms of
-        more than one value), a ``timezone`` column attr naming a zone
-        pandas does not know, or ``rows`` with ``orient='index'``.
+        An unknown ``orient`` or ``dtype_backend``, a column of items that are
+        arrays (atoms of more than one value), a ``timezone`` column attr
+        naming a zone pandas does not know, ``rows`` with ``orient='index'``,
+        or ``dtype_backend='pyarrow'`` with ``orient='index'``.
     KeyError
         An unknown column name.
     """
     pd = _import_pandas()
+    if dtype_backend not in (None, "pyarrow"):
+        raise ValueError(f"dtype_backend must be None or 'pyarrow', not {dtype_backend!r}")
+    if dtype_backend == "pyarrow":
+        return _arrow_frame(pd, table, columns, orient, rows)
     if orient == "index":
         keys = table.names
     elif orient == "columns":
@@ -266,3 +280,23 @@ def todataframe(table, columns=None, orient="columns", rows=None):
     if orient == "columns":
         df.attrs[DTYPES_ATTR] = {key: table.cols[key].dtype.str for key in keys}
     return df
+
+
+def _arrow_frame(pd, table, columns, orient, rows):
+    """:func:`todataframe` with ``dtype_backend='pyarrow'``."""
+    if orient != "columns":
+        raise ValueError("dtype_backend='pyarrow' makes a DataFrame of orient='columns' only")
+    pa = require("pyarrow", "arrow", "todataframe(dtype_backend='pyarrow')")
+    keys = table.names if columns is None else list(columns)
+    cols = {key: table.cols[key] for key in keys}       # (KeyError for an unknown name)
+    arrays = {key: pa.chunked_array(list(column_arrays(pa, key, col, block_rows(col))),
+                                    type=column_field(pa, key, col).type)
+              for key, col in cols.items()}
+    frame = pa.table(arrays) if arrays else pa.table({})
+    if rows is not None:
+        frame = frame.take(pa.array(np.asarray(rows, dtype=np.int64)))
+    df = frame.to_pandas(types_mapper=pd.ArrowDtype)
+    if rows is not None:
+        df.index = pd.Index(rows, dtype=np.int64)
+    return df
+
