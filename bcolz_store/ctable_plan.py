@@ -38,6 +38,7 @@ the same errors.
 from __future__ import annotations
 
 import ast
+import decimal as _dec
 from typing import Protocol
 
 import numpy as np
@@ -49,6 +50,7 @@ from .query.eval import resolve_variables
 from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Not, Opaque, Unplannable,
                                category_matches, combine_states, leaf_states, parse_condition)
 from .query.rewrite import parse_expression
+from .decimal_type import decimal as decimal_type
 
 __all__ = ["ColumnIndex", "INDEX_MAX_FRACTION", "INDEX_ROW_COST", "MAX_TESTED_ROWS",
            "MIN_SKIP_FRACTION", "MIN_SKIP_ROWS", "QueryPlan", "plan_query"]
@@ -199,14 +201,17 @@ def _column_info(name, col, full=False) -> ColumnInfo:
         category = col.category
         if category is not None:
             categories = np.array(list(category.categories or []), dtype=col.dtype)
+    column_type = getattr(col, "column_type", None)
     return ColumnInfo(name, col.dtype, col.ndim, None if vlen is None else vlen.kind,
-                      stats, categories)
+                      stats, categories, getattr(col, "nullable", False) is True,
+                      column_type.scale if isinstance(column_type, decimal_type) else None)
 
 
 def _is_scalar(value) -> bool:
     if isinstance(value, np.ndarray):
         return value.ndim == 0
-    return value is None or isinstance(value, (np.generic, int, float, complex, str, bytes))
+    return value is None or isinstance(value, (np.generic, int, float, complex, str, bytes,
+                                               _dec.Decimal))
 
 
 def _variables(cols, found: dict) -> tuple:
