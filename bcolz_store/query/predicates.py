@@ -425,6 +425,9 @@ def _isin(leaf: Leaf, info: ColumnInfo, present):
         if info.text == "str" and not all(isinstance(v, str) for v in wanted):
             return None             # numpy turns them into str
         keep = [v for v in wanted if isinstance(v, str)]
+        if info.text is None:       # numpy's equality of str items: trailing NULs stripped
+            keep = [v.rstrip("\x00") for v in keep]
+            wanted = set(keep)
     elif info.text == "bytes":
         keep = [v for v in wanted if isinstance(v, bytes)]
     elif kind == "S":               # numpy's equality: trailing NULs stripped
@@ -564,8 +567,6 @@ def leaf_states(leaf: Leaf, info: ColumnInfo):
     if found is None:
         return np.full(len(count), SOME, np.int8)
     some, every, miss_some, miss_every = found
-    if info.nullable and leaf.kind != "isnull":
-        miss_every = False      # a null matches no comparison
     nulls = stats.nulls
     some = (present & some) | ((nulls > 0) & miss_some)
     every = (~present | every) & ((nulls == 0) | miss_every)
