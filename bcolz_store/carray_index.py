@@ -27,7 +27,7 @@ def create_index(c, kind: str = "sorted") -> None:
         An unknown ``kind``, or a carray in memory.
     TypeError
         A carray of a kind that cannot be indexed (vlen items, objects,
-        complex numbers, structured or multidimensional atoms, nullable).
+        complex numbers, structured or multidimensional atoms, nullable, decimals).
     ReadOnlyError
         In mode 'r'.
     """

@@ -20,7 +20,9 @@ leftover cannot change in memory.
 
 Kinds: booleans, integers, floats (NaN missing), datetime64/timedelta64 (NaT
 missing), fixed-width bytes and str, vlen str/bytes (None missing) and the
-codes of categorical carrays (-1 missing).  Complex numbers, structured and
+codes of categorical carrays (-1 missing), nullable carrays of those fixed
+kinds and 16-byte decimals (their present items: chunks/kind_stats.py, which
+a ChunkStats asks through its ``source``).  Complex numbers, structured and
 multidimensional atoms and pickled objects have none.  Floats of a carray
 with ``quantize`` are rounded as they are stored.  A chunk whose least or
 greatest item is a text longer than ``MAX_STATS_TEXT`` has its statistics
