@@ -27,7 +27,7 @@ def create_index(c, kind: str = "sorted") -> None:
         An unknown ``kind``, or a carray in memory.
     TypeError
         A carray of a kind that cannot be indexed (vlen items, objects,
-        complex numbers, structured or multidimensional atoms, nullable).
+        complex numbers, structured or multidimensional atoms, nullable, decimals).
     ReadOnlyError
         In mode 'r'.
     """
@@ -69,7 +69,7 @@ def check_create(c, kind: str) -> None:
         raise TypeError(f"{c.rootdir}: a nullable carray cannot be indexed (its null items "
                         f"hold a fill value an index would find); queries scan it")
     stats = getattr(item_engine(c), "stats", None)
-    if stats is None or stats.kind.startswith("vlen:"):
+    if stats is None or stats.kind.startswith(("vlen:", "decimal:", "nullable:")):
         raise TypeError(f"a carray of {c.dtype} cannot be indexed: indexes are kept for "
                         f"numbers, booleans, datetimes, fixed-width text and categoricals")
 

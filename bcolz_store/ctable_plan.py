@@ -38,6 +38,7 @@ the same errors.
 from __future__ import annotations
 
 import ast
+import decimal as _dec
 from typing import Protocol
 
 import numpy as np
@@ -49,6 +50,7 @@ from .query.eval import resolve_variables
 from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Not, Opaque, Unplannable,
                                category_matches, combine_states, leaf_states, parse_condition)
 from .query.rewrite import parse_expression
+from .decimal_type import decimal as decimal_type
 
 __all__ = ["ColumnIndex", "INDEX_MAX_FRACTION", "INDEX_ROW_COST", "MAX_TESTED_ROWS",
            "MIN_SKIP_FRACTION", "MIN_SKIP_ROWS", "QueryPlan", "plan_query"]
@@ -199,14 +201,17 @@ def _column_info(name, col, full=False) -> ColumnInfo:
         category = col.category
         if category is not None:
             categories = np.array(list(category.categories or []), dtype=col.dtype)
+    column_type = getattr(col, "column_type", None)
     return ColumnInfo(name, col.dtype, col.ndim, None if vlen is None else vlen.kind,
-                      stats, categories)
+                      stats, categories, getattr(col, "nullable", False) is True,
+                      column_type.scale if isinstance(column_type, decimal_type) else None)
 
 
 def _is_scalar(value) -> bool:
     if isinstance(value, np.ndarray):
         return value.ndim == 0
-    return value is None or isinstance(value, (np.generic, int, float, complex, str, bytes))
+    return value is None or isinstance(value, (np.generic, int, float, complex, str, bytes,
+                                               _dec.Decimal))
 
 
 def _variables(cols, found: dict) -> tuple:
@@ -243,19 +248,29 @@ def _conjuncts(node, out):
     return out
 
 
-def _may_be_null(node, nullable: set) -> bool:
-    """Whether the tree reads a nullable column other than by ``isnull``: a
-    null there makes the whole condition false (numpy.ma carries it through
-    ``|`` and ``~``), so no interval can be known to match entirely."""
+def _null_readers(node, nullable: set) -> set:
+    """The ``nullable`` columns the tree reads other than by ``isnull``: a null
+    there makes the whole condition false (numpy.ma carries it through ``|``
+    and ``~``), so no interval can be known to match entirely, and one where
+    such a column holds nulls only matches nowhere."""
     if isinstance(node, Leaf):
-        return node.kind != "isnull" and node.column in nullable
+        return {node.column} & nullable if node.kind != "isnull" else set()
     if isinstance(node, Opaque):
         names = {n.id for n in ast.walk(ast.parse(node.text, mode="eval"))
                  if isinstance(n, ast.Name)}
-        return bool(names & nullable)
+        return names & nullable
     if isinstance(node, Not):
-        return _may_be_null(node.child, nullable)
-    return _may_be_null(node.left, nullable) or _may_be_null(node.right, nullable)
+        return _null_readers(node.child, nullable)
+    return _null_readers(node.left, nullable) | _null_readers(node.right, nullable)
+
+
+def _all_null(info) -> np.ndarray | None:
+    """Per entry of a nullable column's statistics, whether all its items are
+    null, or None when its counts of missing items hold present NaN/NaT too."""
+    stats = info.stats
+    if info.decimal is None and info.dtype.kind not in "biu":
+        return None
+    return stats.known & (stats.nulls == stats.stops - stats.starts)
 
 
 def _grid(tree, infos: dict, length: int, nullable=frozenset()):
@@ -283,8 +298,13 @@ def _grid(tree, infos: dict, length: int, nullable=frozenset()):
                 return found[where[leaf.column]]
         return np.full(len(starts), SOME, np.int8)
     states = combine_states(tree, states_of)
-    if _may_be_null(tree, set(nullable)):
+    readers = _null_readers(tree, set(nullable))
+    if readers:
         states[states == ALL] = SOME
+    for name in sorted(readers & set(stats)):
+        empty = _all_null(infos[name])
+        if empty is not None:
+            states[empty[where[name]]] = NONE
     return starts, stops, states
 
 

@@ -65,7 +65,9 @@ def test_decimal_ctable_column(tmp_path):
     assert t[1]["price"] == Decimal("2.5")
     with pytest.warns(UserWarning):        # numexpr cannot; Python compares the Decimals
         assert [r.i for r in t.where("price > 2.6")] == [2, 3]
-    assert not (tmp_path / "t" / "price" / "meta" / "stats").exists()
+    stats = json.loads((tmp_path / "t" / "price" / "meta" / "stats").read_text())
+    assert stats["stats"] == 2 and stats["kind"] == "decimal:1"     # unscaled integers
+    assert stats["chunks"] == [[1, 45, 0]]
 
 
 def test_arrow_decimals_through_buffers(tmp_path):

@@ -138,7 +138,10 @@ class DecimalEngine:
             raise AttributeError(name)
         return getattr(self.values, name)
 
-    stats = None        # no chunk statistics: a query never skips a chunk of decimals
+    @property
+    def stats(self):
+        """The chunk statistics of the stored integers (chunks/kind_stats.py), or None."""
+        return getattr(self.values, "stats", None)
 
     @property
     def nbytes(self) -> int:

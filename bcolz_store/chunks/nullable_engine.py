@@ -161,9 +161,14 @@ class NullableEngine:
         if not len(values):
             return
         self.sync()
-        self.values.append(np.ascontiguousarray(values, dtype=self.values.atom.base)
-                           .reshape((len(values),) + self.values.atom.shape))
+        start = self.values.length
+        values = np.ascontiguousarray(values, dtype=self.values.atom.base).reshape(
+            (len(values),) + self.values.atom.shape)
+        self.values.append(values)
         self.validity.append(valid)
+        source = getattr(getattr(self.values, "stats", None), "source", None)
+        if source is not None and len(values) >= self.values.chunklen:
+            source.pushed_rows(start, values, valid)   # the chunks just written
 
     def set_slice(self, start: int, stop: int, step: int, items) -> None:
         values, valid = self._split(items)

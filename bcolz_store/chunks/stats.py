@@ -20,7 +20,9 @@ leftover cannot change in memory.
 
 Kinds: booleans, integers, floats (NaN missing), datetime64/timedelta64 (NaT
 missing), fixed-width bytes and str, vlen str/bytes (None missing) and the
-codes of categorical carrays (-1 missing).  Complex numbers, structured and
+codes of categorical carrays (-1 missing), nullable carrays of those fixed
+kinds and 16-byte decimals (their present items: chunks/kind_stats.py, which
+a ChunkStats asks through its ``source``).  Complex numbers, structured and
 multidimensional atoms and pickled objects have none.  Floats of a carray
 with ``quantize`` are rounded as they are stored.  A chunk whose least or
 greatest item is a text longer than ``MAX_STATS_TEXT`` has its statistics
@@ -165,7 +167,9 @@ def stored_stats(values: np.ndarray, kind: str, digits: int = 0) -> tuple:
 
 
 def _entry_dtype(kind: str) -> np.dtype:
-    if kind.startswith("vlen:"):
+    if kind.startswith("nullable:"):
+        kind = kind[len("nullable:"):]
+    if kind.startswith(("vlen:", "decimal:")):
         return np.dtype(object)
     if kind.startswith("category:"):
         kind = kind[len("category:"):]
@@ -188,6 +192,7 @@ class ChunkStats:
         self.kind = kind
         self.chunklen = chunklen
         self.quantize = 0           # the carray's cparams.quantize (floats are stored rounded)
+        self.source = None          # what computes them for a nullable or decimal carray
         self.repair = False         # the committed file is wrong: the next stage replaces it
         self._entries = []          # per full chunk: (min, max, nulls) or None (unknown)
         self._json = []             # per full chunk: its entry as written, or None
@@ -264,7 +269,21 @@ class ChunkStats:
 
     def of(self, values: np.ndarray):
         """The statistics of the items ``values``, as they are stored."""
+        if self.source is not None:
+            return self.source.of(values)
         return stored_stats(values, self.kind, self.quantize)
+
+    def read_entries(self, engine, nchunks: list):
+        """Yield ``(n, statistics)`` of the engine's full chunks ``nchunks``, read."""
+        if self.source is not None:
+            return self.source.read_entries(nchunks)
+        return _read_stats(engine, nchunks, self.kind)
+
+    def leftover_entry(self, engine, nleft: int):
+        """The statistics of the engine's leftover (``nleft`` items)."""
+        if self.source is not None:
+            return self.source.leftover_entry(nleft)
+        return self.of(engine.leftover[:nleft])
 
     # ------------------------------------------------------ file and staging
 
@@ -314,7 +333,7 @@ class ChunkStats:
         data = None
         if nfull <= MAX_STATS_CHUNKS:
             self.truncate(nfull)
-            left = self.of(engine.leftover[:nleft]) if nleft else None
+            left = self.leftover_entry(engine, nleft) if nleft else None
             self._left = (nleft, left) if nleft else None
             last = (nfull, nleft, self._write(left) if nleft else None)
             if not (self._dirty or self.repair) and last == self._last and \
@@ -323,7 +342,7 @@ class ChunkStats:
             entries = self._entries
             missing = [n for n in range(nfull) if n >= len(entries) or entries[n] is None]
             if missing:
-                for n, entry in _read_stats(engine, missing, self.kind):
+                for n, entry in self.read_entries(engine, missing):
                     self.record(n, entry)
             written = self._json
             for n in (n for n, one in enumerate(written) if one is None):
@@ -358,9 +377,9 @@ class ChunkStats:
         """
         nfull, nleft = len(engine.chunks), engine.nleft
         fresh = [None] * nfull
-        for n, entry in _read_stats(engine, list(range(nfull)), self.kind):
+        for n, entry in self.read_entries(engine, list(range(nfull))):
             fresh[n] = entry
-        left = self.of(engine.leftover[:nleft]) if nleft else None
+        left = self.leftover_entry(engine, nleft) if nleft else None
         why = self.damaged
         if why is None and self.loaded is None:
             why = "no statistics"
@@ -398,7 +417,8 @@ class ChunkStats:
             nulls[n] = entry[2]
             if entry[0] is not None:
                 mins[n], maxs[n] = entry[0], entry[1]
-        return ColumnStats(self.kind, starts, stops, mins, maxs, nulls, known)
+        got = ColumnStats(self.kind, starts, stops, mins, maxs, nulls, known)
+        return got if self.source is None else self.source.shown(got)
 
 
 def same_stats(a, b) -> bool:
@@ -420,13 +440,17 @@ def _read_stats(engine, nchunks: list, kind: str):
         yield n, piece_stats(items, kind)
 
 
-def attach_stats(engine, kind, chunklen: int, store, length: int, new: bool) -> None:
+def attach_stats(engine, kind, chunklen: int, store, length: int, new: bool,
+                 source=None) -> None:
     """Give ``engine`` (and its chunk files) a :class:`ChunkStats` of ``kind``,
     loaded from the committed ``meta/stats`` unless ``new``; nothing for a
-    kind without statistics or a carray in memory."""
+    kind without statistics or a carray in memory.  ``source`` (a nullable
+    or decimal carray's, chunks/kind_stats.py) computes its statistics."""
     if kind is None or store is None:
         return
     stats = ChunkStats(kind, chunklen)
+    if source is not None:
+        stats.source, source.stats = source, stats
     cparams = getattr(engine, "cparams", None)
     if cparams is not None and _entry_dtype(kind).kind == "f":
         stats.quantize = cparams.quantize or 0

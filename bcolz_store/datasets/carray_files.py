@@ -27,6 +27,8 @@ from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
 from ..format.index_meta import INDEX_META_KEY
 from ..chunks.index import attach_index, index_problem as _index_problem, stage_index
+from ..chunks.decimal_engine import DecimalEngine
+from ..chunks.kind_stats import attach_kind_stats, kind_stats_kind
 from ..chunks.stats import attach_stats, stats_kind
 from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
@@ -39,6 +41,7 @@ from ..chunks.vlen_engine import VlenEngine
 from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
                            load_json, load_sizes, load_storage, storage_kind)
+from ..format.decimal_meta import DecimalMeta
 from ..format.nullable_meta import VALIDITY_DIR, NullableMeta
 from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
 from ..format.list_meta import list_dtype_text
@@ -372,8 +375,18 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     The leftover of a stored carray is read from its chunk file when first
     needed, so opening a table reads no chunk at all.
     """
-    if meta.composite is not None or meta.lists2 is not None:   # no statistics, no index
+    if meta.lists2 is not None:           # no statistics, no index (its children keep theirs)
         return kind_of(meta).engine(meta, store, cache_budget, new)
+    if meta.composite is not None:       # no index; a decimal's statistics (chunks/kind_stats.py)
+        engine = kind_of(meta).engine(meta, store, cache_budget, new)
+        dec = meta.composite
+        if isinstance(dec, DecimalMeta) and dec.bits == 128:
+            values = engine.values
+            nullable = values if isinstance(values, NullableEngine) else None
+            kind = kind_stats_kind(None, nullable is not None, dec.scale)
+            attach_kind_stats(values if nullable is None else values.values, nullable, kind,
+                              meta.chunklen, store, meta.length, new)
+        return engine
     engine = _new_engine(meta, store, cache_budget, new)
     kind, inner = None, engine
     if meta.categorical is not None:
@@ -383,7 +396,11 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     elif meta.listtype is not None:
         inner = engine.inner
     elif storage_kind(meta.atom) != "pickle" and meta.nullable is None:
-        kind = stats_kind(meta.atom)     # a nullable carray keeps none (nulls' fill)
+        kind = stats_kind(meta.atom)
+    elif storage_kind(meta.atom) != "pickle":   # those of its present items, no index
+        kind = kind_stats_kind(stats_kind(meta.atom), True)
+        attach_kind_stats(engine.values, engine, kind, meta.chunklen, store, meta.length, new)
+        return engine
     attach_stats(inner, kind, meta.chunklen, store, meta.length, new)
     if not new and kind is not None and not kind.startswith("vlen:"):
         attach_index(inner, store, kind, meta.length)
@@ -421,12 +438,12 @@ def stage_stats(store, engine) -> None:
     """Stage ``meta/stats`` for the engine's chunks as they are now (chunks/stats.py)
     and bring its index up to date (chunks/index.py); nothing for a kind
     without statistics."""
-    if isinstance(getattr(engine, "values", None), NullableEngine):
-        engine = engine.values                  # a nullable decimal's values
+    if isinstance(engine, DecimalEngine):
+        engine = engine.values                  # its 16-byte integers (and validity)
     if isinstance(engine, NullableEngine):     # the validity, at the values' length
         validity = engine.validity
         stage_sizes(validity.store, (validity.length,), validity.length, validity.cbytes)
-        return
+        engine = engine.values                  # statistics of the present items
     engine = engine.codes if isinstance(engine, CategoryEngine) else engine
     stats = getattr(engine, "stats", None)
     if stats is not None:

@@ -12,6 +12,13 @@ last) its least and greatest item and how many of its items are missing.
   items; ``category:<i4`` for the codes of a categorical carray (its
   statistics are those of the codes; ``-1``, a missing item, counts as
   missing and is neither min nor max).
+- Version 2 (``"stats": 2``, written only for these kinds; version 1 files
+  keep reading): ``nullable:<dtype>`` for a nullable carray of a fixed
+  ``<dtype>`` above (``nulls`` counts its null items, whose stored fill is
+  neither min nor max, plus NaN/NaT among the present ones), and
+  ``decimal:<scale>`` for a decimal carray of 16-byte unscaled integers
+  (min and max are the unscaled integers, exact JSON integers; the value is
+  ``integer * 10**-scale``), ``nullable:decimal:<scale>`` when nullable.
 - One ``[min, max, nulls]`` per chunk, ``ceil(length / chunklen)`` of them.
   Booleans are written 0/1, integers, datetimes and timedeltas as integers
   (their int64 value), floats as JSON numbers (``"inf"``/``"-inf"`` as
@@ -46,10 +53,12 @@ from ..errors import FormatError
 from .layout import MAX_META_BYTES
 
 __all__ = ["MAX_STATS_BYTES", "MAX_STATS_CHUNKS", "MAX_STATS_TEXT", "NOT_KEPT", "STATS_KEY",
-           "STATS_VERSION", "decode_value", "dump_stats", "encode_value", "load_stats"]
+           "STATS_VERSION", "STATS_VERSION_KINDS", "decode_value", "dump_stats", "encode_value", "load_stats"]
 
 STATS_KEY = "meta/stats"
 STATS_VERSION = 1
+# The version of a file whose kind is one of version 2's (nullable:, decimal:).
+STATS_VERSION_KINDS = 2
 # Statistics are written for carrays of at most this many chunks (about 40 MB
 # of JSON at worst): beyond it a query reads every chunk.
 MAX_STATS_CHUNKS = 1 << 20
@@ -64,10 +73,33 @@ NOT_KEPT = -1
 _FIELDS = ("md5", "stats", "kind", "chunklen", "length", "chunks")
 
 
+def stats_version(kind: str) -> int:
+    """The version of a statistics file of ``kind``."""
+    return STATS_VERSION_KINDS if kind.startswith(("nullable:", "decimal:")) else STATS_VERSION
+
+
+def decimal_scale(kind: str):
+    """The scale of a decimal statistics kind (``decimal:<scale>``, nullable or
+    not), or None for another kind."""
+    if kind.startswith("nullable:"):
+        kind = kind[len("nullable:"):]
+    if not kind.startswith("decimal:"):
+        return None
+    scale = kind[len("decimal:"):]
+    if not scale.lstrip("-").isdigit() or len(scale) > 4:
+        raise FormatError(f"unknown statistics kind {kind!r}")
+    return int(scale)
+
+
+_DECIMAL_LIMIT = 2 ** 127
+
+
 def _kind_type(kind: str):
-    """The numpy dtype of the values of ``kind`` (object for text)."""
-    if kind in ("vlen:str", "vlen:bytes"):
+    """The numpy dtype of the values of ``kind`` (object for text and decimals)."""
+    if kind in ("vlen:str", "vlen:bytes") or decimal_scale(kind) is not None:
         return np.dtype(object)
+    if kind.startswith("nullable:"):
+        kind = kind[len("nullable:"):]
     if kind.startswith("category:"):
         kind = kind[len("category:"):]
     try:
@@ -84,6 +116,8 @@ def encode_value(value, kind: str):
     if value is None:
         return None
     dtype = _kind_type(kind)
+    if dtype.kind == "O" and decimal_scale(kind) is not None:
+        return int(value)
     if kind == "vlen:bytes" or dtype.kind == "S":
         return bytes(value).decode("latin-1")
     if kind == "vlen:str" or dtype.kind == "U":
@@ -108,6 +142,11 @@ def decode_value(raw, kind: str, where: str):
     if raw is None:
         return None
     dtype = _kind_type(kind)
+    if dtype.kind == "O" and decimal_scale(kind) is not None:
+        if isinstance(raw, bool) or not isinstance(raw, int) or \
+                not -_DECIMAL_LIMIT <= raw < _DECIMAL_LIMIT:
+            raise FormatError(f"{where}: statistic {str(raw)[:40]!r} is not a 128-bit integer")
+        return raw
     if kind in ("vlen:str", "vlen:bytes") or dtype.kind in "SU":
         if not isinstance(raw, str):
             raise FormatError(f"{where}: statistic {raw!r} is not a string")
@@ -144,7 +183,7 @@ def _text(body: dict) -> bytes:
 def dump_stats(kind: str, chunklen: int, length: int, chunks: list) -> bytes:
     """The bytes of ``meta/stats``: ``chunks`` is one ``(min, max, nulls)`` of
     JSON values (see :func:`encode_value`) per chunk."""
-    body = {"md5": "", "stats": STATS_VERSION, "kind": kind, "chunklen": int(chunklen),
+    body = {"md5": "", "stats": stats_version(kind), "kind": kind, "chunklen": int(chunklen),
             "length": int(length), "chunks": [list(c) for c in chunks]}
     text = _text(body)              # "md5" first: its value goes in once the md5 is known
     return text.replace(b'"md5": ""', b'"md5": "%s"' % hashlib.md5(text).hexdigest().encode(),
@@ -179,13 +218,17 @@ def load_stats(data: bytes, where: str) -> dict:
     body["md5"] = ""
     if not isinstance(md5, str) or hashlib.md5(_text(body)).hexdigest() != md5:
         raise FormatError(f"{where}: the statistics do not match their md5 (damaged)")
-    if body["stats"] != STATS_VERSION:
-        raise FormatError(f"{where}: statistics version {body['stats']!r} is not "
-                          f"{STATS_VERSION}")
     kind, chunklen, length, chunks = body["kind"], body["chunklen"], body["length"], body["chunks"]
     if not isinstance(kind, str):
         raise FormatError(f"{where}: kind {kind!r} is not a string")
-    _kind_type(kind)
+    if body["stats"] not in (STATS_VERSION, STATS_VERSION_KINDS) or \
+            type(body["stats"]) is not int or body["stats"] != stats_version(kind):
+        raise FormatError(f"{where}: statistics version {body['stats']!r} is not "
+                          f"{stats_version(kind)} (kind {kind!r})")
+    try:
+        _kind_type(kind)
+    except FormatError as err:
+        raise FormatError(f"{where}: {err}") from None
     for name, value in (("chunklen", chunklen), ("length", length)):
         if isinstance(value, bool) or not isinstance(value, int) or value < (name == "chunklen"):
             raise FormatError(f"{where}: {name} {value!r} is not a count")

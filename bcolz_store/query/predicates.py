@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import decimal as _dec
 import operator
 import warnings
 from typing import NamedTuple
@@ -98,6 +99,11 @@ class ColumnInfo(NamedTuple):
         The chunk statistics (None: none kept).
     categories : numpy.ndarray or None
         A categorical column's categories, as items of ``dtype``.
+    nullable : bool
+        A nullable column (its nulls match no comparison; a condition that
+        compares it is false on them).
+    decimal : int or None
+        A decimal column's scale (its items are ``decimal.Decimal``), else None.
     """
 
     name: str
@@ -106,6 +112,8 @@ class ColumnInfo(NamedTuple):
     text: str | None
     stats: object
     categories: np.ndarray | None
+    nullable: bool = False
+    decimal: int | None = None
 
 
 class Leaf(NamedTuple):
@@ -170,7 +178,7 @@ class _Parser:
         info = self.columns[node.id]
         if info.ndim != 1:
             raise Unplannable(f"column {node.id!r} holds arrays")
-        if info.dtype.kind == "O" and info.text is None:
+        if info.dtype.kind == "O" and info.text is None and info.decimal is None:
             raise Unplannable(f"column {node.id!r} holds objects")   # (compared one by one)
         self.read.add(node.id)
         return info
@@ -333,6 +341,11 @@ def _bounds(op: str, lo, hi, constant) -> tuple:
 def _fits(info: ColumnInfo, value) -> bool:
     """Whether ``value`` is a constant the column's items compare with, for
     every item alike."""
+    if info.decimal is not None:    # exact comparisons of Decimal with int, float, Decimal
+        if isinstance(value, bool) or not isinstance(value, (int, float, _dec.Decimal)):
+            return False
+        return not (isinstance(value, _dec.Decimal) and value.is_nan() or
+                    isinstance(value, float) and value != value)
     if info.text == "str" or info.dtype.kind == "U":
         return isinstance(value, str)
     if info.text == "bytes" or info.dtype.kind == "S":
@@ -367,8 +380,9 @@ def _extremes(info: ColumnInfo, present: np.ndarray) -> tuple:
     if lo.dtype.kind != "O":
         return lo.astype(info.dtype), hi.astype(info.dtype)
     where = np.flatnonzero(present)
-    fill = lo[where[0]] if len(where) else ("" if info.text == "str" or info.dtype.kind == "U"
-                                            else b"")
+    fill = lo[where[0]] if len(where) else (
+        _dec.Decimal(0) if info.decimal is not None else
+        "" if info.text == "str" or info.dtype.kind == "U" else b"")
     lo, hi = lo.copy(), hi.copy()
     lo[~present] = fill
     hi[~present] = fill
@@ -411,6 +425,9 @@ def _isin(leaf: Leaf, info: ColumnInfo, present):
         if info.text == "str" and not all(isinstance(v, str) for v in wanted):
             return None             # numpy turns them into str
         keep = [v for v in wanted if isinstance(v, str)]
+        if info.text is None:       # numpy's equality of str items: trailing NULs stripped
+            keep = [v.rstrip("\x00") for v in keep]
+            wanted = set(keep)
     elif info.text == "bytes":
         keep = [v for v in wanted if isinstance(v, bytes)]
     elif kind == "S":               # numpy's equality: trailing NULs stripped
@@ -518,7 +535,11 @@ def leaf_states(leaf: Leaf, info: ColumnInfo):
         A constant of a type the column's items might refuse.
     """
     stats = info.stats
-    if leaf.kind == "isnull" and info.text is None and info.dtype.kind not in "OT":
+    if leaf.kind == "isnull" and info.nullable and info.decimal is None and \
+            info.dtype.kind not in "biu":
+        return None     # its nulls' count holds its present NaN/NaT too
+    if leaf.kind == "isnull" and info.text is None and info.dtype.kind not in "OT" and \
+            not info.nullable:
         return None if stats is None else np.zeros(len(stats.starts), np.int8)  # never null
     if stats is None:
         return None
