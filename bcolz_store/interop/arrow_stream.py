@@ -28,7 +28,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..decimal_type import decimal
 from ..kinds.arrow import from_pyarrow
 from ..kinds.base import kind_for_arrow, kind_for_dtype
 from ..kinds.nullable import NullableKind
@@ -361,11 +360,10 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False,
     nulls = _nullable_columns(pa, obj, schema, meta, names, vlens, head)
     from ..converters.arrow_nullable import column_reader
     read = column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array)
-    if kinds:       # (vlen and decimal columns, nullable ones whose kind holds their dtype)
-        read = kind_reader(pa, schema, names, {name for name in vlens if isinstance(
-            vlens[name], (vlen, decimal))} | {name for name in nulls if atoms[name].kind not in "SU"
-                                   and kind_holds(pa, schema.field(name).type, atoms[name])},
-            read)
+    if kinds:       # (columns of a kind's dtype object, nullable ones whose kind holds their dtype)
+        read = kind_reader(pa, schema, names, set(vlens) | {
+            name for name in nulls if atoms[name].kind not in "SU"
+            and kind_holds(pa, schema.field(name).type, atoms[name])}, read)
 
     def blocks(batch):
         try:
