@@ -1,5 +1,5 @@
 """The docstrings of :class:`bcolz_store.ctable`'s conversions to and from other
-libraries: pandas, fixed-width copies, dask, kerchunk references and the Arrow
+libraries: pandas, fixed-width copies, dask and the Arrow
 PyCapsule interface (numpydoc; applied with
 :data:`bcolz_store.apidoc.ctable.CTABLE_DOCS` by
 :func:`bcolz_store.apidoc.documented`).
@@ -169,59 +169,6 @@ CTABLE_INTEROP_DOCS = {
     TypeError, ValueError
         datetime64, timedelta64 or object columns, unicode past U+10FFFF,
         or an attribute name bcolz_store uses itself (nothing is written).
-    """,
-    "to_kerchunk": """
-    kerchunk references (version 1) that open this stored ctable as a zarr
-    v2 group, one array per column, and with xarray as a Dataset whose
-    variables share the dimension ``row`` (docs/zarr.md).
-
-    Each column is described as :meth:`carray.to_kerchunk` describes one;
-    a column's atom dimensions are ``COLUMN_dim_1``...; the group's
-    ``.zattrs`` are the table's attrs.  A column whose name zarr cannot
-    open as an array name (empty, ``.``, ``..``, with ``/`` or ``\\``,
-    starting with ``.``) is named after its folder in the dataset
-    (``__c<N>_<ascii>``), its ``.zattrs`` giving the column's name under
-    ``bcolz_store_column``.  Only committed files are referenced.
-
-    Parameters
-    ----------
-    url : str, optional
-        The table's folder as readers will see it (chunk URLs
-        ``url/COLUMN/data/__N.blp``); default as :meth:`carray.to_kerchunk`.
-    inline_threshold : int, default 0
-        Full chunks whose Blosc buffer is smaller are inlined too.
-    skip_unsupported : bool, default False
-        Leave out, with a ``UserWarning`` naming each, the columns zarr
-        cannot read, instead of raising.
-
-    Returns
-    -------
-    dict
-        ``{"version": 1, "refs": {...}}``.
-
-    Raises
-    ------
-    TypeError
-        A kind zarr v2 has no dtype for: vlen, categorical, object,
-        structured, or any kind of this library's own (its ``meta/storage``
-        is not plain bcolz's); the message names the column and the reason.
-        Also an ``inline_threshold`` that is not an int.
-    ValueError
-        In memory (no files); changes not yet flushed (call ``flush()``
-        first); a committed change an interrupted writer left unapplied; a
-        store whose files have no URL (a ``.zip`` pack, a ``MemoryStore``)
-        without ``url``; a negative ``inline_threshold``.
-    CodecError
-        A chunk compressed with snappy, which numcodecs' Blosc lacks.
-    FormatError
-        A chunk file whose headers are invalid or announce another size.
-
-    Examples
-    --------
-    >>> import bcolz_store as bcolz
-    >>> t = bcolz.ctable([[1, 2, 3], [0.5, 1.5, 2.5]], names=["a", "b"], rootdir="t")
-    >>> sorted(t.to_kerchunk()["refs"])
-    ['.zattrs', '.zgroup', 'a/.zarray', 'a/.zattrs', 'a/0', 'b/.zarray', 'b/.zattrs', 'b/0']
     """,
     "__arrow_c_stream__": """
     This ctable as an Arrow C stream (the Arrow PyCapsule interface).

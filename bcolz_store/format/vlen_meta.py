@@ -67,7 +67,7 @@ __all__ = [
 
 VLEN_KEY = "vlen"
 VLEN_CHUNK_SUFFIX = ".vlen"
-VLEN_DEFAULT_LEVEL = 6             # of columns (the chunk codec's own default is 3)
+VLEN_DEFAULT_LEVEL = 3             # of columns: zstd's own default, the chunk codec's too
 VLEN_CODEC = "zstd"
 MAX_DICTIONARY_BYTES = 16 << 20         # a zstd dictionary larger than this is refused
 _PREFIX = "vlen-"
