@@ -39,6 +39,31 @@ def _stats_object(col):
     return getattr(getattr(engine, "codes", engine), "stats", None)
 
 
+def _want(items, kind: str) -> tuple:
+    """``(min, max, nulls)`` the items of one chunk give: :func:`piece_stats`
+    of bcolz's kinds; for a nullable or decimal column (``nullable:...``,
+    ``decimal:...``), the statistics of its present items with its nulls
+    counted."""
+    if not kind.startswith(("nullable:", "decimal:")):
+        return piece_stats(items, kind)
+    if isinstance(items, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(items)
+        present = np.asarray(items.data)[~mask]
+    else:
+        items = np.asarray(items)
+        mask = np.array([v is None for v in items], dtype=bool) if items.dtype == object \
+            else np.zeros(len(items), dtype=bool)
+        present = items[~mask]
+    nulls = int(np.count_nonzero(mask))
+    base = kind[len("nullable:"):] if kind.startswith("nullable:") else kind
+    if base.startswith("decimal:"):
+        if not len(present):
+            return None, None, nulls
+        return min(present.tolist()), max(present.tolist()), nulls
+    lo, hi, missing = piece_stats(present, base)
+    return lo, hi, missing + nulls
+
+
 def _same(got, want) -> bool:
     """One chunk's known statistics ``got`` (min, max, nulls) equal ``want``
     (:func:`piece_stats`); min and max compare as values (-0.0 == 0.0)."""
@@ -67,8 +92,8 @@ def stats_lies(obj, complete: bool = False) -> list:
             start, stop = int(stats.starts[n]), int(stats.stops[n])
             if not (complete or stats.known[n]):
                 continue
-            want = piece_stats(_items(col, start, stop) if every is None else every[start:stop],
-                               stats.kind)
+            want = _want(_items(col, start, stop) if every is None else every[start:stop],
+                         stats.kind)
             if not stats.known[n]:
                 if want[2] != NOT_KEPT:     # (not kept: a text longer than MAX_STATS_TEXT)
                     out.append(f"{label}: chunk {n} (rows {start}:{stop}): statistics unknown")
