@@ -33,9 +33,11 @@ def _fixed_width(items: list, atom: np.dtype):
         return None
     if atom.kind == "O" and isinstance(items[0], str):
         return None                   # numpy 1.x: str items as objects; no cast to str
+    width = max(max(len(v.encode("utf-8")) if isinstance(v, str) else len(v) for v in items), 1)
+    if width * len(items) > _MAX_FIXED_BYTES:       # (sized first: no copy of a huge set)
+        return None
     raw = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in items]
-    width = max(max(map(len, raw)), 1)
-    if width * len(raw) > _MAX_FIXED_BYTES or any(r.endswith(b"\0") for r in raw):
+    if any(r.endswith(b"\0") for r in raw):
         return None
     if atom.kind == "T" and width > _MAX_CAST_WIDTH:
         return None                   # numpy's S -> StringDType cast buffers 128 x the width

@@ -82,6 +82,18 @@ def _children(typ) -> list:
     return [("items", typ.item, bool(typ.item_nullable))]
 
 
+def _verify_part_attrs(store, folders) -> None:
+    """With ``verify`` on, read the ``__attrs__`` each part folder holds (written
+    so that the real bcolz opens the part on its own; nothing here reads them
+    otherwise), so that a changed one is an IntegrityError like any file."""
+    if not getattr(store, "verify", False):
+        return
+    for folder in folders:
+        sub = store.sub(folder)
+        if sub.exists("__attrs__"):
+            sub.get("__attrs__")
+
+
 @dataclass
 class ListLayout2:
     """A version-2 list carray's layout: its type, zstd level of text
@@ -190,6 +202,8 @@ class _ListKind2:
         layout = ListLayout2(typ, level, nullable=bool(typ.nullable))
         for folder, _, _ in _children(typ):
             layout.children[folder] = load_carray(store.sub(folder))
+        _verify_part_attrs(store, [f for f, _, _ in _children(typ)] +
+                           ([VALIDITY_DIR] if typ.nullable else []))
         if typ.nullable:
             valid = load_carray(store.sub(VALIDITY_DIR))
             if valid.atom != np.dtype(bool) or valid.length != length or \
