@@ -70,6 +70,7 @@ __all__ = [
     "decode_chunk",
     "dictionary_id",
     "encode_chunk",
+    "open_chunk",
     "train_chunk_dictionary",
     "train_dictionary",
 ]
@@ -438,6 +439,28 @@ def _read_validity(raw: bytes, hdr: VlenHeader, ends: np.ndarray, where: str):
     return valid
 
 
+def open_chunk(buf, kind: str, where: str, dictionary=None):
+    """``(header, payload, ends, validity)`` of the vlen chunk ``buf`` of ``kind``
+    items: its header checked, its frame decompressed, its manifest parsed
+    (``ends``: the end of each item in the data region) and its validity
+    bitmap read (None when every item is present).
+
+    Raises
+    ------
+    FormatError, CodecError, LimitError
+        As :func:`decode_chunk`.
+    """
+    hdr = parse_vlen_header(buf, where)
+    if hdr.kind != kind:
+        raise FormatError(f"{where}: chunk holds {hdr.kind} items, expected {kind}")
+    raw = _decompress(memoryview(buf)[VLEN_HEADER_LENGTH:], hdr, dictionary, where)
+    ends = parse_index(memoryview(raw)[:hdr.rawbytes - hdr.bitmap_nbytes], where,
+                       filtered=hdr.index_filtered)
+    if ends.size != hdr.nitems:
+        raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
+    return hdr, raw, ends, _read_validity(raw, hdr, ends, where)
+
+
 def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
                  out=None) -> np.ndarray:
     """Decode a vlen chunk written by :func:`encode_chunk`.
@@ -488,15 +511,7 @@ def decode_chunk(buf, kind: str, where: str = "vlen chunk", dictionary=None,
         str item) are over :func:`bcolz_store.limits.memory_ceiling`.
     """
     kind_code(kind)
-    hdr = parse_vlen_header(buf, where)
-    if hdr.kind != kind:
-        raise FormatError(f"{where}: chunk holds {hdr.kind} items, expected {kind}")
-    raw = _decompress(memoryview(buf)[VLEN_HEADER_LENGTH:], hdr, dictionary, where)
-    ends = parse_index(memoryview(raw)[:hdr.rawbytes - hdr.bitmap_nbytes], where,
-                       filtered=hdr.index_filtered)
-    if ends.size != hdr.nitems:
-        raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
-    valid = _read_validity(raw, hdr, ends, where)
+    hdr, raw, ends, valid = open_chunk(buf, kind, where, dictionary)
     dtype = vlen_result_dtype(kind, valid is not None)
     if kind == "str" and ends.size:     # a str is made of an item on its way to the result
         longest = int(np.diff(ends, prepend=0).max())

@@ -22,12 +22,12 @@ import numpy as np
 import zstandard as zstd
 
 from ..errors import CodecError, FormatError
-from ..format.idata import pack_index, parse_index
+from ..format.idata import pack_index
 from ..format.stats_meta import MAX_STATS_TEXT, NOT_KEPT
 from ..format.vlen_header import (VLEN_CODEC_ZSTD, VLEN_FLAG_INDEX_FILTER, VLEN_FLAG_VALIDITY,
-                                  VLEN_FORMAT_VERSION, VLEN_HEADER_LENGTH, VLEN_MAX_RAWBYTES,
-                                  VlenHeader, kind_code, pack_vlen_header, parse_vlen_header)
-from .vlen import _check_level, _decompress, _read_validity, _zstd_dict
+                                  VLEN_FORMAT_VERSION, VLEN_MAX_RAWBYTES, VlenHeader, kind_code,
+                                  pack_vlen_header)
+from .vlen import _check_level, _zstd_dict, open_chunk
 
 __all__ = ["arrow_rows", "arrow_stats", "bad_utf8_item", "decode_buffers", "encode_buffers",
            "payload_of_buffers"]
@@ -132,15 +132,7 @@ def decode_buffers(buf, kind: str, where: str = "vlen chunk", dictionary=None) -
         As :func:`~.vlen.decode_chunk`.
     """
     kind_code(kind)
-    hdr = parse_vlen_header(buf, where)
-    if hdr.kind != kind:
-        raise FormatError(f"{where}: chunk holds {hdr.kind} items, expected {kind}")
-    raw = _decompress(memoryview(buf)[VLEN_HEADER_LENGTH:], hdr, dictionary, where)
-    ends = parse_index(memoryview(raw)[:hdr.rawbytes - hdr.bitmap_nbytes], where,
-                       filtered=hdr.index_filtered)
-    if ends.size != hdr.nitems:
-        raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
-    valid = _read_validity(raw, hdr, ends, where)
+    _, raw, ends, valid = open_chunk(buf, kind, where, dictionary)
     ends = ends.astype(np.int64, copy=False)
     data = np.frombuffer(raw, dtype=np.uint8, count=int(ends[-1]) if ends.size else 0)
     if kind == "str" and ends.size:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FormatError, LimitError
-from ..format.idata import parse_index
-from ..format.vlen_header import VLEN_HEADER_LENGTH, parse_vlen_header
 from ..format.vlen_meta import vlen_result_dtype
-from .vlen import _decompress, _read_validity
+from .vlen import open_chunk
 from .vlen_rebuild import rebuild_items
 
 __all__ = ["take_items"]
@@ -54,18 +52,10 @@ def take_items(buf, kind: str, rows: np.ndarray, where: str = "vlen chunk",
     LimitError
         No memory for the payload.
     """
-    hdr = parse_vlen_header(buf, where)
-    if hdr.kind != kind:
-        raise FormatError(f"{where}: chunk holds {hdr.kind} items, expected {kind}")
-    raw = _decompress(memoryview(buf)[VLEN_HEADER_LENGTH:], hdr, dictionary, where)
-    ends = parse_index(memoryview(raw)[:hdr.rawbytes - hdr.bitmap_nbytes], where,
-                       filtered=hdr.index_filtered)
-    if ends.size != hdr.nitems:
-        raise FormatError(f"{where}: manifest holds {ends.size} items, header says {hdr.nitems}")
+    _, raw, ends, valid = open_chunk(buf, kind, where, dictionary)
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= ends.size):
         raise FormatError(f"{where}: item positions outside the chunk's {ends.size} items")
-    valid = _read_validity(raw, hdr, ends, where)
     dtype = vlen_result_dtype(kind, valid is not None)
     starts = np.where(rows > 0, ends[np.maximum(rows - 1, 0)], 0)
     stops = ends[rows]
