@@ -19,34 +19,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...datasets.list_files import list2_element
 from ...errors import FormatError
 from ...format.list_meta import ListType, MapType
 from ..buffers import ArrowBuffers
 from .ragged import interleave, range_indices, take_ranges, u32_rows
 
-__all__ = ["decode_raw", "encode_raw", "fast_element", "fast_type"]
+__all__ = ["decode_raw", "encode_raw", "fast_type"]
 
 _HEADER = np.dtype([("n", "<u4"), ("flags", "u1")])
 _U8 = np.dtype(np.uint8)
 _MAX_LEN = 2 ** 32 - 1
 
 
-def fast_element(item) -> bool:
-    """Whether list elements of type ``item`` are encoded here."""
-    if item in ("str", "bytes"):
-        return True
-    if not isinstance(item, np.dtype) or item.kind not in "biufmM" or item.shape:
-        return False
-    if item.kind in "mM":
-        return np.datetime_data(item)[0] in ("s", "ms", "us", "ns")
-    return item.kind != "f" or item.itemsize in (2, 4, 8)
-
-
 def fast_type(typ) -> bool:
-    """Whether items of the list or map type ``typ`` are encoded here."""
+    """Whether items of the list or map type ``typ`` are encoded here: elements
+    a version-2 child carray takes (:func:`~bcolz_store.datasets.list_files.list2_element`)."""
     if isinstance(typ, MapType):
-        return fast_element(typ.key) and fast_element(typ.value)
-    return isinstance(typ, ListType) and typ.size is None and fast_element(typ.item)
+        return list2_element(typ.key) and list2_element(typ.value)
+    return isinstance(typ, ListType) and typ.size is None and list2_element(typ.item)
 
 
 # --------------------------------------------------------------------- encoding
