@@ -1,18 +1,7 @@
 """List and map columns <-> Arrow: types and values, exactly each way.
 
-=============================================== ==========================================
-Arrow                                           list carray type (format/list_meta.py)
-=============================================== ==========================================
-list, large_list, fixed_size_list of T          ``list_(T, size=, large=, field=)``
-map<K, V> (keys_sorted)                         ``map_(K, V, keys_sorted=)``
-struct<...> (as an element)                     ``struct_items([...])``
-bool, int*, uint*, float*                       the numpy dtype
-timestamp[unit] (any zone), duration[unit]      ``M8[unit]`` (UTC values), ``m8[unit]``
-date32                                          ``M8[D]``
-string, large_string, string_view / binary,     'str' / 'bytes'
-large_binary, binary_view, fixed_size_binary
-decimal128(P, S)                                ``decimal128(P,S)`` (``decimal.Decimal``)
-=============================================== ==========================================
+The types map each way as the table of :mod:`bcolz_store.kinds.list.arrow_types`
+says (that module holds the type half; this one the values).
 
 Nullability (of a whole list, of elements, of struct fields, of map values)
 goes into the type.  A type read from Arrow also keeps the Arrow type itself
