@@ -23,8 +23,8 @@ from ..category_type import category
 from ..decimal_type import decimal
 from ..format.decimal_meta import DecimalMeta, decode_decimals, encode_decimals
 from ..format.list_meta import ListType, MapType
-from ..format.nullable_meta import masked_to_objects
 from ..interop.arrow_lists import arrow_list_type, is_arrow_list, list_arrow_type
+from ..kinds.struct.codec import plain_item
 from ..struct_type import (ARROW_TYPE_HOOKS, KIND_OF_ARROW_HOOKS, arrow_type_of,
                            column_type_of_arrow, struct)
 
@@ -65,21 +65,7 @@ def composite_to_arrow(pa, block: np.ndarray, kind, name: str):
     """
     if isinstance(kind, decimal):
         return _decimal_to_arrow(pa, block.reshape(-1), kind, name)
-    return pa.array([_plain(v) for v in block.reshape(-1).tolist()], type=arrow_type_of(kind))
-
-
-def _plain(value):
-    """A struct item as pyarrow takes it: the arrays of its list fields (masked
-    items None) as lists, recursively."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, np.ma.MaskedArray):
-        return [_plain(v) for v in masked_to_objects(value).tolist()]
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
-    return value
+    return pa.array([plain_item(v) for v in block.reshape(-1).tolist()], type=arrow_type_of(kind))
 
 
 def composite_from_arrow(pa, arr, kind, name: str) -> np.ndarray:

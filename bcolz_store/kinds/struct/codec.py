@@ -31,7 +31,7 @@ from ..arrow import from_pyarrow, to_pyarrow
 from ..base import kind_of
 from ..buffers import ArrowBuffers
 
-__all__ = ["decode_struct", "encode_struct"]
+__all__ = ["decode_struct", "encode_struct", "plain_item"]
 
 
 def _fixed_values(values: np.ndarray, atom: np.dtype, where: str) -> np.ndarray:
@@ -157,17 +157,17 @@ def _append(engine, part) -> None:
     engine.append(part)
 
 
-def _plain(value):
+def plain_item(value):
     """An item of a field read as objects, as pyarrow takes it: arrays (a masked
     item None) as lists, recursively."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: plain_item(v) for k, v in value.items()}
     if isinstance(value, np.ma.MaskedArray):
-        return [_plain(v) for v in masked_to_objects(value).tolist()]
+        return [plain_item(v) for v in masked_to_objects(value).tolist()]
     if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()] if value.dtype == object else value.tolist()
+        return [plain_item(v) for v in value.tolist()] if value.dtype == object else value.tolist()
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
+        return type(value)(plain_item(v) for v in value)
     return value
 
 
@@ -201,7 +201,7 @@ def _field_rows(pa, fengine, fmeta, ftype, start: int, stop: int) -> ArrowBuffer
     if isinstance(rows, np.ma.MaskedArray):
         arr = pa.array(np.ma.getdata(rows), type=ftype, mask=np.ma.getmaskarray(rows))
     elif rows.dtype == object:
-        arr = pa.array([_plain(v) for v in rows.tolist()], type=ftype)
+        arr = pa.array([plain_item(v) for v in rows.tolist()], type=ftype)
     else:
         arr = pa.array(rows, type=ftype)
     return from_pyarrow(pa, arr)
