@@ -33,11 +33,12 @@ from .errors import (BcolzStoreError, ChunkNotFoundError, CodecError, ColumnNotF
 from .integrity import VerifyReport, verify
 from .printing import array2string, get_printoptions, set_printoptions
 from .constructors import arange, fill, fromiter, ones, zeros
-from .category_type import category
-from .decimal_type import decimal
-from .struct_type import struct
-from .vlen_type import train_dictionary, vlen
-from .list_type import list_, map_, struct_items
+from .kinds.category.types import category
+from .kinds.decimal.types import decimal
+from .kinds.struct.types import struct
+from .kinds.vlen.types import train_dictionary, vlen
+from .kinds.list.types import list_, map_, struct_items
+from .kinds import installed as _installed  # noqa: F401  (registers every kind)
 from .toplevel import (detect_number_of_cores, eval, from_dask, iterblocks, open,
                        print_versions, set_nthreads, walk)
 

@@ -30,9 +30,9 @@ from .apidoc.carray import CARRAY_DOCS
 from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
-from .category_type import CodesView, category_of
+from .kinds.category.types import CodesView, category_of
 from .carray_struct import column_type_of, field_carray, is_struct
-from .chunks.category_engine import CategoryEngine
+from .kinds.category.engine import CategoryEngine
 from .chunks.chunk import chunk
 from .kinds import ArrowBuffers, kind_of
 from .interop.arrow_columns import as_kind_buffers
@@ -43,7 +43,7 @@ from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
 from .interop import arrow_stream as _arrow, fixed_width as _fixed_width, kerchunk as _kerchunk
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
-from .vlen_type import vlen_of
+from .kinds.vlen.types import vlen_of
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 

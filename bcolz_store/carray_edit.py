@@ -13,16 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import threads
-from .carray_read import is_carray
-from .chunks.category_engine import CategoryEngine, PreparedCodes
-from .chunks.vlen_items import as_items
+from .indexing import is_carray
+from .kinds.category.engine import CategoryEngine, PreparedCodes
+from .kinds.vlen.chunk_items import as_items
 from .errors import FormatError, KindMismatchError
-from .format.nullable_meta import masked_to_objects
+from .kinds.nullable.meta import masked_to_objects
 from .indexing import is_int, position, positions
 from .kinds.base import kind_of
 from .kinds.buffers import ArrowBuffers
-from .nullable_type import as_masked, is_null_item, pandas_masked
-from .list_type import as_list_items
+from .kinds.nullable.types import as_masked, is_null_item, pandas_masked
+from .kinds.list.types import as_list_items
 
 __all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
            "filler_blocks", "prepare_append", "to_ndarray"]

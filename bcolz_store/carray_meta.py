@@ -2,7 +2,7 @@
 dflt, from what the user passes to the constructor.
 
 (A carray of variable-length items gets its metadata from
-:func:`bcolz_store.vlen_type.new_vlen_meta`.)
+:func:`bcolz_store.kinds.vlen.types.new_vlen_meta`.)
 
 Source: bcolz 1.x ``carray.__init__`` (the dtype, chunklen and dflt rules).
 """
@@ -11,23 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from .carray_read import is_carray
-from .category_type import category, category_request, new_category_meta
+from .indexing import is_carray
+from .kinds.category.types import category, category_request, new_category_meta
 from .carray_struct import new_struct_meta, struct_request
-from .decimal_type import decimal_request, new_decimal_meta
+from .kinds.decimal.types import decimal_request, new_decimal_meta
 from .chunks.codec import typesize_for
 from .cparams import cparams as cparams_cls
 from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
 from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
-from .format.nullable_meta import masked_to_objects
+from .kinds.nullable.meta import masked_to_objects
 from .indexing import calc_chunklen, is_int
 from .kinds.base import kind_request
-from .kinds.category import arrow_items
+from .kinds.category.kind import arrow_items
 from .kinds.buffers import ArrowBuffers
-from .nullable_type import as_masked, new_nullable, nullable_request
-from .list_type import list_request, new_list_meta
-from .vlen_type import new_vlen_meta, vlen_request
+from .kinds.nullable.types import as_masked, new_nullable, nullable_request
+from .kinds.list.types import list_request, new_list_meta
+from .kinds.vlen.types import new_vlen_meta, vlen_request
 
 __all__ = ["atom_of", "new_fixed_meta", "new_meta"]
 
@@ -50,9 +50,9 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
     """The metadata of a new carray of any kind, and its initial data.
 
     A list or map ``dtype`` (or data) gets encoded lists
-    (:mod:`bcolz_store.list_type`), a categorical one codes plus categories
-    (:mod:`bcolz_store.category_type`), a vlen one items of any length
-    (:mod:`bcolz_store.vlen_type`), anything else fixed-size atoms
+    (:mod:`bcolz_store.kinds.list.types`), a categorical one codes plus categories
+    (:mod:`bcolz_store.kinds.category.types`), a vlen one items of any length
+    (:mod:`bcolz_store.kinds.vlen.types`), anything else fixed-size atoms
     (:func:`new_fixed_meta`).
 
     Parameters
@@ -62,7 +62,7 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
     cparams : cparams, dict or None
         None: ``bcolz_store.defaults.cparams``.
     nullable : bool or None
-        Whether the carray is nullable (:mod:`bcolz_store.nullable_type`);
+        Whether the carray is nullable (:mod:`bcolz_store.kinds.nullable.types`);
         None: when ``array`` asks for it (a masked array, a pandas masked
         array, a list holding None with a fixed ``dtype`` given).
 

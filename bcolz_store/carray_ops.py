@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chunks.decimal_engine import DecimalEngine
-from .chunks.list2_engine import ListV2Engine
-from .chunks.list_engine import ListEngine
-from .chunks.nullable_engine import NullableEngine
-from .chunks.struct_engine import StructEngine
+from .kinds.decimal.engine import DecimalEngine
+from .kinds.list.engine2 import ListV2Engine
+from .kinds.list.engine import ListEngine
+from .kinds.nullable.engine import NullableEngine
+from .kinds.struct.engine import StructEngine
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
 __all__ = ["adopt_chunks", "check_where", "chunk_stats", "copy_dflt", "copy_rows",

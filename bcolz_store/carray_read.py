@@ -15,16 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from .kinds.base import kind_of
-from .indexing import PYTHON_SCALAR_KINDS, is_int, position, positions, within_rows
+from .indexing import PYTHON_SCALAR_KINDS, is_int, position, positions, within_rows, is_carray
 from .query.eval import evaluate
 
-__all__ = ["eval_key", "gather", "is_carray", "pickled", "read_key", "read_mask", "read_range"]
-
-
-def is_carray(value) -> bool:
-    """Whether ``value`` is a carray (anything with its block iteration and
-    ``chunklen``), without importing the class."""
-    return hasattr(type(value), "_iterblocks") and hasattr(value, "chunklen")
+__all__ = ["eval_key", "gather", "pickled", "read_key", "read_mask", "read_range"]
 
 
 def pickled(meta) -> bool:

@@ -1,7 +1,7 @@
 """Struct carrays: the metadata of a new one (its fields' carrays made by the
 carray's own rules for their kinds), and ``carray.field(name)``.
 
-Layout: :mod:`bcolz_store.format.struct_meta`.
+Layout: :mod:`bcolz_store.kinds.struct.meta`.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import operator
 import numpy as np
 
 from .carray_edit import composite_items
-from .category_type import category
-from .decimal_type import decimal, decimal_of
+from .kinds.category.types import category
+from .kinds.decimal.types import decimal, decimal_of
 from .errors import LimitError
-from .datasets.struct_files import struct_carray_meta
-from .format.struct_meta import FieldMeta, StructMeta, field_folders
-from .indexing import calc_chunklen, is_int
+from .kinds.struct.files import struct_carray_meta
+from .kinds.struct.meta import FieldMeta, StructMeta, field_folders
+from .indexing import calc_chunklen, is_int, iterates_blocks
 from .kinds.arrow import from_pyarrow
-from .struct_type import arrow_type_of, struct, struct_of
-from .vlen_type import vlen
+from .kinds.struct.types import arrow_type_of, struct, struct_of
+from .kinds.vlen.types import vlen
 
 __all__ = ["column_type_of", "field_carray", "is_struct", "new_struct_meta", "struct_request"]
 
@@ -77,7 +77,7 @@ def new_struct_meta(request: struct, array, cparams, expectedlen, chunklen, to_n
     if _depth(request) > MAX_STRUCT_DEPTH:
         raise LimitError(f"structs nest {_depth(request)} deep: at most {MAX_STRUCT_DEPTH} "
                          f"can be stored and read back")
-    source = hasattr(type(array), "_iterblocks")
+    source = iterates_blocks(array)
     items = np.empty(0, dtype=object) if source else composite_items(array, where="new carray")
     expectedlen = int((len(array) if source else len(items)) if expectedlen is None
                       else expectedlen)

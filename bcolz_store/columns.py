@@ -26,7 +26,7 @@ from .interop.pandas import fixed_columns
 from .interop.pandas_columns import vlen_values
 from .kinds.buffers import ArrowBuffers
 from .options import OpenOptions
-from .vlen_type import field_dtype
+from .kinds.vlen.types import field_dtype
 
 __all__ = ["cols", "column_field", "column_sources", "columns_of", "is_table", "row_dtype"]
 

@@ -67,7 +67,7 @@ class ctable:
         self.auto_flush = bool(auto_flush) if rootdir is not None else False
         self.mode = kwargs.get("mode")
         self._root_state = "missing"
-        self._store = self._lock = self._cparams = self.attrs = None
+        self._store = self._lock = self.stored_cparams = self.attrs = None
         self._len = self._committed_len = 0
         self.cols = cols(rootdir, self.mode, None, options)
         # (every attribute is set: from here on anything may fail)
@@ -84,15 +84,15 @@ class ctable:
             if store is not None else None)
         self.cols = cols(rootdir, mode, self._store, options)
         if kwargs.get("cparams") is not None:
-            self._cparams = cparams_cls.from_any(kwargs["cparams"])
+            self.stored_cparams = cparams_cls.from_any(kwargs["cparams"])
         if columns is None:
             self._open(just_loaded=_dataset is not None)   # open() loaded the state
         else:
             columns, names, kwargs, arrow = _arrow.table_source(columns, names, kwargs)
             self._len, self.attrs = _edit.create(self.cols, self._commits(), self.flush, columns,
                                                  names, kwargs, self._root_state, arrow)
-        if self._cparams is None:
-            self._cparams = (self.cols[self.names[0]].cparams if self.names and columns is None
+        if self.stored_cparams is None:
+            self.stored_cparams = (self.cols[self.names[0]].cparams if self.names and columns is None
                              else cparams_cls())
         if self._store is not None:
             # A failed write returns the table to its last committed state;
@@ -195,7 +195,7 @@ class ctable:
     @property
     def cparams(self):
         """cparams: The compression parameters of new columns."""
-        return self._cparams
+        return self.stored_cparams
 
     @property
     def dataset(self):

@@ -26,7 +26,7 @@ import numpy as np
 from . import attrs as _attrs
 from . import carray_index as _index
 from .carray import carray
-from .category_type import category_request
+from .kinds.category.types import category_request
 from .columns import column_sources, columns_of, row_dtype
 from .ctable_ops import as_rows, check_not_empty
 from .ctable_query import condition
@@ -34,7 +34,7 @@ from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
 from .format.names import check_name
 from .interop.arrow_stream import field_records, is_arrow_source
 from .kinds.buffers import ArrowBuffers
-from .vlen_type import column_dtypes, vlen_request
+from .kinds.vlen.types import column_dtypes, vlen_request
 
 __all__ = ["Commits", "addcol", "append", "capture_appends", "create", "delcol", "flush", "purge",
            "resize", "set_item", "stage_pending", "trim"]

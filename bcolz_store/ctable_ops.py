@@ -27,7 +27,7 @@ from .ctable_query import matching, table_variables
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
-from .struct_type import struct
+from .kinds.struct.types import struct
 
 __all__ = ["as_rows", "check_found", "check_mode", "check_not_empty",
            "copy_table", "get_item", "locate", "resolve", "same_root"]

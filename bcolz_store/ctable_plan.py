@@ -50,7 +50,7 @@ from .query.eval import resolve_variables
 from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Not, Opaque, Unplannable,
                                category_matches, combine_states, leaf_states, parse_condition)
 from .query.rewrite import parse_expression
-from .decimal_type import decimal as decimal_type
+from .kinds.decimal.types import decimal as decimal_type
 
 __all__ = ["ColumnIndex", "INDEX_MAX_FRACTION", "INDEX_ROW_COST", "MAX_TESTED_ROWS",
            "MIN_SKIP_FRACTION", "MIN_SKIP_ROWS", "QueryPlan", "plan_query"]

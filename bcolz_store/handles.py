@@ -63,7 +63,7 @@ import uuid
 
 import numpy as np
 
-from .category_type import category_of
+from .kinds.category.types import category_of
 from .chunks.chunk import chunk
 from .cparams import cparams as cparams_cls
 from .errors import DatasetNotFoundError, FormatError
@@ -71,7 +71,7 @@ from .options import OpenOptions
 from .storage.credentials import carried_options, credentials_in_pickles, strip_credentials
 from .storage.dataset import DatasetStore
 from .storage.urls import open_store, portable_rootdir
-from .vlen_type import vlen_of
+from .kinds.vlen.types import vlen_of
 
 __all__ = ["carried_options", "credentials_in_pickles", "dask_token", "open_stored",
            "open_table_column", "rebuild_carray", "rebuild_ctable", "rebuild_items",
@@ -267,7 +267,7 @@ def reduce_ctable(t):
         return (open_stored, (cls, root, options, bool(t.cols.allow_pickle), t._store.verify,
                              t._store.consolidated))
     return (rebuild_ctable, (cls, [t.cols[n] for n in t.names], list(t.names),
-                             t._cparams.to_dict(), dict(t.attrs)))
+                             t.stored_cparams.to_dict(), dict(t.attrs)))
 
 
 def rebuild_ctable(cls, columns, names, cparams, attrs=None):

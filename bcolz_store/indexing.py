@@ -139,3 +139,16 @@ def within_rows(key: tuple, rows=None) -> tuple:
     if any(isinstance(k, (list, np.ndarray)) for k in rest):
         return (np.arange(n),) + rest
     return (slice(None),) + rest
+
+
+def iterates_blocks(value) -> bool:
+    """Whether ``value`` is a carray or a ctable selection of this package
+    (anything whose class reads its rows block by block), without importing
+    the classes."""
+    return hasattr(type(value), "_iterblocks")
+
+
+def is_carray(value) -> bool:
+    """Whether ``value`` is a carray (rows read block by block, and a
+    ``chunklen``), without importing the class."""
+    return iterates_blocks(value) and hasattr(value, "chunklen")

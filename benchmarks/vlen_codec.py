@@ -12,8 +12,8 @@ For each codec it reports the compressed size and the encode and decode
 throughput in MB/s of item bytes (UTF-8), the best of ``--repeat`` runs, with
 the codecs' runs interleaved so that both see the same machine load:
 
-* ``bcolz_store vlen``: :func:`bcolz_store.chunks.vlen.encode_chunk` from a
-  list of str; :func:`~bcolz_store.chunks.vlen.decode_chunk` to a numpy
+* ``bcolz_store vlen``: :func:`bcolz_store.kinds.vlen.chunk.encode_chunk` from a
+  list of str; :func:`~bcolz_store.kinds.vlen.chunk.decode_chunk` to a numpy
   ``StringDType`` array;
 * ``numcodecs``: ``VLenUTF8`` then ``Zstd`` at the same level, from an object
   array (built before the clock starts) back to an object array;
@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from bcolz_store.chunks.vlen import decode_chunk, encode_chunk
+from bcolz_store.kinds.vlen.chunk import decode_chunk, encode_chunk
 
 try:
     import numcodecs

@@ -7,6 +7,7 @@ so a circle closed by a function-level import counts too.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import subprocess
 import sys
 from pathlib import Path
@@ -98,9 +99,14 @@ def test_no_import_circles():
 # ------------------------------------------------------------------ layers
 
 #: The layers, top first.  A layer is a list of components, a component a
-#: list of module names (a name covers its submodules).  A module may import
-#: its own component and any component of a lower layer; components of one
-#: layer are independent of each other.
+#: list of module names (a name covers its submodules; a ``*`` matches one
+#: name part).  A module may import its own component and any component of a
+#: lower layer; components of one layer are independent of each other.
+#:
+#: A kind's folder (``kinds/<kind>/``) spans the layers, one role per module
+#: name: ``meta*`` beside format/, ``chunk*`` and ``engine*`` beside chunks/,
+#: ``files`` beside datasets/, ``types`` over them, ``kind`` and the codecs in
+#: the kinds layer, ``interop_*`` beside interop/.
 LAYERS = [
     [["bcolz_store.cli"], ["bcolz_store.testing"]],
     [["bcolz_store.converters"]],
@@ -111,38 +117,48 @@ LAYERS = [
     [["bcolz_store.carray", "bcolz_store.carray_edit", "bcolz_store.carray_ops",
       "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.carray_dataset",
       "bcolz_store.handles", "bcolz_store.carray_index", "bcolz_store.carray_struct"]],
-    # The Arrow column types (arrow_types, arrow_meta, arrow_structs) sit with interop/:
-    # the carray and ctable classes' Arrow C stream builds its batches with them.
+    # The Arrow column types (arrow_types, arrow_meta, the kinds' interop_arrow) sit with
+    # interop/: the carray and ctable classes' Arrow C stream builds its batches with them.
     [["bcolz_store.interop", "bcolz_store.converters.arrow_types",
-      "bcolz_store.converters.arrow_meta", "bcolz_store.converters.arrow_structs",
-      "bcolz_store.converters.arrow_nullable"],
+      "bcolz_store.converters.arrow_meta", "bcolz_store.kinds.*.interop_*"],
      ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
-    # The column kinds (kinds/base.py): each kind's folder over the types, files and engines
-    # below; the carray, the ctable and the Arrow paths above find a kind by its registry.
-    [["bcolz_store.kinds"]],
-    [["bcolz_store.struct_type"]],
-    [["bcolz_store.vlen_type"], ["bcolz_store.category_type"], ["bcolz_store.decimal_type"],
-     ["bcolz_store.nullable_type"], ["bcolz_store.list_type"]],
-    [["bcolz_store.datasets"]],
-    [["bcolz_store.chunks"], ["bcolz_store.storage"]],
+    # The column kinds (kinds/base.py): each kind's class and codec over its types, files
+    # and engines below; the carray, the ctable and the Arrow paths above find a kind by
+    # its registry.
+    [["bcolz_store.kinds", "bcolz_store.kinds.*.kind", "bcolz_store.kinds.*"]],
+    [["bcolz_store.kinds.struct.types"]],
+    [["bcolz_store.kinds.*.types"]],
+    [["bcolz_store.datasets", "bcolz_store.kinds.*.files"]],
+    [["bcolz_store.chunks", "bcolz_store.kinds.*.chunk*", "bcolz_store.kinds.*.engine*"],
+     ["bcolz_store.storage"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",
       "bcolz_store.options"], ["bcolz_store.threads"], ["bcolz_store.indexing"],
      ["bcolz_store.limits"], ["bcolz_store.apidoc"]],
-    [["bcolz_store.format"]],
+    [["bcolz_store.format", "bcolz_store.kinds.*.meta*"]],
     [["bcolz_store.errors"], ["bcolz_store._version"]],
 ]
 
 
+def _covers(pattern: str, name: str) -> bool:
+    """Whether ``pattern`` (a module name, ``*`` matching one part) covers ``name``."""
+    want, got = pattern.split("."), name.split(".")
+    if len(got) < len(want):
+        return False
+    return all(fnmatch.fnmatchcase(g, w) for w, g in zip(want, got))
+
+
 def _place(name: str, layers=None) -> tuple:
-    """``(layer, component)`` of a module: the longest name that covers it."""
+    """``(layer, component)`` of a module: the most specific name that covers it
+    (more parts first, then fewer wildcards)."""
     best = None
     for i, layer in enumerate(LAYERS if layers is None else layers):
         for j, component in enumerate(layer):
             for prefix in component:
-                if name == prefix or name.startswith(prefix + "."):
-                    if best is None or len(prefix) > best[0]:
-                        best = (len(prefix), i, j)
+                if _covers(prefix, name):
+                    rank = (prefix.count("."), -prefix.count("*"), len(prefix))
+                    if best is None or rank > best[0]:
+                        best = (rank, i, j)
     if best is None:
         return None
     return best[1], best[2]

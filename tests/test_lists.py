@@ -11,8 +11,8 @@ import pytest
 
 import bcolz_store as bcolz
 from bcolz_store.errors import FormatError, QueryError
-from bcolz_store.format.list_items import decode_item, decode_items, encode_item, encode_items
-from bcolz_store.format.list_meta import (ListType, MapType, list_dtype_text, load_list,
+from bcolz_store.kinds.list.meta_items import decode_item, decode_items, encode_item, encode_items
+from bcolz_store.kinds.list.meta import (ListType, MapType, list_dtype_text, load_list,
                                           type_from_json, type_to_json)
 
 
@@ -256,7 +256,7 @@ def test_real_bcolz_reads_the_offsets_and_items_of_a_layout_2_list(tmp_path):
 @pytest.fixture
 def layout_1(monkeypatch):
     """New list carrays written in layout version 1 (one vlen carray of encoded items)."""
-    from bcolz_store.datasets.list_files import LIST_LAYOUT
+    from bcolz_store.kinds.list.files import LIST_LAYOUT
     monkeypatch.setitem(LIST_LAYOUT, "new", 1)
 
 
@@ -419,7 +419,7 @@ def _nested(levels, make=None):
 
 
 def test_list_nesting_is_refused_where_the_reader_would_refuse_it(tmp_path):
-    from bcolz_store.format.list_meta import MAX_LIST_DEPTH
+    from bcolz_store.kinds.list.meta import MAX_LIST_DEPTH
     deepest, value = _nested(MAX_LIST_DEPTH)
     c = bcolz.carray([value, None], dtype=deepest, rootdir=str(tmp_path / "ok"))
     c.flush()

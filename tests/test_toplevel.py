@@ -359,7 +359,7 @@ def test_human_readable_size():
 
 
 @pytest.mark.parametrize("module", ["bcolz_store.toplevel", "bcolz_store.printing",
-                                    "bcolz_store.category_type", "bcolz_store.vlen_type"])
+                                    "bcolz_store.kinds.category.types", "bcolz_store.kinds.vlen.types"])
 def test_docstring_examples_run(module, tmp_path, monkeypatch):
     import doctest
     import importlib

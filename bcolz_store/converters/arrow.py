@@ -28,14 +28,14 @@ import os
 import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
-from ..format.vlen_meta import vlen_result_dtype
+from ..kinds.vlen.meta import vlen_result_dtype
 from ..interop.arrow_columns import arrow_schema, column_arrays, record_batches
 from ..interop.arrow_stream import arrow_input, field_records, table_types
 from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
-from ..vlen_type import vlen
+from ..kinds.vlen.types import vlen
 from ._common import Sink, destination_kwargs, local_path, progress_bar
 from .base import Converter, register_converter, require
-from .arrow_nullable import column_reader, nullable_names
+from ..kinds.nullable.interop_arrow import column_reader, nullable_names
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
                           numpy_atom, read_metadata, sized_atoms)
 

@@ -22,9 +22,9 @@ import json
 
 import numpy as np
 
-from ..category_type import category_from_json, category_to_json
+from ..kinds.category.types import category_from_json, category_to_json
 from ..errors import FormatError
-from ..vlen_type import vlen_from_json, vlen_to_json
+from ..kinds.vlen.types import vlen_from_json, vlen_to_json
 from ..interop.columns import column_attrs, columns_of, kind_of
 
 __all__ = ["META_KEY", "META_VERSION", "read_metadata", "recorded_dtype", "recorded_vlen",
@@ -66,7 +66,7 @@ def schema_metadata(obj) -> dict:
         else:
             entry = {"dtype": np.lib.format.dtype_to_descr(col.dtype)}
             if getattr(col, "nullable", False):
-                entry["nullable"] = True        # (converters/arrow_nullable.py)
+                entry["nullable"] = True        # (kinds/nullable/interop_arrow.py)
         if name in colattrs:
             entry["attrs"] = colattrs[name]
         columns[name] = entry

@@ -7,7 +7,7 @@ maps is drawn in docs/converting.md ("Arrow types").  :func:`arrow_type` (with
 are the one place each way where a column's type is decided (a new column kind
 is added there: nullable columns through :mod:`.arrow_nullable`, decimal and
 struct columns :mod:`.arrow_structs`, lists and maps
-:mod:`bcolz_store.interop.arrow_lists`).  Arrow data that a column cannot hold
+:mod:`bcolz_store.kinds.list.interop_arrow`).  Arrow data that a column cannot hold
 is refused, never cut.
 """
 
@@ -17,16 +17,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..category_type import category
-from ..format.list_meta import ListType, MapType
-from ..format.vlen_meta import vlen_result_dtype
-from ..interop.arrow_lists import (arrow_list_type, is_arrow_list, list_arrow_type,
+from ..kinds.category.types import category
+from ..kinds.list.meta import ListType, MapType
+from ..kinds.vlen.meta import vlen_result_dtype
+from ..kinds.list.interop_arrow import (arrow_list_type, is_arrow_list, list_arrow_type,
                                    lists_from_arrow, lists_to_arrow)
 from ..interop.columns import check_fixed_width
 from ..interop.optional import require
-from .arrow_structs import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
+from ..kinds.struct.interop_arrow import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
                             composite_to_arrow, is_composite)
-from .arrow_nullable import masked_to_arrow
+from ..kinds.nullable.interop_arrow import masked_to_arrow
 from .arrow_meta import (META_KEY, META_VERSION, read_metadata, recorded_dtype, recorded_vlen,
                          schema_metadata)
 
@@ -199,7 +199,7 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, categor
         return _category_to_arrow(pa, block, category)
     if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
         return composite_to_arrow(pa, block, vlen, name)
-    if isinstance(vlen, (ListType, MapType)):       # a list column (interop/arrow_lists.py)
+    if isinstance(vlen, (ListType, MapType)):       # a list column (kinds/list/interop_arrow.py)
         return lists_to_arrow(pa, block, vlen, name)
     if vlen is not None:
         return _vlen_to_arrow(pa, block, vlen, name)

@@ -51,12 +51,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..category_type import category_from_json, category_to_json
+from ..kinds.category.types import category_from_json, category_to_json
 from ..errors import (DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError,
                       raised_in)
 from ..limits import check_alloc
-from ..format.vlen_meta import vlen_result_dtype
-from ..vlen_type import vlen_from_json, vlen_to_json
+from ..kinds.vlen.meta import vlen_result_dtype
+from ..kinds.vlen.types import vlen_from_json, vlen_to_json
 from ..interop.columns import block_rows, column_attrs, columns_of, kind_of
 from ._common import refuse_arrow_kinds, Sink, progress_bar
 from .base import Converter, register_converter

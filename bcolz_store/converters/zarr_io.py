@@ -55,13 +55,13 @@ import warnings
 
 import numpy as np
 
-from ..chunks.vlen_items import missing_mask
+from ..kinds.vlen.chunk_items import missing_mask
 from ..errors import (DatasetExistsError, DatasetNotFoundError, FormatError, UnsafeDataError,
                       raised_in)
 from ..limits import check_alloc
-from ..format.vlen_meta import vlen_result_dtype
-from ..category_type import category_from_json, category_to_json
-from ..vlen_type import vlen, vlen_from_json, vlen_to_json
+from ..kinds.vlen.meta import vlen_result_dtype
+from ..kinds.category.types import category_from_json, category_to_json
+from ..kinds.vlen.types import vlen, vlen_from_json, vlen_to_json
 from ..interop.columns import (BLOCK_BYTES, atom_of, block_rows, check_fixed_width,
                                column_attrs, columns_of, kind_of)
 from ._common import refuse_arrow_kinds, Sink, local_path, progress_bar

@@ -8,9 +8,9 @@ files, read into a chunk engine, and staged back for a commit.
     ROOT/data/__N.blp     chunk N (the leftover is chunk ``length // chunklen``)
 
 A carray of variable-length items has ``data/__N.vlen`` chunk files instead
-and a ``vlen`` entry in ``meta/storage`` (format/vlen_meta.py).  A nullable
+and a ``vlen`` entry in ``meta/storage`` (kinds/vlen/meta.py).  A nullable
 carray has a ``nullable`` entry and its validity, a carray of bool, in
-``ROOT/valid`` (format/nullable_meta.py).
+``ROOT/valid`` (kinds/nullable/meta.py).
 
 Source: bcolz format v1.0 (seeds/001) and FORMAT-NOTES.md; the bytes of the
 JSON files are those of :mod:`bcolz_store.format.meta`.
@@ -27,32 +27,32 @@ from ..cparams import cparams as cparams_cls
 from ..chunks.engine import ChunkEngine
 from ..format.index_meta import INDEX_META_KEY
 from ..chunks.index import attach_index, index_problem as _index_problem, stage_index
-from ..chunks.decimal_engine import DecimalEngine
+from ..kinds.decimal.engine import DecimalEngine
 from ..chunks.kind_stats import attach_kind_stats, kind_stats_kind
 from ..chunks.stats import attach_stats, stats_kind
 from ..format.stats_meta import STATS_KEY
 from ..chunks.objects import ObjectEngine
-from ..chunks.category_engine import CategoryEngine
-from ..chunks.nullable_engine import NullableEngine
-from ..chunks.list_engine import ListEngine
-from ..chunks.vlen import dictionary_id
-from ..chunks.vlen_chunks import vlen_chunk_key
-from ..chunks.vlen_engine import VlenEngine
+from ..kinds.category.engine import CategoryEngine
+from ..kinds.nullable.engine import NullableEngine
+from ..kinds.list.engine import ListEngine
+from ..kinds.vlen.chunk import dictionary_id
+from ..kinds.vlen.chunk_files import vlen_chunk_key
+from ..kinds.vlen.engine import VlenEngine
 from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_storage,
                            load_json, load_sizes, load_storage, storage_kind)
-from ..format.decimal_meta import DecimalMeta
-from ..format.nullable_meta import VALIDITY_DIR, NullableMeta
-from ..format.category_meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
-from ..format.list_meta import list_dtype_text
-from ..format.vlen_meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
+from ..kinds.decimal.meta import DecimalMeta
+from ..kinds.nullable.meta import VALIDITY_DIR, NullableMeta
+from ..kinds.category.meta import CATEGORIES_DIR, CategoryMeta, category_dtype_text
+from ..kinds.list.meta import list_dtype_text
+from ..kinds.vlen.meta import VlenMeta, vlen_dtype_text, vlen_result_dtype
 
 __all__ = ["COMPOSITE_KINDS", "CarrayMeta", "MAX_CHUNK_BYTES", "MAX_VLEN_CHUNKLEN",
            "STORAGE_ENTRIES", "kind_of", "load_carray", "new_engine",
            "new_validity_meta", "stage_sizes", "stage_stats", "stage_storage", "stats_problem"]
 
 # Kinds whose files another module of this package reads and writes (decimal
-# and struct carrays: datasets/composite_files.py), each an object with
+# and struct carrays: kinds/decimal/files.py), each an object with
 # ``matches(storage_bytes)``, ``owns(composite)``, ``load(store, storage_bytes)``,
 # ``engine(meta, store, cache_budget, new)`` and ``stage_storage(store, meta, name)``.
 COMPOSITE_KINDS = []
@@ -96,15 +96,15 @@ class CarrayMeta:
 
     ``atom`` is the dtype of one item with its sub-array shape; ``dflt`` a
     0-d array of ``atom.base``; ``length`` in items, ``cbytes`` in bytes.  A
-    carray of variable-length items has ``vlen`` set (format/vlen_meta.py),
+    carray of variable-length items has ``vlen`` set (kinds/vlen/meta.py),
     ``atom`` the dtype its reads return, and ``nbytes`` from ``meta/sizes``.
-    A categorical carray (format/category_meta.py) has ``categorical`` set,
+    A categorical carray (kinds/category/meta.py) has ``categorical`` set,
     ``categories`` the metadata of its categories (a vlen carray) and
     ``vlen`` the kind of its items; ``atom`` is the dtype its reads return.
-    A list carray (format/list_meta.py) has ``listtype`` set (a ListType or
+    A list carray (kinds/list/meta.py) has ``listtype`` set (a ListType or
     MapType), ``atom`` object and ``listlevel`` the zstd level of its
     chunks, vlen chunks of the encoded items; one of layout version 2
-    (datasets/list_files.py) has ``lists2`` its layout as well.
+    (kinds/list/files.py) has ``lists2`` its layout as well.
     """
 
     atom: np.dtype
@@ -172,17 +172,17 @@ def load_carray(store) -> CarrayMeta:
         meta = _load_vlen(store, sizes, plain)
         meta.vlen, meta.listtype, meta.listlevel = None, storage.lists[0], storage.lists[1]
         return meta
-    meta = _fixed_meta(store, sizes, storage)
+    meta = fixed_meta(store, sizes, storage)
     if storage.nullable is not None:
-        _load_validity(store, meta, storage.nullable)
+        load_validity(store, meta, storage.nullable)
     _check_entries(store, meta, data)
     pickled = storage_kind(meta.atom) == "pickle"
-    _check_end_files(store, meta, meta.length if pickled else -(-meta.length // meta.chunklen),
+    check_end_files(store, meta, meta.length if pickled else -(-meta.length // meta.chunklen),
                      chunk_key)
     return meta
 
 
-def _fixed_meta(store, sizes: SizesMeta, storage: StorageMeta,
+def fixed_meta(store, sizes: SizesMeta, storage: StorageMeta,
                 one_d: str | None = None) -> CarrayMeta:
     """The metadata of a carray of fixed-size atoms (or pickled objects), checked:
     one-dimensional for objects (and for ``one_d``, a kind of carray named in
@@ -192,7 +192,7 @@ def _fixed_meta(store, sizes: SizesMeta, storage: StorageMeta,
     if (pickled or one_d) and len(sizes.shape) > 1:
         raise FormatError(f"{store.path('meta/sizes')}: shape {list(sizes.shape)} for "
                           f"{one_d or 'an object'} carray, which is one-dimensional")
-    cparams = _cparams(store, storage)
+    cparams = stored_cparams(store, storage)
     if not pickled and storage.chunklen * atom.itemsize > MAX_CHUNK_BYTES:
         raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} of "
                           f"{atom.itemsize}-byte atoms exceeds Blosc's {MAX_CHUNK_BYTES} bytes")
@@ -200,8 +200,8 @@ def _fixed_meta(store, sizes: SizesMeta, storage: StorageMeta,
                       sizes.shape[0], sizes.cbytes)
 
 
-def _load_validity(store, meta: CarrayMeta, nullable: NullableMeta) -> None:
-    """The validity of a nullable carray (format/nullable_meta.py), checked.
+def load_validity(store, meta: CarrayMeta, nullable: NullableMeta) -> None:
+    """The validity of a nullable carray (kinds/nullable/meta.py), checked.
 
     Raises
     ------
@@ -234,7 +234,7 @@ def new_validity_meta(meta: CarrayMeta) -> CarrayMeta:
                       np.ones((), dtype=bool))
 
 
-def _nullable_engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> NullableEngine:
+def nullable_engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> NullableEngine:
     """A NullableEngine: values and validity in two ChunkEngines (when ``new``,
     the validity's ``meta/storage`` is staged at once)."""
     sub = store.sub(VALIDITY_DIR) if store is not None else None
@@ -258,7 +258,7 @@ def _nullable_engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> N
     return NullableEngine(values, validity)
 
 
-def _check_end_files(store, meta: CarrayMeta, nfiles: int, key) -> None:
+def check_end_files(store, meta: CarrayMeta, nfiles: int, key) -> None:
     """On a local store, that the first and last of the ``nfiles`` chunk files
     (``key(n)``) exist: two stats, so that a missing chunk file is told at
     once (remote stores find out when reading).
@@ -276,7 +276,7 @@ def _check_end_files(store, meta: CarrayMeta, nfiles: int, key) -> None:
                     f"{meta.length} items in {nfiles} chunk files")
 
 
-def _cparams(store, storage: StorageMeta):
+def stored_cparams(store, storage: StorageMeta):
     """The carray's cparams from ``meta/storage``.
 
     Raises
@@ -296,7 +296,7 @@ MAX_VLEN_CHUNKLEN = 1 << 24
 
 
 def _load_vlen(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
-    """The metadata of a vlen carray (format/vlen_meta.py), checked."""
+    """The metadata of a vlen carray (kinds/vlen/meta.py), checked."""
     where = store.path("meta/sizes")
     if len(sizes.shape) != 1:
         raise FormatError(f"{where}: shape {list(sizes.shape)} for a vlen carray, which is "
@@ -304,7 +304,7 @@ def _load_vlen(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
     if storage.chunklen > MAX_VLEN_CHUNKLEN:
         raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} is above "
                           f"{MAX_VLEN_CHUNKLEN}, the most items a vlen chunk may hold")
-    cparams = _cparams(store, storage)
+    cparams = stored_cparams(store, storage)
     if storage.vlen.dictionary is not None:
         try:
             dictionary_id(storage.vlen.dictionary)
@@ -313,12 +313,12 @@ def _load_vlen(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
                               f"zstd dictionary ({err})") from err
     meta = CarrayMeta(storage.dtype, cparams, storage.chunklen, storage.expectedlen,
                       storage.dflt, sizes.shape[0], sizes.cbytes, storage.vlen, sizes.nbytes)
-    _check_end_files(store, meta, -(-meta.length // meta.chunklen), vlen_chunk_key)
+    check_end_files(store, meta, -(-meta.length // meta.chunklen), vlen_chunk_key)
     return meta
 
 
 def _load_categorical(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMeta:
-    """The metadata of a categorical carray (format/category_meta.py): its codes,
+    """The metadata of a categorical carray (kinds/category/meta.py): its codes,
     read as any carray's, and its categories, a vlen carray beside them."""
     categories = load_carray(store.sub(CATEGORIES_DIR))
     where = store.path(CATEGORIES_DIR)
@@ -327,7 +327,7 @@ def _load_categorical(store, sizes: SizesMeta, storage: StorageMeta) -> CarrayMe
                           f"carray without missing items")
     plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen, storage.expectedlen,
                         storage.dflt)
-    codes = _fixed_meta(store, sizes, plain, one_d="a categorical")
+    codes = fixed_meta(store, sizes, plain, one_d="a categorical")
     atom = vlen_result_dtype(categories.vlen.kind, True)
     dflt = np.empty((), dtype=atom)
     dflt[()] = None                 # the item of a code >= 0 is read when asked for
@@ -411,7 +411,7 @@ def _new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool):
     if meta.categorical is not None:
         return _category_engine(meta, store, cache_budget, new)
     if meta.nullable is not None:
-        return _nullable_engine(meta, store, cache_budget, new)
+        return nullable_engine(meta, store, cache_budget, new)
     if meta.listtype is not None:
         nfull, nleft = divmod(0 if new else meta.length, meta.chunklen)
         return ListEngine(VlenEngine(meta.items_vlen, meta.chunklen, store, nfull, nleft,

@@ -21,7 +21,7 @@ import hashlib
 import re
 
 from ..errors import BcolzStoreError
-from ..chunks.category_engine import CategoryEngine
+from ..kinds.category.engine import CategoryEngine
 from .carray_files import load_carray, new_engine, stage_stats
 
 __all__ = ["CHANGED", "foreign_change", "restage_derived", "stage_foreign_appends"]

@@ -49,7 +49,7 @@ paper's field order.  It is stored as ``k1 = sum1, k2 = sum2`` (the 16-bit
 checksum ``sum2 << 8 | sum1``, little-endian).  Both bytes are below 255 in
 any valid key.  The key identifies the buffer as idata and guards the fields
 needed to find the items; it does not cover the other index values or the
-data (containers add their own checksum for that: see chunks/vlen.py).
+data (containers add their own checksum for that: see kinds/vlen/chunk.py).
 
 Where the paper is ambiguous, decided here:
 
@@ -71,7 +71,7 @@ Where the paper is ambiguous, decided here:
 * Missing items (the paper's 0x80 "nil aware" flag, an index value of 0 for
   a nil) are not used: that breaks the non-decreasing ends and cannot be told
   from an empty first item.  Containers keep missing items in their own
-  bitmap (chunks/vlen.py).
+  bitmap (kinds/vlen/chunk.py).
 
 Filtered index values (a bcolz_store extension, not in the paper; off unless
 ``filtered=True``): cumulative ends compress badly (their low bytes look

@@ -10,9 +10,9 @@ library's own, which bcolz never reads::
                                    format/stats_meta.py)
     ROOT/data/__N.blp              chunk N                         bcolz
     ROOT/data/__N.vlen             chunk N of variable-length      ours
-                                   items (format/vlen_meta.py)
+                                   items (kinds/vlen/meta.py)
     ROOT/categories/...            the categories of a categorical ours
-                                   carray (format/category_meta.py)
+                                   carray (kinds/category/meta.py)
     ROOT/bcolz_store.md5           checksums (md5sum format)       ours
     ROOT/bcolz_store.json          consolidated metadata           ours
     ROOT/.bcolz_store-journal/     commit records, staged blobs    ours
@@ -97,7 +97,7 @@ MAX_VLEN_FILE_BYTES = (1 << 31) + (1 << 24)
 MAX_NESTING = 16
 # The categories of a categorical carray: a vlen carray in this folder.
 CATEGORIES_PREFIX = "categories/"
-VALIDITY_PREFIX = "valid/"          # a nullable carray's validity (format/nullable_meta.py)
+VALIDITY_PREFIX = "valid/"          # a nullable carray's validity (kinds/nullable/meta.py)
 _CHUNK = re.compile(r"data/__(0|[1-9][0-9]{0,18})\.(blp|vlen)")
 _CARRAY_FILES = ("meta/sizes", "meta/storage", "meta/stats", "index/meta", ATTRS_FILE)
 # Metadata files a carray may lack (its statistics, its index): a damaged one is

@@ -34,12 +34,12 @@ import numpy as np
 
 from ..errors import FormatError, LimitError
 from .layout import check_column_name
-from .category_meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
+from ..kinds.category.meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
                             load_category)
-from .nullable_meta import NULLABLE_KEY, NullableMeta, dump_nullable, load_nullable
-from .list_items import decode_list_dflt, encode_list_dflt
-from .list_meta import LIST_KEY, dump_list, list_type_of_text, load_list
-from .vlen_meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
+from ..kinds.nullable.meta import NULLABLE_KEY, NullableMeta, dump_nullable, load_nullable
+from ..kinds.list.meta_items import decode_list_dflt, encode_list_dflt
+from ..kinds.list.meta import LIST_KEY, dump_list, list_type_of_text, load_list
+from ..kinds.vlen.meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
                         load_vlen, vlen_kind_of_text)
 
 __all__ = [
@@ -346,9 +346,9 @@ class StorageMeta:
     ``dtype`` is the base dtype (atom dimensions live in ``meta/sizes``);
     ``cparams`` is a plain dict with keys clevel, shuffle, cname, quantize;
     ``dflt`` is a 0-d array of ``dtype``.  A vlen carray (variable-length
-    items, format/vlen_meta.py) has ``vlen`` set, ``dtype`` the dtype reads
+    items, kinds/vlen/meta.py) has ``vlen`` set, ``dtype`` the dtype reads
     return and ``dtype_text`` the text written as ``dtype``; a categorical
-    carray (format/category_meta.py) has ``categorical`` set, ``dtype`` its
+    carray (kinds/category/meta.py) has ``categorical`` set, ``dtype`` its
     codes' dtype and ``dtype_text``.
     """
 
@@ -361,7 +361,7 @@ class StorageMeta:
     dtype_text: str | None = None
     categorical: CategoryMeta | None = None
     nullable: NullableMeta | None = None
-    lists: tuple | None = None          # a list carray's (type, level): format/list_meta.py
+    lists: tuple | None = None          # a list carray's (type, level): kinds/list/meta.py
     entries: dict | None = None         # more keys a column kind adds (bcolz ignores them)
 
 

@@ -30,9 +30,9 @@ import numpy as np
 
 from ..kinds.arrow import from_pyarrow
 from ..kinds.base import kind_for_arrow, kind_for_dtype
-from ..kinds.nullable import NullableKind
-from ..struct_type import struct
-from ..vlen_type import vlen
+from ..kinds.nullable.kind import NullableKind
+from ..kinds.struct.types import struct
+from ..kinds.vlen.types import vlen
 from .arrow_capsule import array_stream_capsule
 from .arrow_columns import (arrow_schema, arrow_types as _types, column_arrays, column_field,
                             kind_holds, kind_reader, record_batches)
@@ -215,7 +215,7 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
         if column.vlen is not None:
             vlens[name] = column.vlen
         if first is not None and isinstance(column.vlen, struct):    # categorical fields
-            from ..converters.arrow_structs import struct_categories
+            from ..kinds.struct.interop_arrow import struct_categories
             vlens[name] = struct_categories(pa, column.vlen, first(name))
         atoms[name] = column.atom
         if column.scan:
@@ -358,7 +358,7 @@ def arrow_input(obj, names=None, where="Arrow stream", column: bool = False,
     atoms, vlens = types.atoms, types.vlens
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
     nulls = _nullable_columns(pa, obj, schema, meta, names, vlens, head)
-    from ..converters.arrow_nullable import column_reader
+    from ..kinds.nullable.interop_arrow import column_reader
     read = column_reader(pa, atoms, vlens, nulls, _types().from_arrow_array)
     if kinds:       # (columns of a kind's dtype object, nullable ones whose kind holds their dtype)
         read = kind_reader(pa, schema, names, set(vlens) | {
@@ -429,7 +429,7 @@ def _nullable_columns(pa, obj, schema, meta, names, vlens, head) -> set:
         if isinstance(obj, pa.Table):
             return obj.select(names_).to_batches()
         return [] if head is None else [head.select(names_)]
-    from ..converters.arrow_nullable import nullable_names
+    from ..kinds.nullable.interop_arrow import nullable_names
     return nullable_names(pa, schema, meta, names, vlens, first, 0)
 
 

@@ -11,7 +11,7 @@ pandas column                   stored as                              ``todataf
 ``str`` / ``string`` (any       vlen 'str' column                      the same dtype
 storage, NaN or NA)
 ``category`` of str or bytes    categorical column: codes + categories ``category``, same
-                                (format/category_meta.py)              categories/order
+                                (kinds/category/meta.py)              categories/order
 =============================== ====================================== ==================
 
 Whatever ``strings`` says, a timezone-aware datetime column is stored as its
@@ -39,11 +39,11 @@ import math
 
 import numpy as np
 
-from ..category_type import pandas_categorical
-from .pandas_structs import composite_column, composite_frame_values
-from .pandas_nullable import masked_column, nullable_series
-from ..vlen_type import vlen
-from .pandas_lists import list_frame_values, list_values
+from ..kinds.category.types import pandas_categorical
+from ..kinds.struct.interop_pandas import composite_column, composite_frame_values
+from ..kinds.nullable.interop_pandas import masked_column, nullable_series
+from ..kinds.vlen.types import vlen
+from ..kinds.list.interop_pandas import list_frame_values, list_values
 
 __all__ = ["PANDAS_ATTR", "ZONE_ATTR", "frame_columns", "frame_data", "series_zone",
            "utc_values", "vlen_values"]

@@ -1,14 +1,25 @@
 """The column kinds shipped with bcolz_store: importing this module registers them.
 
-A new kind adds one line here (its folder's import).
+Every folder of :mod:`bcolz_store.kinds` with a ``kind.py`` is a kind; its
+``kind.py`` registers its :class:`~.base.ColumnKind` when imported.  A new
+kind is a new folder: nothing here changes.
 """
 
 from __future__ import annotations
 
-from . import category  # noqa: F401
-from . import decimal  # noqa: F401
-from . import fixed_binary  # noqa: F401
-from . import list  # noqa: F401
-from . import nullable  # noqa: F401
-from . import struct  # noqa: F401
-from . import vlen  # noqa: F401
+import importlib
+import pkgutil
+from pathlib import Path
+
+__all__ = ["installed_kinds"]
+
+
+def installed_kinds() -> list:
+    """The names of the kind folders (``kinds/<name>/kind.py``), sorted."""
+    here = Path(__file__).resolve().parent
+    return sorted(info.name for info in pkgutil.iter_modules([str(here)])
+                  if info.ispkg and (here / info.name / "kind.py").is_file())
+
+
+for _name in installed_kinds():
+    importlib.import_module(f"{__package__}.{_name}.kind")

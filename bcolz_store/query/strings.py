@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from ..chunks.vlen_items import NAN_STRING, missing_mask
+from ..kinds.vlen.chunk_items import NAN_STRING, missing_mask
 
 __all__ = ["FixedBytesItems", "NullableItems", "SIGNED_BYTES", "STRING_FUNCTIONS", "TextItems",
            "as_operand", "fixed_bytes_operand", "is_vlen_operand"]

@@ -2,8 +2,8 @@
 
 A chunk engine (:class:`~bcolz_store.chunks.engine.ChunkEngine` for fixed-size
 atoms, :class:`~bcolz_store.chunks.objects.ObjectEngine`,
-:class:`~bcolz_store.chunks.vlen_engine.VlenEngine`,
-:class:`~bcolz_store.chunks.category_engine.CategoryEngine`) holds a carray's
+:class:`~bcolz_store.kinds.vlen.engine.VlenEngine`,
+:class:`~bcolz_store.kinds.category.engine.CategoryEngine`) holds a carray's
 items as ``nchunks`` full chunks of ``chunklen`` items and a leftover of
 ``nleft`` items, in memory or over a dataset's store.  What they share, and
 what :class:`EngineTests` checks against a plain list of the same items:

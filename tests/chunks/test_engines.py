@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 import bcolz_store.chunks
-from bcolz_store.chunks.category_engine import CategoryEngine
+from bcolz_store.kinds.category.engine import CategoryEngine
 from bcolz_store.chunks.engine import ChunkEngine
 from bcolz_store.chunks.objects import ObjectEngine
-from bcolz_store.chunks.vlen_engine import VlenEngine
+from bcolz_store.kinds.vlen.engine import VlenEngine
 from bcolz_store.cparams import cparams
-from bcolz_store.format.category_meta import CATEGORIES_DIR
-from bcolz_store.format.vlen_meta import VlenMeta, vlen_result_dtype
+from bcolz_store.kinds.category.meta import CATEGORIES_DIR
+from bcolz_store.kinds.vlen.meta import VlenMeta, vlen_result_dtype
 from bcolz_store.testing.engine import EngineTests, Subject
 from tests.storage.test_store_contract import contract_classes, package_classes
 

@@ -18,18 +18,18 @@ import pytest
 
 import bcolz_store
 import bcolz_store.kinds.list  # noqa: F401  (registers the codec of version-2 list carrays)
-from bcolz_store.chunks.decimal_engine import DecimalEngine
+from bcolz_store.kinds.decimal.engine import DecimalEngine
 from bcolz_store.chunks.engine import ChunkEngine
-from bcolz_store.chunks.list2_engine import ListV2Engine
-from bcolz_store.chunks.nullable_engine import NullableEngine
-from bcolz_store.chunks.struct_engine import StructEngine
-from bcolz_store.chunks.vlen_engine import VlenEngine
+from bcolz_store.kinds.list.engine2 import ListV2Engine
+from bcolz_store.kinds.nullable.engine import NullableEngine
+from bcolz_store.kinds.struct.engine import StructEngine
+from bcolz_store.kinds.vlen.engine import VlenEngine
 from bcolz_store.cparams import cparams
 from bcolz_store.datasets.carray_files import CarrayMeta, load_carray
-from bcolz_store.datasets.list_files import LIST2_KIND, ListLayout2, new_list_layout
-from bcolz_store.format.decimal_meta import DecimalMeta
-from bcolz_store.format.nullable_meta import VALIDITY_DIR
-from bcolz_store.format.vlen_meta import VlenMeta
+from bcolz_store.kinds.list.files import LIST2_KIND, ListLayout2, new_list_layout
+from bcolz_store.kinds.decimal.meta import DecimalMeta
+from bcolz_store.kinds.nullable.meta import VALIDITY_DIR
+from bcolz_store.kinds.vlen.meta import VlenMeta
 from bcolz_store.testing.engine import EngineTests
 
 

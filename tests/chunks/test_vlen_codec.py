@@ -9,12 +9,12 @@ import zstandard as zstd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bcolz_store.chunks.vlen import decode_chunk, encode_chunk, train_dictionary
-from bcolz_store.format.vlen_header import (VLEN_HEADER_LENGTH, VlenHeader, pack_vlen_header,
+from bcolz_store.kinds.vlen.chunk import decode_chunk, encode_chunk, train_dictionary
+from bcolz_store.kinds.vlen.chunk_header import (VLEN_HEADER_LENGTH, VlenHeader, pack_vlen_header,
                                             parse_vlen_header)
 from bcolz_store.errors import CodecError, FormatError
 from bcolz_store.format.idata import pack_index
-from bcolz_store.format import vlen_meta
+from bcolz_store.kinds.vlen import meta as vlen_meta
 
 HAS_STRINGDTYPE = hasattr(np.dtypes, "StringDType")
 needs_stringdtype = pytest.mark.skipif(not HAS_STRINGDTYPE, reason="numpy < 2")

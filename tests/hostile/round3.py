@@ -98,7 +98,7 @@ def deep_json(depth: int, kind: str = "list") -> str:
 
 
 # =============================================================================
-# A vlen chunk encoder of our own (format/vlen_header.py, chunks/vlen.py,
+# A vlen chunk encoder of our own (kinds/vlen/chunk_header.py, kinds/vlen/chunk.py,
 # format/idata.py), able to lie
 # =============================================================================
 

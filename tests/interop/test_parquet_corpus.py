@@ -63,7 +63,7 @@ def test_fixed_length_byte_array_keeps_every_byte(corpus, tmp_path):
 
     import bcolz_store
     from bcolz_store.converters.arrow import from_parquet
-    from bcolz_store.kinds.fixed_binary import FixedBinaryKind
+    from bcolz_store.kinds.fixed_binary.kind import FixedBinaryKind
 
     path = corpus["fixed_length_byte_array"]
     want = pq.read_table(path).column("flba_field").to_pylist()

@@ -8,7 +8,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store.kinds.arrow import from_pyarrow, to_pyarrow
-from bcolz_store.kinds.category import CategoryKind
+from bcolz_store.kinds.category.kind import CategoryKind
 from bcolz_store.testing.kinds import KindTests, arrow_equal
 
 pa = pytest.importorskip("pyarrow")

@@ -9,7 +9,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store.kinds.arrow import to_pyarrow
-from bcolz_store.kinds.decimal import DecimalKind
+from bcolz_store.kinds.decimal.kind import DecimalKind
 from bcolz_store.testing.kinds import KindTests
 
 pa = pytest.importorskip("pyarrow")

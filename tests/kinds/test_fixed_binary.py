@@ -13,7 +13,7 @@ import pytest
 import bcolz_store
 from bcolz_store.errors import FormatError
 from bcolz_store.kinds.arrow import to_pyarrow
-from bcolz_store.kinds.fixed_binary import FixedBinaryKind
+from bcolz_store.kinds.fixed_binary.kind import FixedBinaryKind
 from bcolz_store.testing.kinds import KindTests, arrow_equal
 
 pa = pytest.importorskip("pyarrow")

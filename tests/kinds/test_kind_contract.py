@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from bcolz_store.kinds import base
-from bcolz_store.kinds.fixed_binary import FixedBinaryKind
+from bcolz_store.kinds.fixed_binary.kind import FixedBinaryKind
 from bcolz_store.testing.kinds import KindTests
 
 pa = pytest.importorskip("pyarrow")

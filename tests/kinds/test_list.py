@@ -6,10 +6,10 @@ import pytest
 
 import bcolz_store
 from bcolz_store.errors import FormatError
-from bcolz_store.format.list_items import encode_items
+from bcolz_store.kinds.list.meta_items import encode_items
 from bcolz_store.kinds.arrow import from_pyarrow, to_pyarrow
 from bcolz_store.kinds.base import kind_for_arrow
-from bcolz_store.kinds.list import ListKind
+from bcolz_store.kinds.list.kind import ListKind
 from bcolz_store.kinds.list.arrow_types import arrow_list_type
 from bcolz_store.kinds.list.codec import decode_raw, encode_raw
 from bcolz_store.testing.kinds import CHUNKLEN, KindTests, arrow_equal
@@ -156,7 +156,7 @@ def test_python_rows_and_arrow_rows_mix(tmp_path):
 @pytest.fixture
 def layout_1(monkeypatch):
     """New list carrays written in layout version 1 (one vlen carray of encoded items)."""
-    from bcolz_store.datasets.list_files import LIST_LAYOUT
+    from bcolz_store.kinds.list.files import LIST_LAYOUT
     monkeypatch.setitem(LIST_LAYOUT, "new", 1)
 
 
@@ -222,7 +222,7 @@ def _plainly(items) -> list:
     (bcolz_store.map_("str", "int64"), [[("a", 1)], None, [], [("b", None), ("c", 2)], [("d", 3)]]),
 ])
 def test_layout_2_reads_as_layout_1(typ, rows, tmp_path, monkeypatch):
-    from bcolz_store.datasets.list_files import LIST_LAYOUT
+    from bcolz_store.kinds.list.files import LIST_LAYOUT
     many = rows * 30
     c2 = bcolz_store.carray(many, dtype=typ, rootdir=str(tmp_path / "v2"), mode="w",
                             chunklen=16)

@@ -7,7 +7,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store.kinds.arrow import to_pyarrow
-from bcolz_store.kinds.nullable import NullableKind
+from bcolz_store.kinds.nullable.kind import NullableKind
 from bcolz_store.testing.kinds import KindTests
 
 pa = pytest.importorskip("pyarrow")

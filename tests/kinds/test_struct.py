@@ -13,7 +13,7 @@ from bcolz_store.testing.kinds import KindTests, arrow_equal
 
 pa = pytest.importorskip("pyarrow")
 
-from bcolz_store.kinds.struct import StructKind  # noqa: E402
+from bcolz_store.kinds.struct.kind import StructKind  # noqa: E402
 
 TYPE = pa.struct([pa.field("a", pa.int32()), pa.field("b", pa.string()),
                   pa.field("c", pa.float64(), nullable=False), pa.field("d", pa.bool_())])

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import bcolz_store as bcolz
-from bcolz_store.chunks.vlen import encode_chunk
-from bcolz_store.chunks.vlen_buffers import decode_buffers, encode_buffers
+from bcolz_store.kinds.vlen.chunk import encode_chunk
+from bcolz_store.kinds.vlen.chunk_buffers import decode_buffers, encode_buffers
 from bcolz_store.errors import FormatError
 from bcolz_store.kinds.arrow import from_pyarrow, to_pyarrow
-from bcolz_store.kinds.vlen import VlenKind
+from bcolz_store.kinds.vlen.kind import VlenKind
 from bcolz_store.testing.kinds import KindTests, arrow_equal
 
 pa = pytest.importorskip("pyarrow")

@@ -9,7 +9,7 @@ import pytest
 
 import bcolz_store
 from bcolz_store.errors import BcolzStoreError, FormatError, KindMismatchError
-from bcolz_store.format.vlen_meta import vlen_result_dtype
+from bcolz_store.kinds.vlen.meta import vlen_result_dtype
 
 COLORS = ["red", "green", None, "red", "blue", "red", None, "green"] * 5
 

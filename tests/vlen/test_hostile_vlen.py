@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import bcolz_store
-from bcolz_store.chunks.vlen import decode_chunk, encode_chunk, train_dictionary
+from bcolz_store.kinds.vlen.chunk import decode_chunk, encode_chunk, train_dictionary
 from tests.hostile.harness import write_md5_file
 
 pytestmark = pytest.mark.oldest

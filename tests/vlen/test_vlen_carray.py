@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bcolz_store
-from bcolz_store.format.vlen_meta import vlen_result_dtype
+from bcolz_store.kinds.vlen.meta import vlen_result_dtype
 from bcolz_store.errors import (ChunkNotFoundError, CodecError, FormatError, KindMismatchError,
                                 UnsafeDataError)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bcolz_store
-from bcolz_store.format.vlen_meta import vlen_result_dtype
+from bcolz_store.kinds.vlen.meta import vlen_result_dtype
 from bcolz_store import cli
 
 NSTR = vlen_result_dtype("str", True)      # StringDType(na_object=None) on numpy 2

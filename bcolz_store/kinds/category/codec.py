@@ -1,6 +1,6 @@
 """Arrow dictionaries <-> a categorical carray's codes, with numpy.
 
-A categorical carray (:mod:`bcolz_store.category_type`) stores codes into its
+A categorical carray (:mod:`bcolz_store.kinds.category.types`) stores codes into its
 categories, which never change once it is made.  Rows arriving as an Arrow
 dictionary array carry their own dictionary: :func:`dictionary_codes` maps
 each dictionary entry to the code of the same category (by a sorted search
@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ...category_type import category
+from .types import category
 from ..buffers import ArrowBuffers
 
 __all__ = ["arrow_items", "category_buffers", "dictionary_codes", "items_of_buffers", "same_items"]

@@ -1,10 +1,10 @@
 """Rows of a decimal carray between Arrow buffers and its engine
-(:class:`~bcolz_store.chunks.decimal_engine.DecimalEngine`).
+(:class:`~bcolz_store.kinds.decimal.engine.DecimalEngine`).
 
 Arrow's ``decimal128``/``decimal256`` values buffer holds the unscaled
 integers little-endian in 16 or 32 bytes, the stored items' layout: the
 items are copied as ``V16``/``V32``, checked against the precision
-(:func:`~bcolz_store.format.decimal_meta.too_wide`), a null row's slot
+(:func:`~bcolz_store.kinds.decimal.meta.too_wide`), a null row's slot
 written as zeros.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import FormatError
-from ...format.decimal_meta import DecimalMeta, too_wide
+from .meta import DecimalMeta, too_wide
 from ..buffers import ArrowBuffers
 
 __all__ = ["decode_rows", "encode_rows"]

@@ -1,16 +1,16 @@
 """Rows of a fixed-size binary carray <-> Arrow buffers, vectorised.
 
 The engine of such a carray is a :class:`~bcolz_store.chunks.engine.ChunkEngine`
-of ``V{n}`` atoms, or a :class:`~bcolz_store.chunks.nullable_engine.NullableEngine`
+of ``V{n}`` atoms, or a :class:`~bcolz_store.kinds.nullable.engine.NullableEngine`
 (those values and a validity) for a nullable one.  A missing row's slot holds
-``n`` zero bytes, as any nullable carray's (format/nullable_meta.py).
+``n`` zero bytes, as any nullable carray's (kinds/nullable/meta.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...chunks.nullable_engine import NullableEngine
+from ..nullable.engine import NullableEngine
 from ..buffers import ArrowBuffers
 
 __all__ = ["FIXED_BINARY_KEY", "decode_rows", "encode_rows", "is_fixed_binary_atom"]

@@ -1,8 +1,8 @@
 """The list and map types of Arrow types and back (the type half of
-:mod:`bcolz_store.interop.arrow_lists`, here so that the list kind takes it).
+:mod:`bcolz_store.kinds.list.interop_arrow`, here so that the list kind takes it).
 
 =============================================== ==========================================
-Arrow                                           list carray type (format/list_meta.py)
+Arrow                                           list carray type (kinds/list/meta.py)
 =============================================== ==========================================
 list, large_list, fixed_size_list of T          ``list_(T, size=, large=, field=)``
 map<K, V> (keys_sorted)                         ``map_(K, V, keys_sorted=)``
@@ -27,7 +27,7 @@ import dataclasses
 
 import numpy as np
 
-from ...format.list_meta import DecimalItems, ListType, MapType, StructItems
+from .meta import DecimalItems, ListType, MapType, StructItems
 
 __all__ = ["arrow_list_type", "is_arrow_list", "list_arrow_type"]
 

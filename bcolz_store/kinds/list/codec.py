@@ -1,7 +1,7 @@
-"""List and map items (item encoding version 1, format/list_items.py) <->
+"""List and map items (item encoding version 1, kinds/list/meta_items.py) <->
 Arrow buffers, many items at once.
 
-The bytes are exactly those :func:`~bcolz_store.format.list_items.encode_item`
+The bytes are exactly those :func:`~bcolz_store.kinds.list.meta_items.encode_item`
 gives one item at a time: per item a sequence header (``uint32`` count,
 ``uint8`` flags), a validity bitmap when an element is missing, then the
 payload (fixed elements end to end; for str and bytes the ``uint32`` lengths
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...datasets.list_files import list2_element
+from .files import list2_element
 from ...errors import FormatError
-from ...format.list_meta import ListType, MapType
+from .meta import ListType, MapType
 from ..buffers import ArrowBuffers
 from .ragged import interleave, range_indices, take_ranges, u32_rows
 
@@ -34,7 +34,7 @@ _MAX_LEN = 2 ** 32 - 1
 
 def fast_type(typ) -> bool:
     """Whether items of the list or map type ``typ`` are encoded here: elements
-    a version-2 child carray takes (:func:`~bcolz_store.datasets.list_files.list2_element`)."""
+    a version-2 child carray takes (:func:`~bcolz_store.kinds.list.files.list2_element`)."""
     if isinstance(typ, MapType):
         return list2_element(typ.key) and list2_element(typ.value)
     return isinstance(typ, ListType) and typ.size is None and list2_element(typ.item)

@@ -1,9 +1,9 @@
-"""Rows of list and map carrays of layout version 2 (datasets/list_files.py):
+"""Rows of list and map carrays of layout version 2 (kinds/list/files.py):
 Arrow rows <-> the Python items reads give and writes take.
 
 Python items are made from the rows' buffers in one pass per child column
 (one array, or one list of elements, sliced row by row), the same items a
-version-1 carray reads (format/list_items.py): an array of a fixed dtype (a
+version-1 carray reads (kinds/list/meta_items.py): an array of a fixed dtype (a
 ``numpy.ma.MaskedArray`` when elements are missing), an object array of
 str or bytes, a list of ``(key, value)`` tuples for a map, None for a
 missing list.  Python items are written through the version-1 item
@@ -17,12 +17,12 @@ from itertools import chain
 
 import numpy as np
 
-from ...chunks.list2_engine import child_buffers, child_store
-from ...chunks.vlen_engine import VlenEngine
-from ...chunks.vlen_items import as_items
-from ...datasets.list_files import LIST_CODECS
-from ...format.list_items import encode_items
-from ...format.list_meta import MapType
+from .engine2 import child_buffers, child_store
+from ..vlen.engine import VlenEngine
+from ..vlen.chunk_items import as_items
+from .files import LIST_CODECS
+from .meta_items import encode_items
+from .meta import MapType
 from ..arrow import from_pyarrow, to_pyarrow
 from ..base import kind_of
 from ..buffers import ArrowBuffers

@@ -1,11 +1,11 @@
 """Rows of a nullable carray between Arrow buffers and its engine's values and
-validity (:class:`~bcolz_store.chunks.nullable_engine.NullableEngine`).
+validity (:class:`~bcolz_store.kinds.nullable.engine.NullableEngine`).
 
 The values buffer is the carray's values, item for item, once the Arrow
 integers of a temporal type are seen as the carray's datetime64/timedelta64
 (``date32``/``time32`` widened to 64 bits); Arrow's validity is the
 ``valid/`` carray's bool.  A null row's slot is written as the fill of the
-dtype (:func:`~bcolz_store.format.nullable_meta.fill_value`), whatever
+dtype (:func:`~bcolz_store.kinds.nullable.meta.fill_value`), whatever
 Arrow's slot held.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...format.nullable_meta import fill_value
+from .meta import fill_value
 from ..buffers import ArrowBuffers
 
 __all__ = ["accepted", "arrow_of_dtype", "decode_rows", "dtype_of_arrow", "encode_rows"]

@@ -2,7 +2,7 @@
 
 A struct carray keeps one carray per field (and a ``bool`` carray of
 validity when items may be missing; layout in
-:mod:`bcolz_store.format.struct_meta`).  Its Arrow buffers are the struct's
+:mod:`bcolz_store.kinds.struct.meta`).  Its Arrow buffers are the struct's
 validity plus one child per field, so encoding hands each child to its
 field's engine and decoding gathers each field's rows as a child:
 
@@ -25,8 +25,8 @@ import dataclasses
 import numpy as np
 
 from ...chunks.engine import ChunkEngine
-from ...chunks.nullable_engine import NullableEngine
-from ...format.nullable_meta import masked_to_objects
+from ..nullable.engine import NullableEngine
+from ..nullable.meta import masked_to_objects
 from ..arrow import from_pyarrow, to_pyarrow
 from ..base import kind_of
 from ..buffers import ArrowBuffers

@@ -1,14 +1,14 @@
-"""Arrow buffers <-> the chunks of a vlen carray (:mod:`bcolz_store.chunks.vlen`).
+"""Arrow buffers <-> the chunks of a vlen carray (:mod:`bcolz_store.kinds.vlen.chunk`).
 
 Rows are encoded from Arrow's layout (offsets, the items' bytes, a
 validity) straight into vlen chunks (:meth:`VlenEngine.encode_rows
-<bcolz_store.chunks.vlen_engine.VlenEngine.encode_rows>`: the bytes the
+<bcolz_store.kinds.vlen.engine.VlenEngine.encode_rows>`: the bytes the
 items' own encoding writes), several chunks at a time on the pool of
 :mod:`bcolz_store.threads`; they fill the engine's leftover first, and the
 rows after the last full chunk become its new leftover.  Reads decode the
 chunks a range covers to their data regions and ends
 (:meth:`VlenEngine.chunk_rows
-<bcolz_store.chunks.vlen_engine.VlenEngine.chunk_rows>`), joined into one
+<bcolz_store.kinds.vlen.engine.VlenEngine.chunk_rows>`), joined into one
 set of buffers.  Python objects are made only for the leftover's items and
 for :func:`rows_to_items` (a caller's ``c[:]``).
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import threads
-from ...chunks.vlen_buffers import arrow_stats, bad_utf8_item
-from ...chunks.vlen_rebuild import rebuild_items
+from .chunk_buffers import arrow_stats, bad_utf8_item
+from .chunk_rebuild import rebuild_items
 from ..buffers import ArrowBuffers, concat_buffers
 
 __all__ = ["decode_rows", "encode_rows", "rows_to_items"]

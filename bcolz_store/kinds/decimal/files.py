@@ -1,0 +1,121 @@
+"""The files of a decimal carray: ``meta/storage`` with its ``decimal`` entry,
+``meta/sizes`` and Blosc chunks of 16- or 32-byte items, read into a
+:class:`~bcolz_store.kinds.decimal.engine.DecimalEngine`.
+
+Registered in :data:`~.carray_files.COMPOSITE_KINDS`, so that opening,
+creating and committing any carray of this kind goes through here.
+
+Source: this library's own format (docs/format.md, "Decimal columns"),
+inside bcolz format v1.0's folder layout (seeds/001).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal as _dec
+
+import numpy as np
+
+from .engine import DecimalEngine
+from ...chunks.engine import ChunkEngine
+from ...errors import FormatError
+from .meta import (DECIMAL_KEY, DecimalMeta, decimal_dtype_text,
+                                   dump_decimal, load_decimal, to_decimal)
+from ...format.kind_storage import dump_kind_storage, load_kind_storage, storage_text_starts
+from ...format.meta import StorageMeta, load_sizes
+from ..nullable.meta import NullableMeta
+from ...datasets.carray_files import (COMPOSITE_KINDS, CarrayMeta, stored_cparams, fixed_meta, load_validity,
+                           nullable_engine)
+
+__all__ = ["DECIMAL_KIND", "decimal_carray_meta"]
+
+
+def decimal_carray_meta(meta: DecimalMeta, cparams, chunklen: int, expectedlen: int,
+                        dflt=None, length: int = 0, cbytes: int = 0) -> CarrayMeta:
+    """The :class:`CarrayMeta` of a decimal carray: object atom, Decimal ``dflt``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A ``dflt`` that is not a decimal item of ``meta``.
+    """
+    value = _dec.Decimal(0) if dflt is None else dflt
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    unscaled = to_decimal(value, meta, "dflt")
+    fill = np.empty((), dtype=object)
+    fill[()] = _dec.Decimal(unscaled).scaleb(-meta.scale)
+    out = CarrayMeta(np.dtype(object), cparams, int(chunklen), int(expectedlen), fill,
+                     length, cbytes, composite=meta)
+    out.nbytes = length * meta.itemsize
+    return out
+
+
+class _DecimalKind:
+    """How a decimal carray's files are read and written."""
+
+    @staticmethod
+    def matches(data: bytes) -> bool:
+        return storage_text_starts(data, ("decimal128-", "decimal256-"))
+
+    @staticmethod
+    def owns(composite) -> bool:
+        return isinstance(composite, DecimalMeta)
+
+    @staticmethod
+    def load(store, data: bytes) -> CarrayMeta:
+        """The metadata of a stored decimal carray, checked.
+
+        Raises
+        ------
+        FormatError
+            Malformed ``meta/storage`` or ``meta/sizes``, or sizes that do
+            not describe items of the decimal's width.
+        """
+        where = store.path("meta/storage")
+        obj, storage = load_kind_storage(data, where)
+        meta = load_decimal(obj.get(DECIMAL_KEY), obj["dtype"], where)
+        sizes = load_sizes(store.get("meta/sizes"), store.path("meta/sizes"))
+        plain = StorageMeta(meta.storage, storage.cparams, storage.chunklen,
+                            storage.expectedlen, np.zeros((), dtype=meta.storage))
+        values = fixed_meta(store, sizes, plain, one_d="a decimal")
+        dflt = obj.get("dflt")
+        try:
+            out = decimal_carray_meta(meta, stored_cparams(store, storage), values.chunklen,
+                                      values.expectedlen, "0" if dflt is None else dflt,
+                                      values.length, values.cbytes)
+        except (TypeError, ValueError) as err:
+            raise FormatError(f"{where}: dflt {dflt!r:.60} is not an item of the carray "
+                              f"({err})") from None
+        if meta.nullable:           # its validity, checked as a nullable carray's
+            values = dataclasses.replace(out, atom=meta.storage)
+            load_validity(store, values, NullableMeta("zeros", "dflt"))
+            out.validity = values.validity
+        return out
+
+    @staticmethod
+    def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> DecimalEngine:
+        dec = meta.composite
+        where = store.root if store is not None else "decimal carray"
+        if dec.nullable:        # V16/V32 values and a validity, as a nullable carray's
+            values = nullable_engine(dataclasses.replace(meta, atom=dec.storage), store,
+                                      cache_budget, new)
+        elif new:
+            values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store,
+                                 cache_budget=cache_budget)
+        else:
+            nfull, nleft = divmod(meta.length, meta.chunklen)
+            values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store, nfull, nleft,
+                                 meta.cbytes, cache_budget=cache_budget)
+        return DecimalEngine(values, dec, where)
+
+    @staticmethod
+    def stage_storage(store, meta: CarrayMeta, name: str) -> None:
+        dec = meta.composite
+        store.set("meta/storage", dump_kind_storage(
+            decimal_dtype_text(dec, name), meta.cparams.to_dict(), meta.chunklen,
+            meta.expectedlen, str(meta.dflt[()]), DECIMAL_KEY, dump_decimal(dec)))
+
+
+DECIMAL_KIND = _DecimalKind()
+COMPOSITE_KINDS.append(DECIMAL_KIND)

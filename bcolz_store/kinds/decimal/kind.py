@@ -1,0 +1,84 @@
+"""The decimal kind: exact fixed-point numbers, Arrow's ``decimal128``/``decimal256``.
+
+A decimal carray (:mod:`bcolz_store.kinds.decimal.types`, layout
+:mod:`bcolz_store.kinds.decimal.meta`) stores each item as its unscaled
+integer in 16 or 32 little-endian bytes: Arrow's own values buffer, so rows
+go between Arrow and the chunks by copying those items (:mod:`.codec`), with
+the validity of a nullable one in ``valid/``.  The precision is checked on
+the integers, vectorised; no ``decimal.Decimal`` is made but when a caller
+asks for items (:meth:`DecimalKind.to_python`, ``c[:]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .types import decimal
+from .meta import DecimalMeta, check_decimal, decode_decimals
+from ..base import ColumnKind, register
+from ..buffers import ArrowBuffers
+from .codec import decode_rows, encode_rows
+
+__all__ = ["DecimalKind"]
+
+
+@register
+class DecimalKind(ColumnKind):
+    """A decimal carray of ``precision`` digits, ``scale`` after the point.
+
+    Parameters
+    ----------
+    precision : int
+        1..76 (up to 38: 16-byte items, ``decimal128``; else 32, ``decimal256``).
+    scale : int
+        -76..precision.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~bcolz_store.kinds.decimal.meta.check_decimal`.
+    """
+
+    key = "decimal"
+    nullable_carray = True      # Arrow rows may hold nulls
+
+    def __init__(self, precision, scale):
+        meta = check_decimal(precision, scale)
+        self.precision, self.scale = meta.precision, meta.scale
+
+    @property
+    def meta(self) -> DecimalMeta:
+        """DecimalMeta: the stored items' precision, scale and width."""
+        return check_decimal(self.precision, self.scale)
+
+    @classmethod
+    def of_meta(cls, meta):
+        found = getattr(meta, "composite", None)
+        return cls(found.precision, found.scale) if isinstance(found, DecimalMeta) else None
+
+    @classmethod
+    def of_arrow(cls, pa, typ):
+        if pa.types.is_decimal(typ) and typ.precision <= 76 and \
+                -76 <= typ.scale <= typ.precision:
+            return cls(typ.precision, typ.scale)
+        return None
+
+    def arrow_type(self, pa):
+        if self.meta.bits == 128:
+            return pa.decimal128(self.precision, self.scale)
+        return pa.decimal256(self.precision, self.scale)
+
+    def dtype(self):
+        return decimal(self.precision, self.scale)
+
+    def encode(self, engine, buffers: ArrowBuffers) -> None:
+        values, valid = encode_rows(buffers, self.meta, engine)
+        if len(values):
+            engine.values.append(values if valid is None else (values, valid))
+
+    def decode(self, engine, start: int, stop: int) -> ArrowBuffers:
+        return decode_rows(engine, start, stop, self.meta)
+
+    def to_python(self, buffers: ArrowBuffers) -> np.ndarray:
+        return decode_decimals(np.asarray(buffers.values), self.meta,
+                               None if buffers.validity is None else ~buffers.validity)

@@ -1,0 +1,94 @@
+"""The nullable kind: fixed numeric, bool and temporal values plus a validity.
+
+A nullable carray (:mod:`bcolz_store.kinds.nullable.types`, layout
+:mod:`bcolz_store.kinds.nullable.meta`) stores its values as a plain bcolz
+carray and which of them are present as a carray of bool in ``valid/``:
+Arrow's layout but for the bitmap, so rows go between Arrow and the chunks
+by their buffers (:mod:`.codec`), a null slot holding the fill of the dtype
+(NaN, NaT or zeros).
+
+Arrow types (numpy dtype of the carray):
+
+==========================  ==============================
+bool                        bool
+int8..uint64                int8..uint64
+halffloat, float, double    float16, float32, float64
+timestamp[unit, tz]         datetime64[unit] (zone: attr)
+date32                      datetime64[D]
+date64                      datetime64[ms]
+duration[unit]              timedelta64[unit]
+time32/time64[unit]         timedelta64[unit] (since midnight)
+==========================  ==============================
+
+A carray is written as its dtype's own type (the first of each row); the
+field a column was read from is written again by the Arrow reader
+(:mod:`bcolz_store.interop.arrow_fields`).  Columns of other fixed dtypes
+(strings, bytes, structured or multidimensional items, other units) keep the
+numpy path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import ColumnKind, register
+from ..buffers import ArrowBuffers
+from .codec import accepted, arrow_of_dtype, decode_rows, dtype_of_arrow, encode_rows
+
+__all__ = ["NullableKind"]
+
+
+@register
+class NullableKind(ColumnKind):
+    """A nullable carray of a fixed numeric, bool or temporal dtype.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+        The values' dtype (native byte order, no sub-array shape).
+    """
+
+    key = "nullable"
+    nullable_carray = True
+
+    def __init__(self, dtype):
+        self.dtype_ = np.dtype(dtype)
+
+    @classmethod
+    def of_meta(cls, meta):
+        if getattr(meta, "nullable", None) is None or meta.composite is not None or \
+                meta.vlen is not None or meta.listtype is not None or \
+                meta.categorical is not None:
+            return None
+        if arrow_of_dtype(meta.atom) is None:
+            return None
+        return cls(meta.atom)
+
+    @classmethod
+    def of_arrow(cls, pa, typ):
+        dtype = dtype_of_arrow(pa, typ)
+        return None if dtype is None else cls(dtype)
+
+    def arrow_type(self, pa):
+        return arrow_of_dtype(self.dtype_)(pa)
+
+    def dtype(self):
+        return self.dtype_
+
+    def accepts(self, pa, typ) -> bool:
+        return accepted(pa, typ, self.dtype_)
+
+    def encode(self, engine, buffers: ArrowBuffers) -> None:
+        values, valid = encode_rows(buffers, self.dtype_)
+        if len(values):
+            engine.append((values, valid))
+
+    def decode(self, engine, start: int, stop: int) -> ArrowBuffers:
+        return decode_rows(engine, start, stop, self.dtype_)
+
+    def to_python(self, buffers: ArrowBuffers) -> np.ma.MaskedArray:
+        values = np.asarray(buffers.values)
+        if self.dtype_.kind in "Mm" and values.dtype != self.dtype_:
+            values = values.astype(np.int64).view(self.dtype_)
+        mask = buffers.missing()
+        return np.ma.MaskedArray(values, mask=mask)

@@ -1,0 +1,104 @@
+"""The column kind of variable-length ``str`` and ``bytes`` items (vlen carrays:
+``meta.vlen`` set, neither categorical nor list), as Arrow ``string`` and
+``binary`` columns.
+
+Arrow rows encode straight into vlen chunks and decode straight back to
+offsets, bytes and a validity (:mod:`.codec`); the chunks are the ones the
+items' own encoding writes (:mod:`bcolz_store.kinds.vlen.chunk`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .meta import vlen_result_dtype
+from .types import vlen, vlen_of
+from ..base import ColumnKind, register
+from ..buffers import ArrowBuffers
+from .codec import decode_rows, encode_rows, rows_to_items
+
+__all__ = ["VlenKind"]
+
+
+def _arrow_kind(pa, typ) -> str | None:
+    """'str' for Arrow's string types, 'bytes' for its binary types, else None."""
+    if pa.types.is_string(typ) or pa.types.is_large_string(typ) or \
+            pa.types.is_string_view(typ):
+        return "str"
+    if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or \
+            pa.types.is_binary_view(typ):
+        return "bytes"
+    return None
+
+
+@register
+class VlenKind(ColumnKind):
+    """vlen ``str`` or ``bytes`` items; ``type`` is the carray's :class:`~bcolz_store.vlen`.
+
+    Parameters
+    ----------
+    type : bcolz_store.vlen
+        Kind, level, dictionary and whether items may be missing.
+    """
+
+    key = "vlen"
+
+    def __init__(self, type: vlen):
+        self.type = type
+
+    @classmethod
+    def of_meta(cls, meta):
+        """The kind of a vlen carray's metadata (not a categorical's, nor a list's)."""
+        if meta.vlen is None or meta.categorical is not None or meta.listtype is not None:
+            return None
+        return cls(vlen_of(meta.vlen))
+
+    @classmethod
+    def of_arrow(cls, pa, typ):
+        """A nullable vlen of str for Arrow's string types (``string``,
+        ``large_string``, ``string_view``), of bytes for its binary types."""
+        kind = _arrow_kind(pa, typ)
+        return None if kind is None else cls(vlen(kind, nullable=True))
+
+    def arrow_type(self, pa):
+        """``string`` for str items, ``binary`` for bytes."""
+        return pa.string() if self.type.kind == "str" else pa.binary()
+
+    def accepts(self, pa, typ) -> bool:
+        """Any of Arrow's string types for str items (binary types for bytes):
+        their buffers are the same but for the offsets' width (views arrive
+        cast to their large type)."""
+        return _arrow_kind(pa, typ) == self.type.kind
+
+    def dtype(self):
+        """The carray's :class:`~bcolz_store.vlen`."""
+        return self.type
+
+    def encode(self, engine, buffers: ArrowBuffers) -> None:
+        """Append the rows to the vlen ``engine``, full chunks encoded from the
+        buffers (:func:`.codec.encode_rows`).
+
+        Raises
+        ------
+        ValueError
+            A missing row in a carray without missing items, a str row that
+            is not UTF-8, rows too large for one chunk.
+        """
+        encode_rows(engine, buffers)
+
+    def decode(self, engine, start: int, stop: int) -> ArrowBuffers:
+        """Rows ``[start, stop)`` with int64 offsets (:func:`.codec.decode_rows`).
+
+        Raises
+        ------
+        ChunkNotFoundError, FormatError, CodecError
+            As the chunk reads.
+        """
+        return decode_rows(engine, start, stop)
+
+    def to_python(self, buffers: ArrowBuffers) -> np.ndarray:
+        """The rows as the carray reads them: a ``StringDType`` array (str on
+        numpy 2) or an object array of bytes, None where a row is missing."""
+        dtype = vlen_result_dtype(self.type.kind, self.type.nullable or
+                                  buffers.null_count > 0)
+        return rows_to_items(buffers, self.type.kind, dtype)
