@@ -30,11 +30,10 @@ from .apidoc.carray import CARRAY_DOCS
 from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
-from .kinds.category.types import CodesView, category_of
 from .carray_struct import column_type_of, field_carray, is_struct
-from .kinds.category.engine import CategoryEngine
 from .chunks.chunk import chunk
 from .kinds import ArrowBuffers, kind_of
+from .kinds.base import ColumnKind, column_kind
 from .interop.arrow_columns import as_kind_buffers
 from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
 from .defaults import check_cache_budget, defaults
@@ -43,7 +42,6 @@ from .indexing import as_nitems, calc_chunklen, matching_positions, within_rows
 from .interop import arrow_stream as _arrow, fixed_width as _fixed_width, kerchunk as _kerchunk
 from .options import OpenOptions
 from .storage.dataset import DatasetOwner
-from .kinds.vlen.types import vlen_of
 
 __all__ = ["calc_chunklen", "carray", "chunk", "matching_positions"]
 
@@ -55,6 +53,7 @@ class carray:
     # The reference docs (constructor and methods): bcolz_store/apidoc/carray.py.
 
     _handle_kind = "carray"        # what a rebuilt handle's class must say (handles.py)
+    _kinds = (None, ColumnKind, None)  # (meta, its column_kind, its kind_of): _kinds_of
 
     def __init__(self, array=None, cparams=None, dtype=None, dflt=None, expectedlen=None,
                  chunklen=None, rootdir=None, safe=True, mode="a", *, nullable=None,
@@ -131,9 +130,9 @@ class carray:
                             capture_appends=self._capture_appends, committed=self._note_committed)
 
     def _to_ndarray(self, value, dtype, arrlen=None):
-        return _edit.to_ndarray(value, dtype, self._meta,
-                                isinstance(self._engine, CategoryEngine), arrlen,
-                                self._files.rootdir or "carray")
+        column = self._column
+        return _edit.to_ndarray(value, dtype, self._meta, column.coded_items, arrlen,
+                                self._files.rootdir or "carray", column)
 
     def _guard(self):
         if not self._allow_pickle:
@@ -153,7 +152,7 @@ class carray:
     # ------------------------------------------------------------ properties
 
     attrs = property(lambda self: self._files.attrs, doc="The user attributes (``attrs``).")
-    category = property(lambda self: category_of(self._meta, self._engine),
+    category = property(lambda self: self._column.category(self._meta, self._engine),
                         doc="The :class:`~bcolz_store.category` of a categorical carray, or None.")
     column_type = property(lambda self: column_type_of(self._meta, self._engine),
                            doc="The decimal or struct type of such a carray, else None.")
@@ -175,8 +174,7 @@ class carray:
     len = property(lambda self: self._engine.length, doc="int: number of atoms (rows).")
     nchunks = property(lambda self: self._engine.nchunks, doc="int: number of full chunks.")
     ndim = property(lambda self: len(self.shape), doc="int: number of dimensions.")
-    nullable = property(lambda self: self._meta.nullable is not None or
-                        bool(getattr(self._meta.composite, "nullable", False)),
+    nullable = property(lambda self: self._column.may_hold_nulls(self._meta),
                         doc="bool: whether items may be null (reads give masked arrays).")
     nleftover = property(lambda self: self._engine.nleft, doc="int: atoms in the leftover.")
     leftover_elements = nleftover
@@ -189,9 +187,9 @@ class carray:
                       doc="tuple (chunklen, *atom shape): the rows compressed as one "
                           "chunk (dask's ``from_array`` takes its blocks from it).")
     size = property(lambda self: int(np.prod(self.shape)), doc="int: number of elements.")
-    listtype = property(lambda self: self._meta.listtype, doc="The list or map type of a "
+    listtype = property(lambda self: self._column.list_type(self._meta), doc="The list or map type of a "
                         "list carray (:func:`~bcolz_store.list_`), else None.")
-    vlen = property(lambda self: vlen_of(self._meta.vlen),
+    vlen = property(lambda self: self._column.vlen_type(self._meta),
                     doc="The :class:`~bcolz_store.vlen` type of a carray of variable-length "
                         "items (or of a categorical carray's items), else None.")
     _cache = property(lambda self: self._engine.cache)
@@ -205,26 +203,15 @@ class carray:
         reads bypass it; see also ``defaults.block_cache_budget``).  Setting:
         TypeError for a non-integer, ValueError if negative.""")
 
-    @property
-    def codes(self):
-        """The codes of a categorical carray, read by ``codes[key]`` (-1:
-        missing); TypeError for other carrays."""
-        if self._meta.categorical is None:
-            raise TypeError("only categorical carrays have codes")
-        return CodesView(self._engine, self.len)
+    codes = property(lambda self: self._column.codes(self._meta, self._engine, self.len),
+                     doc="The codes of a categorical carray, read by ``codes[key]`` (-1: "
+                         "missing); TypeError for other carrays.")
 
     cratio = property(lambda self: self.nbytes / float(self.cbytes) if self.cbytes
                       else float("nan"), doc="float: ``nbytes / cbytes`` (nan when empty).")
 
-    @property
-    def dflt(self) -> np.ndarray:
-        """0-d array of ``dtype``: the fill value for growing."""
-        meta = self._meta
-        if meta.dflt_code < 0:
-            return meta.dflt
-        out = np.empty((), dtype=meta.atom)       # a categorical's: its code's category
-        out[()] = self._engine.lookup()[meta.dflt_code]
-        return out
+    dflt = property(lambda self: self._column.dflt(self._meta, self._engine),
+                    doc="0-d array of ``dtype``: the fill value for growing.")
 
     expectedlen = property(lambda self: self._meta.expectedlen,
                            lambda self, value: setattr(self._meta, "expectedlen", int(value)),
@@ -243,7 +230,7 @@ class carray:
         self._files.set_mode(value)
 
     nbytes = property(lambda self: self._engine.nbytes if self._meta.atom.kind == "O" or
-                      self._meta.vlen is not None else self.len * self._meta.atom.itemsize,
+                      self._column.vlen_items else self.len * self._meta.atom.itemsize,
                       doc="int: uncompressed bytes.")
 
     @property
@@ -325,8 +312,8 @@ class carray:
     isnull, notnull = _ops.isnull, _ops.notnull
 
     def sum(self, dtype=None):
-        dtype = _ops.sum_dtype(self._meta.atom.base, dtype, self._meta.vlen is not None)
-        if _read.pickled(self._meta):
+        dtype = _ops.sum_dtype(self._meta.atom.base, dtype, self._column.vlen_items)
+        if self._pickled():
             self._guard()
         return _ops.engine_sum(self._engine, dtype)
 
@@ -340,7 +327,7 @@ class carray:
     def append(self, array):
         engine, meta = self._engine, self._meta
         if (type(array) is np.ndarray and array.dtype is meta.atom and array.ndim == 1
-                and self._mode != "r" and array.dtype.kind != "O" and meta.vlen is meta.nullable is None):
+                and self._mode != "r" and array.dtype.kind != "O" and self._column.direct_appends):
             end = engine.nleft + array.shape[0]     # the common case: into the leftover
             if end < meta.chunklen:
                 engine.leftover[engine.nleft:end] = array
@@ -362,11 +349,22 @@ class carray:
 
     to_buffers = lambda self, start=0, stop=None: _read.kind_buffers(  # noqa: E731
         self.kind, self._engine, self.len, start, stop)
-    kind = property(lambda self: kind_of(self._meta))
+    kind = property(lambda self: self._kinds_of()[2])
+    _column = property(lambda self: self._kinds_of()[1])
+
+    # (whether items are pickled Python objects: bcolz's object carrays)
+    _pickled = lambda self: self._meta.atom.kind == "O" and self._column is ColumnKind  # noqa
+
+    def _kinds_of(self) -> tuple:
+        """(meta, column_kind(meta), kind_of(meta)), found once per metadata object."""
+        found = self._kinds
+        if found[0] is not self._meta:
+            found = self._kinds = (self._meta, column_kind(self._meta), kind_of(self._meta))
+        return found
 
     def _prepare_append(self, array):
         return _edit.prepare_append(self._meta, self._engine, self._safe, array,
-                                    self._to_ndarray)
+                                    self._to_ndarray, self._column)
 
     def _append_prepared(self, prepared):
         self._unstaged = True
@@ -375,7 +373,7 @@ class carray:
 
     def __setitem__(self, key, value):
         self._check_writable()
-        if _read.pickled(self._meta):
+        if self._pickled():
             raise NotImplementedError("assignment into object carrays is not supported")
         if isinstance(key, str):
             key = _read.eval_key(key, sys._getframe(1), type(self), self.len)
@@ -418,10 +416,11 @@ class carray:
         with self._writing("resize"):
             if nitems < self.len:
                 self._engine.trim_to(nitems)
-            elif _read.pickled(self._meta):
+            elif self._pickled():
                 self._engine.append([self.dflt[()]] * (nitems - self.len))
             else:
-                for block in _edit.filler_blocks(self._meta, self.dflt, nitems - self.len):
+                for block in _edit.filler_blocks(self._meta, self.dflt, nitems - self.len,
+                                                 self._column):
                     self._engine.append(block)
             self.flush()
 
@@ -502,7 +501,7 @@ class carray:
         kwargs.setdefault("dflt", _ops.copy_dflt(self))
         kwargs.setdefault("nullable", self.nullable)
         atom = self._meta.atom
-        if self._meta.variable or self._meta.composite is not None:   # block by block
+        if self._meta.variable or self._column.python_items:   # block by block
             return type(self)(self, expectedlen=expectedlen, **kwargs)
         out = type(self)(np.empty((0,) + atom.shape, dtype=atom.base),
                          expectedlen=expectedlen, **kwargs)
@@ -523,7 +522,7 @@ class carray:
         if self._files.rootdir:
             self._check_writable()
         newshape = _ops.new_shape(newshape, self.size, self._meta.atom.kind == "O"
-                                  or self._meta.vlen is not None)
+                                  or self._column.vlen_items)
         if not self._files.rootdir:
             return self._reshaped(newshape, None)
         self._files.replace_with(lambda rootdir: self._reshaped(newshape, rootdir))

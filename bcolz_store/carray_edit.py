@@ -12,23 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import threads
 from .indexing import is_carray
-from .kinds.category.engine import CategoryEngine, PreparedCodes
-from .kinds.vlen.chunk_items import as_items
-from .errors import FormatError, KindMismatchError
-from .kinds.nullable.meta import masked_to_objects
 from .indexing import is_int, position, positions
-from .kinds.base import kind_of
+from .kinds.base import AppendBlocks, column_kind, item_blocks, kind_of
 from .kinds.buffers import ArrowBuffers
-from .kinds.nullable.types import as_masked, is_null_item, pandas_masked
-from .kinds.list.types import as_list_items
+from .kinds.decimal.types import composite_items
+from .kinds.nullable.types import is_null_item, pandas_masked
 
 __all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
            "filler_blocks", "prepare_append", "to_ndarray"]
 
 
-def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="carray"):
+def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="carray",
+               column=None):
     """``value`` as a contiguous array of ``dtype``; scalars become length 1.
 
     Parameters
@@ -45,6 +41,9 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
         The number of items wanted (a value is broadcast to it).
     where : str
         What to name in errors.
+    column : type, optional
+        The ColumnKind class holding the carray (``column_kind(meta)``: found
+        when not given), which converts items of its kind.
 
     Returns
     -------
@@ -63,20 +62,16 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
                                  f"{arrlen} positions")
             items = np.full(arrlen, items[0], dtype=object)
         return items
-    if meta is not None and meta.composite is not None:    # decimal or struct items
-        return composite_items(value, arrlen, where)
-    if meta is not None and meta.listtype is not None:     # lists: one item or several
-        return as_list_items(value, meta.listtype, arrlen, where)
-    if meta is not None and meta.nullable is not None:
-        return _masked_items(value, dtype, meta, arrlen, where)
-    if meta is not None and meta.vlen is None and meta.atom.kind != "O" and \
-            _has_nulls(value, meta.atom.kind in "Mm"):
-        raise ValueError(f"{where}: this carray is not nullable, and the values hold null "
-                         f"items (None, masked, NA); write a nullable copy first "
-                         f"(carray(c, nullable=True), or ctable.addcol of one)")
-    vlen = meta.vlen if meta is not None else None
-    if vlen is not None:        # items of any length: one strict conversion
-        return as_items(value, vlen.kind, meta.atom, vlen.nullable, arrlen, where)
+    if meta is not None:
+        if column is None:
+            column = column_kind(meta)
+        items = column.to_items(value, dtype, meta, arrlen, where)   # a kind's items
+        if items is not None:
+            return items
+        if meta.atom.kind != "O" and _has_nulls(value, meta.atom.kind in "Mm"):
+            raise ValueError(f"{where}: this carray is not nullable, and the values hold null "
+                             f"items (None, masked, NA); write a nullable copy first "
+                             f"(carray(c, nullable=True), or ctable.addcol of one)")
     if dtype is None:
         array = np.asarray(value)
     else:
@@ -106,39 +101,6 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
     return array
 
 
-def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
-    """``value`` as an object array of items of a decimal or struct carray: a
-    str, a number, a dict or None is one item; a masked array's masked items
-    are None.
-
-    Raises
-    ------
-    ValueError
-        Values that cannot be broadcast to ``arrlen``.
-    """
-    if isinstance(value, np.ma.MaskedArray):
-        value = masked_to_objects(value)
-    if is_carray(value):
-        value = value[:]
-    if hasattr(value, "to_pylist"):             # an Arrow array
-        value = value.to_pylist()
-    elif type(value).__name__ in ("Series", "Index"):
-        value = value.tolist()
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = [value[()]]
-    elif value is None or isinstance(value, (str, bytes, dict)) or \
-            not hasattr(value, "__len__"):
-        value = [value]
-    if isinstance(value, np.ndarray):
-        value = value.reshape(-1)
-    items = np.fromiter(value, dtype=object, count=len(value))
-    if arrlen is not None and len(items) != arrlen:
-        if len(items) != 1:
-            raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
-        items = np.fromiter([items[0]] * arrlen, dtype=object, count=arrlen)
-    return items
-
-
 def _has_nulls(value, none_is_nat: bool) -> bool:
     """Whether ``value`` holds a null item a carray that is not nullable refuses
     (``none_is_nat``: None in a list is NaT, as numpy converts it)."""
@@ -152,25 +114,12 @@ def _has_nulls(value, none_is_nat: bool) -> bool:
     return is_null_item(value) or (found is not None and bool(found[1].any()))
 
 
-def _masked_items(value, dtype, meta, arrlen, where) -> np.ma.MaskedArray:
-    """``value`` as a masked array for a nullable carray (:func:`to_ndarray`)."""
-    atom = meta.atom
-    items = as_masked(value, atom.base if dtype is None else dtype, where)
-    if atom.shape and items.shape == atom.shape:
-        items = items.reshape((1,) + atom.shape)
-    if arrlen is not None and len(items) != arrlen:
-        if len(items) != 1:
-            raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
-        items = np.ma.MaskedArray(np.repeat(items.data, arrlen, axis=0),
-                                  mask=np.repeat(np.ma.getmaskarray(items), arrlen, axis=0))
-    return items
-
-
-def prepare_append(meta, engine, safe, array, convert):
+def prepare_append(meta, engine, safe, array, convert, column=None):
     """``array`` made ready for the engine's ``append``, changing nothing: a
     carray is kept as it is (appended block by block; for a vlen or
-    categorical carray, checked first: :func:`prepare_carray`), anything else
-    converted (``convert(value, dtype)``: the carray's :func:`to_ndarray`).
+    categorical carray, checked first: the kind's ``prepare_carray``), anything
+    else converted (``convert(value, dtype)``: the carray's :func:`to_ndarray`);
+    ``column`` the ColumnKind class holding the carray (found when not given).
 
     Raises
     ------
@@ -185,16 +134,18 @@ def prepare_append(meta, engine, safe, array, convert):
         kind = kind_of(meta)                # (checked first where the kind can)
         check = getattr(kind, "prepare", None)
         return array if check is None else check(engine, array)
-    if meta.composite is not None:      # decimal or struct items: checked before any write
+    if column is None:
+        column = column_kind(meta)
+    if column.python_items:             # decimal or struct items: checked before any write
         return engine.prepare(convert(array[:] if is_carray(array) else array, atom))
     if meta.variable:
-        if is_carray(array) and meta.vlen is not None:
-            return prepare_carray(meta, engine, array, convert)
-        return engine.prepare(convert(array, atom))
+        prepared = column.prepare_carray(meta, engine, array, convert) \
+            if is_carray(array) else None
+        return engine.prepare(convert(array, atom)) if prepared is None else prepared
     if is_carray(array):
         if array.dtype.kind == "O" or atom.kind == "O":
             return array[:] if atom.kind == "O" else \
-                prepare_append(meta, engine, safe, array[:], convert)
+                prepare_append(meta, engine, safe, array[:], convert, column)
         if array.shape[1:] != atom.shape:
             raise ValueError("array trailing dimensions do not match with self")
         return array
@@ -210,25 +161,6 @@ def prepare_append(meta, engine, safe, array, convert):
     return arr
 
 
-class AppendBlocks:
-    """The blocks that appending a carray writes, checked before anything
-    changes: iterating gives them ready for the engine's ``append``.
-
-    Parameters
-    ----------
-    make : callable
-        ``make()``: an iterable of the blocks, made when the append runs.
-    """
-
-    __slots__ = ("_make",)
-
-    def __init__(self, make):
-        self._make = make
-
-    def __iter__(self):
-        return iter(self._make())
-
-
 def append_blocks(prepared, dtype, convert):
     """What the engine's ``append`` takes, in order, for ``prepared`` (what
     :func:`prepare_append` gave): its blocks, the blocks of a carray (each
@@ -236,150 +168,20 @@ def append_blocks(prepared, dtype, convert):
     if isinstance(prepared, AppendBlocks):
         return prepared
     if is_carray(prepared):
-        return (convert(block, dtype) for _, block in _item_blocks(prepared))
+        return (convert(block, dtype) for _, block in item_blocks(prepared))
     return (prepared,)
 
 
-def _block_len(source) -> int:
-    """Items a block of ``source`` holds (as many chunks as the thread pool
-    decodes at once)."""
-    return max(int(source.chunklen), 1) * threads.chunks_per_block()
-
-
-def _item_blocks(source):
-    """``(start, items)`` of each block of the carray ``source``."""
-    n, blen = len(source), _block_len(source)
-    for start in range(0, n, blen):
-        yield start, source[start:min(start + blen, n)]
-
-
-def _kind_of(source):
-    """The kind of items of the carray ``source``: 'str' or 'bytes'; None
-    when its items tell (an object carray, a categorical one with no
-    categories, which holds only missing items); else its dtype's name."""
-    cat = source.category
-    if cat is not None:
-        return cat.kind
-    if source.vlen is not None:
-        return source.vlen.kind
-    return {"U": "str", "S": "bytes", "O": None}.get(source.dtype.kind, str(source.dtype))
-
-
-def _described(source, kind) -> str:
-    if source.category is not None:
-        return f"a categorical carray of {kind}"
-    if source.vlen is not None:
-        return f"a vlen carray of {kind}"
-    return f"a carray of {source.dtype}"
-
-
-def prepare_carray(meta, engine, source, convert) -> AppendBlocks:
-    """The carray ``source`` made ready to append to a vlen or categorical
-    carray: every refusal is raised now, before anything changes.
-
-    A categorical carray's codes are translated into the codes of this
-    one's categories (no item is decoded); the items of any other carray
-    are turned into codes here (a categorical carray: the codes are held
-    until the append) or checked here and converted again as they are
-    appended (a vlen carray: only when an item may be refused: an object
-    carray's, a ``U`` carray's (a lone surrogate), a missing item where none
-    is allowed).
-
-    Parameters
-    ----------
-    meta, engine
-        The metadata and chunk engine of the carray appended to.
-    source : carray
-    convert : callable
-        ``convert(value, dtype)``: the carray's :func:`to_ndarray`.
-
-    Returns
-    -------
-    AppendBlocks
-
-    Raises
-    ------
-    KindMismatchError
-        ``source`` holds items of the other kind (str for bytes, bytes for
-        str), or of a dtype that is neither.
-    ValueError
-        An item that is not a category, or a missing item where none is
-        allowed.
-    FormatError
-        ``source``'s codes outside its categories (a damaged file).
-    """
-    categorical = isinstance(engine, CategoryEngine)
-    where = engine.store.root if engine.store is not None else "carray"
-    kind, theirs = meta.vlen.kind, _kind_of(source)
-    if theirs is not None and theirs != kind and not (categorical and not engine.index):
-        raise KindMismatchError(
-            f"{where}: {_described(source, theirs)} cannot be appended to this carray of {kind} "
-            f"items; {'encode' if kind == 'bytes' else 'decode'} its items first")
-    atom = meta.atom
-    if categorical and source.category is not None:
-        return _translated_codes(engine, source, where)
-    if categorical:
-        kept = [engine.prepare(convert(block, atom)) for _, block in _item_blocks(source)]
-        return AppendBlocks(lambda: kept)
-    missing = source.category is not None or (source.vlen is not None and
-                                              source.vlen.nullable)
-    # no categories: missing items only, read as str; as objects they fit either kind
-    plain = source.category is not None and theirs is None
-
-    def blocks():
-        for _, block in _item_blocks(source):
-            yield convert(block.astype(object) if plain else block, atom)
-
-    if theirs is None or source.dtype.kind == "U" or (missing and not meta.vlen.nullable):
-        for _ in blocks():
-            pass
-    return AppendBlocks(blocks)
-
-
-def _translated_codes(engine, source, where: str) -> AppendBlocks:
-    """The codes of the categorical carray ``source`` as codes of ``engine``'s
-    categories (:func:`prepare_carray`)."""
-    cats = source.category.categories
-    index = engine.index
-    table = np.array([index.get(c, -2) for c in cats] + [-1], dtype=np.int64)
-    atom = engine.codes.atom
-    n, blen = len(source), _block_len(source)
-
-    def blocks():
-        for start in range(0, n, blen):
-            codes = source.codes[start:min(start + blen, n)]
-            if codes.size and (int(codes.min()) < -1 or int(codes.max()) >= len(cats)):
-                raise FormatError(f"{source.rootdir or 'appended carray'}: a code outside "
-                                  f"-1..{len(cats) - 1} (there are {len(cats)} categories)")
-            yield start, codes, table[codes]
-
-    if (table >= -1).all():     # every category of source is one here: stream them
-        return AppendBlocks(lambda: (PreparedCodes(mapped.astype(atom))
-                                     for _, _, mapped in blocks()))
-    kept = []
-    for start, codes, mapped in blocks():
-        bad = np.flatnonzero(mapped == -2)
-        if bad.size:
-            raise engine.refusal(cats[int(codes[bad[0]])],
-                                 f"{where}: item {start + int(bad[0])} of the appended carray")
-        kept.append(PreparedCodes(mapped.astype(atom)))
-    return AppendBlocks(lambda: kept)
-
-
-def filler_blocks(meta, fill, grow: int):
-    """Blocks of ``grow`` atoms in all, each holding ``fill`` (what ``resize``
-    appends), at most one chunk each."""
-    atom = meta.atom
+def filler_blocks(meta, fill, grow: int, column=None):
+    """Blocks of ``grow`` atoms in all, each holding ``fill`` as the kind
+    (``column``: found when not given) fills them (what ``resize`` appends),
+    at most one chunk each."""
+    if column is None:
+        column = column_kind(meta)
     block = max(meta.chunklen, 1)
-    nulls = meta.nullable is not None and meta.nullable.grow == "null"
-    if getattr(meta.composite, "nullable", False) and \
-            getattr(meta.composite, "grow", "dflt") == "null":
-        fill = None             # a nullable decimal's items: None is a null
     while grow:
         n = min(grow, block)
-        filler = np.empty((n,) + atom.shape, dtype=atom.base)
-        filler[...] = fill
-        yield np.ma.MaskedArray(filler, mask=True) if nulls else filler
+        yield column.filler(meta, fill, n)
         grow -= n
 
 

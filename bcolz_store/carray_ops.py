@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kinds.decimal.engine import DecimalEngine
-from .kinds.list.engine2 import ListV2Engine
-from .kinds.list.engine import ListEngine
-from .kinds.nullable.engine import NullableEngine
-from .kinds.struct.engine import StructEngine
 from .indexing import PYTHON_SCALAR_KINDS, is_int, matching_positions
 
 __all__ = ["adopt_chunks", "check_where", "chunk_stats", "copy_dflt", "copy_rows",
@@ -215,11 +210,7 @@ def copy_rows(engine, meta, guard, length: int, blocks, out_engine, rows=None) -
 def copy_dflt(c):
     """The ``dflt`` a copy of ``c`` is made with: None for a nullable carray
     that grows with nulls (its copy does too), else ``c.dflt``."""
-    nullable = c._meta.nullable
-    composite = c._meta.composite               # (a nullable decimal's entry says)
-    if nullable is None and getattr(composite, "nullable", False):
-        nullable = composite
-    return None if getattr(nullable, "grow", None) == "null" else c.dflt
+    return None if c._column.grows_null(c._meta) else c.dflt
 
 
 # carray.isnull and carray.notnull themselves (their docs: apidoc/carray.py)
@@ -227,27 +218,7 @@ def copy_dflt(c):
 def isnull(self) -> np.ndarray:
     # Whether each item of the carray ``self`` is null: a bool array of its length.
     c = self
-    engine, length = c._engine, c.len
-    if isinstance(engine, DecimalEngine):
-        engine = engine.values          # (a nullable one's values hold its validity)
-    if isinstance(engine, NullableEngine):
-        return ~engine.valid_range(0, length)
-    if isinstance(engine, StructEngine):
-        if engine.validity is None:
-            return np.zeros(length, dtype=bool)
-        return ~np.asarray(engine.validity.read_range(0, length), dtype=bool)
-    if isinstance(engine, ListV2Engine):
-        return engine.missing(0, length)
-    if isinstance(engine, ListEngine):      # a missing list: a missing encoded item
-        out = np.zeros(length, dtype=bool)
-        step = max(int(engine.chunklen), 1)
-        for start in range(0, length, step):
-            raw = engine.inner.read_range(start, min(length, start + step))
-            out[start:start + len(raw)] = [v is None for v in raw.tolist()]
-        return out
-    if c._meta.vlen is not None:
-        return np.fromiter((v is None for v in c[:].tolist()), dtype=bool, count=c.len)
-    return np.zeros(c.len, dtype=bool)
+    return c._column.isnull(c._engine, c._meta, c.len, lambda: c[:])
 
 
 def notnull(self) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kinds.base import kind_of
+from .kinds.base import ColumnKind, column_kind, kind_of
 from .indexing import PYTHON_SCALAR_KINDS, is_int, position, positions, within_rows, is_carray
 from .query.eval import evaluate
 
@@ -23,19 +23,20 @@ __all__ = ["eval_key", "gather", "pickled", "read_key", "read_mask", "read_range
 
 def pickled(meta) -> bool:
     """Whether items are Python objects stored as pickles (bcolz's object carrays)."""
-    return meta.atom.kind == "O" and meta.vlen is None and meta.composite is None and \
-        meta.listtype is None
+    return meta.atom.kind == "O" and column_kind(meta) is ColumnKind
 
 
 def read_range(engine, meta, guard, start: int, stop: int) -> np.ndarray:
     """Atoms ``start:stop`` (0 <= start <= stop <= len) as a new array."""
-    if pickled(meta):
-        guard()
-    if meta.composite is not None:      # (a column kind that reads Python items itself)
-        fast = getattr(kind_of(meta), "read_python", None)
-        found = fast(engine, start, stop) if fast is not None else None
-        if found is not None:
-            return found
+    if meta.atom.kind == "O":
+        column = column_kind(meta)
+        if column is ColumnKind:
+            guard()
+        elif column.python_items and (kind := kind_of(meta)) is not None:
+            # (a kind that reads Python items itself)
+            found = kind.read_python(engine, start, stop)
+            if found is not None:
+                return found
     return engine.read_range(start, stop)
 
 

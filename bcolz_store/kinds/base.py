@@ -39,9 +39,43 @@ from typing import ClassVar
 import numpy as np
 
 from .buffers import ArrowBuffers
+from .. import threads
 
-__all__ = ["ColumnKind", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
+__all__ = ["AppendBlocks", "ColumnKind", "block_len", "column_kind", "item_blocks", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
            "registered"]
+
+
+class AppendBlocks:
+    """The blocks that appending a carray writes, checked before anything
+    changes: iterating gives them ready for the engine's ``append``
+    (what :meth:`ColumnKind.prepare_carray` gives).
+
+    Parameters
+    ----------
+    make : callable
+        ``make()``: an iterable of the blocks, made when the append runs.
+    """
+
+    __slots__ = ("_produce",)
+
+    def __init__(self, make):
+        self._produce = make
+
+    def __iter__(self):
+        return iter(self._produce())
+
+
+def block_len(source) -> int:
+    """Items a block of the carray ``source`` holds (as many chunks as the
+    thread pool decodes at once)."""
+    return max(int(source.chunklen), 1) * threads.chunks_per_block()
+
+
+def item_blocks(source):
+    """``(start, items)`` of each block of the carray ``source``."""
+    n, blen = len(source), block_len(source)
+    for start in range(0, n, blen):
+        yield start, source[start:min(start + blen, n)]
 
 
 class ColumnKind(abc.ABC):
@@ -124,6 +158,124 @@ class ColumnKind(abc.ABC):
         """``bool`` array of ``buffers.length``: True where a row is missing."""
         return buffers.missing()
 
+    def read_python(self, engine, start: int, stop: int) -> np.ndarray | None:
+        """Rows ``[start, stop)`` of ``engine`` as the carray's reads give them,
+        read by the kind itself, or None (the default): the engine reads them."""
+        return None
+
+    # ------------------------------------------------------------ its carrays
+    #
+    # What a carray of the kind does that one of bcolz's fixed dtypes does not.
+    # Called on the class that holds the carray (:func:`column_kind`; the
+    # class ColumnKind itself for bcolz's dtypes), with its metadata (a
+    # ``CarrayMeta``) and engine; the defaults are bcolz's behaviour.
+
+    #: Whether items are vlen ``str`` or ``bytes`` (a ``vlen`` entry: vlen and
+    #: categorical carrays): one-dimensional, no sum, ``nbytes`` the engine's.
+    vlen_items: ClassVar[bool] = False
+
+    #: Whether items are Python objects the engine encodes (decimals, structs):
+    #: checked by the engine before a write, copied block by block.
+    python_items: ClassVar[bool] = False
+
+    #: Whether items are codes of categories (a list given becomes an object
+    #: array of references to its items).
+    coded_items: ClassVar[bool] = False
+
+    #: Whether reads give masked arrays of the atom's dtype (a copy rebuilt
+    #: from them keeps the dtype).
+    masked_items: ClassVar[bool] = False
+
+    #: Whether numpy rows of the atom's dtype go straight into the leftover.
+    direct_appends: ClassVar[bool] = True
+
+    @classmethod
+    def holds(cls, meta) -> bool:
+        """Whether the carray of metadata ``meta`` is of this kind, whether or
+        not the kind encodes its Arrow rows (default: :meth:`of_meta` gives one)."""
+        return cls.of_meta(meta) is not None
+
+    @classmethod
+    def may_hold_nulls(cls, meta) -> bool:
+        """Whether items may be null (default False)."""
+        return False
+
+    @classmethod
+    def grows_null(cls, meta) -> bool:
+        """Whether growing (``resize``) adds null items (default False: ``dflt``)."""
+        return False
+
+    @classmethod
+    def vlen_type(cls, meta):
+        """The :class:`~bcolz_store.vlen` type of the items, or None (the default)."""
+        return None
+
+    @classmethod
+    def list_type(cls, meta):
+        """The list or map type of the items, or None (the default)."""
+        return None
+
+    @classmethod
+    def category(cls, meta, engine):
+        """The :class:`~bcolz_store.category` of the items, or None (the default)."""
+        return None
+
+    @classmethod
+    def codes(cls, meta, engine, length: int):
+        """A view reading the items' codes by ``codes[key]``.
+
+        Raises
+        ------
+        TypeError
+            For a kind without codes (the default).
+        """
+        raise TypeError("only categorical carrays have codes")
+
+    @classmethod
+    def dflt(cls, meta, engine) -> np.ndarray:
+        """0-d array: the fill value for growing (default: the metadata's)."""
+        return meta.dflt
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        """``bool`` array of ``length``: True where an item is null (``items()``:
+        every item as the carray reads them); default: none is."""
+        return np.zeros(length, dtype=bool)
+
+    @classmethod
+    def filler(cls, meta, fill, n: int):
+        """``n`` atoms holding ``fill`` as ``resize`` appends them (default: an
+        array of the atom's dtype)."""
+        atom = meta.atom
+        out = np.empty((n,) + atom.shape, dtype=atom.base)
+        out[...] = fill
+        return out
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where):
+        """``value`` as the items the engine takes (``carray_edit.to_ndarray``),
+        or None (the default): converted as a numpy array of ``dtype``.
+
+        Raises
+        ------
+        ValueError
+            Values the kind cannot hold, or not broadcast to ``arrlen``.
+        """
+        return None
+
+    @classmethod
+    def prepare_carray(cls, meta, engine, source, convert):
+        """The carray ``source`` made ready to append (every refusal raised
+        before anything changes), or None (the default): appended as numpy
+        blocks.
+
+        Raises
+        ------
+        ValueError, KindMismatchError
+            Items the kind refuses.
+        """
+        return None
+
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and vars(self) == vars(other)
 
@@ -172,6 +324,16 @@ def kind_of(meta) -> ColumnKind | None:
         if found is not None:
             return found
     return None
+
+
+def column_kind(meta) -> type:
+    """The ColumnKind subclass that holds the carray of metadata ``meta``
+    (:meth:`ColumnKind.holds`), or ColumnKind itself for bcolz's own dtypes:
+    the class whose hooks say how the carray differs from bcolz's."""
+    for cls in _REGISTRY.values():
+        if cls.holds(meta):
+            return cls
+    return ColumnKind
 
 
 def kind_for_arrow(pa, typ) -> ColumnKind | None:

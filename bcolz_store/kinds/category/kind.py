@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import category
+from .engine import PreparedCodes
+from .types import CodesView, category, category_of
 from ...errors import FormatError
+from ..vlen.chunk_items import as_items
+from ..vlen.kind import check_appended
 from ..vlen.meta import vlen_result_dtype
-from ..base import ColumnKind, register
+from ..vlen.types import vlen_of
+from ..base import AppendBlocks, ColumnKind, block_len, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import arrow_items, category_buffers, dictionary_codes, items_of_buffers
 
-__all__ = ["CategoryKind", "arrow_items"]
+__all__ = ["CategoryKind", "arrow_items", "translated_codes"]
 
 _STR = ("string", "large_string")
 _BYTES = ("binary", "large_binary")
@@ -39,6 +43,36 @@ def _value_kind(pa, typ) -> str | None:
     if _is(pa, typ, *_BYTES):
         return "bytes"
     return None
+
+
+def translated_codes(engine, source, where: str) -> AppendBlocks:
+    """The codes of the categorical carray ``source`` as codes of ``engine``'s
+    categories (:meth:`CategoryKind.prepare_carray`)."""
+    cats = source.category.categories
+    index = engine.index
+    table = np.array([index.get(c, -2) for c in cats] + [-1], dtype=np.int64)
+    atom = engine.codes.atom
+    n, blen = len(source), block_len(source)
+
+    def blocks():
+        for start in range(0, n, blen):
+            codes = source.codes[start:min(start + blen, n)]
+            if codes.size and (int(codes.min()) < -1 or int(codes.max()) >= len(cats)):
+                raise FormatError(f"{source.rootdir or 'appended carray'}: a code outside "
+                                  f"-1..{len(cats) - 1} (there are {len(cats)} categories)")
+            yield start, codes, table[codes]
+
+    if (table >= -1).all():     # every category of source is one here: stream them
+        return AppendBlocks(lambda: (PreparedCodes(mapped.astype(atom))
+                                     for _, _, mapped in blocks()))
+    kept = []
+    for start, codes, mapped in blocks():
+        bad = np.flatnonzero(mapped == -2)
+        if bad.size:
+            raise engine.refusal(cats[int(codes[bad[0]])],
+                                 f"{where}: item {start + int(bad[0])} of the appended carray")
+        kept.append(PreparedCodes(mapped.astype(atom)))
+    return AppendBlocks(lambda: kept)
 
 
 @register
@@ -70,6 +104,72 @@ class CategoryKind(ColumnKind):
             return None
         return cls(found.codes, meta.vlen.kind if meta.vlen is not None else "str",
                    found.ordered)
+
+    # ------------------------------------------------------------ its carrays
+    vlen_items = True
+    coded_items = True
+    direct_appends = False
+
+    @classmethod
+    def vlen_type(cls, meta):
+        return vlen_of(meta.vlen)
+
+    @classmethod
+    def category(cls, meta, engine):
+        return category_of(meta, engine)
+
+    @classmethod
+    def codes(cls, meta, engine, length: int) -> CodesView:
+        return CodesView(engine, length)
+
+    @classmethod
+    def dflt(cls, meta, engine) -> np.ndarray:
+        """The metadata's, or the category of its code."""
+        if meta.dflt_code < 0:
+            return meta.dflt
+        out = np.empty((), dtype=meta.atom)
+        out[()] = engine.lookup()[meta.dflt_code]
+        return out
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        return np.fromiter((v is None for v in items().tolist()), dtype=bool, count=length)
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
+        """``value`` as items of the categories' kind, in one strict conversion.
+
+        Raises
+        ------
+        ValueError
+            Items not of that kind, or not broadcast to ``arrlen``.
+        """
+        vlen_meta = meta.vlen
+        return as_items(value, vlen_meta.kind, meta.atom, vlen_meta.nullable, arrlen, where)
+
+    @classmethod
+    def prepare_carray(cls, meta, engine, source, convert) -> AppendBlocks:
+        """The carray ``source`` made ready to append: a categorical carray's
+        codes translated into the codes of these categories (no item is
+        decoded), the items of any other turned into codes now (held until
+        the append).
+
+        Raises
+        ------
+        KindMismatchError
+            ``source`` holds items of the other kind, or of a dtype that is
+            neither (unless these categories are still none).
+        ValueError
+            An item that is not a category.
+        FormatError
+            ``source``'s codes outside its categories (a damaged file).
+        """
+        where, _, _ = check_appended(meta, engine, source, categorical=True)
+        if source.category is not None:
+            return translated_codes(engine, source, where)
+        atom = meta.atom
+        kept = [engine.prepare(convert(block, atom)) for _, block in item_blocks(source)]
+        return AppendBlocks(lambda: kept)
 
     @classmethod
     def of_arrow(cls, pa, typ):

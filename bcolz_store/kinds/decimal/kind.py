@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import decimal
+from .types import composite_items, decimal
+from ..nullable.engine import NullableEngine
 from .meta import DecimalMeta, check_decimal, decode_decimals
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
@@ -55,6 +56,40 @@ class DecimalKind(ColumnKind):
     def of_meta(cls, meta):
         found = getattr(meta, "composite", None)
         return cls(found.precision, found.scale) if isinstance(found, DecimalMeta) else None
+
+    # ------------------------------------------------------------ its carrays
+    python_items = True
+
+    @classmethod
+    def may_hold_nulls(cls, meta) -> bool:
+        return bool(getattr(meta.composite, "nullable", False))
+
+    @classmethod
+    def grows_null(cls, meta) -> bool:
+        return cls.may_hold_nulls(meta) and getattr(meta.composite, "grow", "dflt") == "null"
+
+    @classmethod
+    def filler(cls, meta, fill, n: int):
+        """Atoms holding ``fill``, None (a null) when growing adds nulls."""
+        return super().filler(meta, None if cls.grows_null(meta) else fill, n)
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
+        """``value`` as an object array of items (:func:`composite_items`).
+
+        Raises
+        ------
+        ValueError
+            Values not broadcast to ``arrlen``.
+        """
+        return composite_items(value, arrlen, where)
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        values = engine.values          # (a nullable one's values hold its validity)
+        if isinstance(values, NullableEngine):
+            return ~values.valid_range(0, length)
+        return np.zeros(length, dtype=bool)
 
     @classmethod
     def of_arrow(cls, pa, typ):

@@ -70,6 +70,12 @@ class FixedBinaryKind(ColumnKind):
         return cls(meta.atom.itemsize, meta.nullable is not None)
 
     @classmethod
+    def holds(cls, meta) -> bool:
+        """A carray of ``V{n}`` atoms that is not nullable: a nullable one's
+        chunks and items are those of the nullable kind, which holds it."""
+        return meta.nullable is None and is_fixed_binary_atom(meta)
+
+    @classmethod
     def of_arrow(cls, pa, typ) -> "FixedBinaryKind | None":
         if pa.types.is_fixed_size_binary(typ) and typ.byte_width >= 1:
             return cls(typ.byte_width)

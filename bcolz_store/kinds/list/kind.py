@@ -15,9 +15,12 @@ path.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .engine2 import ListV2Engine
 from .engine import PreparedLists
 from .meta import ListType, MapType
+from .types import as_list_items
 from ..arrow import from_pyarrow, to_pyarrow
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
@@ -71,6 +74,37 @@ class ListKind(ColumnKind):
         if isinstance(typ, (ListType, MapType)) and fast_type(typ) and _recorded_fast(typ):
             return cls(typ)
         return None
+
+    @classmethod
+    def holds(cls, meta) -> bool:
+        """A list or map carray of any type (one the codec does not take as well)."""
+        return meta.listtype is not None
+
+    @classmethod
+    def list_type(cls, meta):
+        return meta.listtype
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        if isinstance(engine, ListV2Engine):
+            return engine.missing(0, length)
+        out = np.zeros(length, dtype=bool)     # a missing list: a missing encoded item
+        step = max(int(engine.chunklen), 1)
+        for start in range(0, length, step):
+            raw = engine.inner.read_range(start, min(length, start + step))
+            out[start:start + len(raw)] = [v is None for v in raw.tolist()]
+        return out
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
+        """One list item or several, as an object array (:func:`.types.as_list_items`).
+
+        Raises
+        ------
+        ValueError
+            Items not of the list type, or not broadcast to ``arrlen``.
+        """
+        return as_list_items(value, meta.listtype, arrlen, where)
 
     @classmethod
     def of_arrow(cls, pa, typ) -> "ListKind | None":

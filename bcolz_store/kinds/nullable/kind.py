@@ -33,6 +33,8 @@ import numpy as np
 
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
+from .engine import NullableEngine
+from .types import as_masked
 from .codec import accepted, arrow_of_dtype, decode_rows, dtype_of_arrow, encode_rows
 
 __all__ = ["NullableKind"]
@@ -50,6 +52,8 @@ class NullableKind(ColumnKind):
 
     key = "nullable"
     nullable_carray = True
+    masked_items = True
+    direct_appends = False
 
     def __init__(self, dtype):
         self.dtype_ = np.dtype(dtype)
@@ -63,6 +67,53 @@ class NullableKind(ColumnKind):
         if arrow_of_dtype(meta.atom) is None:
             return None
         return cls(meta.atom)
+
+    @classmethod
+    def holds(cls, meta) -> bool:
+        """A nullable carray of any fixed dtype (one without an Arrow type as well)."""
+        return meta.nullable is not None and meta.composite is None and meta.vlen is None \
+            and meta.listtype is None and meta.categorical is None
+
+    @classmethod
+    def may_hold_nulls(cls, meta) -> bool:
+        return True
+
+    @classmethod
+    def grows_null(cls, meta) -> bool:
+        return meta.nullable.grow == "null"
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        if isinstance(engine, NullableEngine):
+            return ~engine.valid_range(0, length)
+        return np.zeros(length, dtype=bool)
+
+    @classmethod
+    def filler(cls, meta, fill, n: int):
+        """Masked atoms when growing adds nulls, else atoms holding ``fill``."""
+        out = super().filler(meta, fill, n)
+        return np.ma.MaskedArray(out, mask=True) if cls.grows_null(meta) else out
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ma.MaskedArray:
+        """``value`` as a masked array of the atom's dtype (``dtype`` when given).
+
+        Raises
+        ------
+        ValueError
+            Values not converted, or not broadcast to ``arrlen``.
+        """
+        atom = meta.atom
+        items = as_masked(value, atom.base if dtype is None else dtype, where)
+        if atom.shape and items.shape == atom.shape:
+            items = items.reshape((1,) + atom.shape)
+        if arrlen is not None and len(items) != arrlen:
+            if len(items) != 1:
+                raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} "
+                                 f"positions")
+            items = np.ma.MaskedArray(np.repeat(items.data, arrlen, axis=0),
+                                      mask=np.repeat(np.ma.getmaskarray(items), arrlen, axis=0))
+        return items
 
     @classmethod
     def of_arrow(cls, pa, typ):

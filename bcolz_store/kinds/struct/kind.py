@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import StructMeta
+from ..decimal.types import composite_items
 from .types import arrow_type_of, column_type_of_arrow, struct_of
 from ..base import ColumnKind, kind_for_arrow, kind_of, register
 from ..buffers import ArrowBuffers
@@ -97,6 +98,39 @@ class StructKind(ColumnKind):
         if not isinstance(smeta, StructMeta):
             return None
         return cls(struct_of(meta), smeta)
+
+    # ------------------------------------------------------------ its carrays
+    python_items = True
+
+    @classmethod
+    def may_hold_nulls(cls, meta) -> bool:
+        return bool(getattr(meta.composite, "nullable", False))
+
+    @classmethod
+    def grows_null(cls, meta) -> bool:
+        return cls.may_hold_nulls(meta) and getattr(meta.composite, "grow", "dflt") == "null"
+
+    @classmethod
+    def filler(cls, meta, fill, n: int):
+        """Atoms holding ``fill``, None (a null) when growing adds nulls."""
+        return super().filler(meta, None if cls.grows_null(meta) else fill, n)
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
+        """``value`` as an object array of items (:func:`composite_items`).
+
+        Raises
+        ------
+        ValueError
+            Values not broadcast to ``arrlen``.
+        """
+        return composite_items(value, arrlen, where)
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        if engine.validity is None:
+            return np.zeros(length, dtype=bool)
+        return ~np.asarray(engine.validity.read_range(0, length), dtype=bool)
 
     @classmethod
     def of_arrow(cls, pa, typ):

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .chunk_items import as_items
 from .meta import vlen_result_dtype
+from ...errors import KindMismatchError
 from .types import vlen, vlen_of
-from ..base import ColumnKind, register
+from ..base import AppendBlocks, ColumnKind, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows, rows_to_items
 
-__all__ = ["VlenKind"]
+__all__ = ["VlenKind", "appended_kind", "check_appended"]
 
 
 def _arrow_kind(pa, typ) -> str | None:
@@ -29,6 +31,46 @@ def _arrow_kind(pa, typ) -> str | None:
             pa.types.is_binary_view(typ):
         return "bytes"
     return None
+
+
+def appended_kind(source):
+    """The kind of items of the carray ``source``: 'str' or 'bytes'; None
+    when its items tell (an object carray, a categorical one with no
+    categories, which holds only missing items); else its dtype's name."""
+    cat = source.category
+    if cat is not None:
+        return cat.kind
+    if source.vlen is not None:
+        return source.vlen.kind
+    return {"U": "str", "S": "bytes", "O": None}.get(source.dtype.kind, str(source.dtype))
+
+
+def _described(source, kind) -> str:
+    if source.category is not None:
+        return f"a categorical carray of {kind}"
+    if source.vlen is not None:
+        return f"a vlen carray of {kind}"
+    return f"a carray of {source.dtype}"
+
+
+def check_appended(meta, engine, source, categorical: bool = False):
+    """``(where, kind, theirs)``: the carray's name in messages, the kind of
+    its items ('str' or 'bytes', ``meta``'s) and of those of the carray
+    ``source`` appended to it (:func:`appended_kind`).
+
+    Raises
+    ------
+    KindMismatchError
+        ``source`` holds items of the other kind, or of a dtype that is
+        neither (but to a ``categorical`` carray without categories yet).
+    """
+    where = engine.store.root if engine.store is not None else "carray"
+    kind, theirs = meta.vlen.kind, appended_kind(source)
+    if theirs is not None and theirs != kind and not (categorical and not engine.index):
+        raise KindMismatchError(
+            f"{where}: {_described(source, theirs)} cannot be appended to this carray of {kind} "
+            f"items; {'encode' if kind == 'bytes' else 'decode'} its items first")
+    return where, kind, theirs
 
 
 @register
@@ -52,6 +94,61 @@ class VlenKind(ColumnKind):
         if meta.vlen is None or meta.categorical is not None or meta.listtype is not None:
             return None
         return cls(vlen_of(meta.vlen))
+
+    # ------------------------------------------------------------ its carrays
+    vlen_items = True
+    direct_appends = False
+
+    @classmethod
+    def vlen_type(cls, meta):
+        return vlen_of(meta.vlen)
+
+    @classmethod
+    def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
+        return np.fromiter((v is None for v in items().tolist()), dtype=bool, count=length)
+
+    @classmethod
+    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
+        """``value`` as items of any length, in one strict conversion.
+
+        Raises
+        ------
+        ValueError
+            Items not of the carray's kind, or not broadcast to ``arrlen``.
+        """
+        vlen_meta = meta.vlen
+        return as_items(value, vlen_meta.kind, meta.atom, vlen_meta.nullable, arrlen, where)
+
+    @classmethod
+    def prepare_carray(cls, meta, engine, source, convert) -> AppendBlocks:
+        """The carray ``source`` made ready to append: its items checked here,
+        and converted again as they are appended, only when an item may be
+        refused (an object carray's, a ``U`` carray's (a lone surrogate), a
+        missing item where none is allowed).
+
+        Raises
+        ------
+        KindMismatchError
+            ``source`` holds items of the other kind (str for bytes, bytes
+            for str), or of a dtype that is neither.
+        ValueError
+            A missing item where none is allowed.
+        """
+        _, _, theirs = check_appended(meta, engine, source)
+        atom = meta.atom
+        missing = source.category is not None or (source.vlen is not None and
+                                                  source.vlen.nullable)
+        # no categories: missing items only, read as str; as objects they fit either kind
+        plain = source.category is not None and theirs is None
+
+        def blocks():
+            for _, block in item_blocks(source):
+                yield convert(block.astype(object) if plain else block, atom)
+
+        if theirs is None or source.dtype.kind == "U" or (missing and not meta.vlen.nullable):
+            for _ in blocks():
+                pass
+        return AppendBlocks(blocks)
 
     @classmethod
     def of_arrow(cls, pa, typ):
