@@ -63,7 +63,6 @@ import uuid
 
 import numpy as np
 
-from .kinds.category.types import category_of
 from .chunks.chunk import chunk
 from .cparams import cparams as cparams_cls
 from .errors import DatasetNotFoundError, FormatError
@@ -71,7 +70,6 @@ from .options import OpenOptions
 from .storage.credentials import carried_options, credentials_in_pickles, strip_credentials
 from .storage.dataset import DatasetStore
 from .storage.urls import open_store, portable_rootdir
-from .kinds.vlen.types import vlen_of
 
 __all__ = ["carried_options", "credentials_in_pickles", "dask_token", "open_stored",
            "open_table_column", "rebuild_carray", "rebuild_ctable", "rebuild_items",
@@ -154,10 +152,11 @@ def reduce_carray(c):
                               options.consolidated))
     engine = c._engine
     meta = c._meta
-    request = category_of(meta, engine) or vlen_of(getattr(meta, "vlen", None)) or \
-        meta.listtype
-    if meta.nullable is not None:       # nullable: its items (a masked array), its dtype
-        dflt = None if meta.nullable.grow == "null" else c.dflt
+    column = c._column                  # (the kind's hooks: kinds/base.py)
+    request = column.category(meta, engine) or column.vlen_type(meta) or \
+        column.list_type(meta)
+    if column.masked_items:             # nullable: its items (a masked array), its dtype
+        dflt = None if column.grows_null(meta) else c.dflt
         return (rebuild_items, (cls, c[:], meta.atom.base, meta.cparams.to_dict(),
                                 meta.chunklen, meta.expectedlen, dflt, dict(c.attrs)))
     if request is not None:             # vlen, categorical or list: its items and its type
