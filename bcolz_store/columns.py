@@ -26,7 +26,6 @@ from .interop.pandas import fixed_columns
 from .interop.pandas_columns import vlen_values
 from .kinds.buffers import ArrowBuffers
 from .options import OpenOptions
-from .kinds.vlen.types import field_dtype
 
 __all__ = ["cols", "column_field", "column_sources", "columns_of", "is_table", "row_dtype"]
 
@@ -314,7 +313,10 @@ def column_field(name, col) -> tuple:
     """The field of column ``col`` in a row: ``(name, dtype)``, with the atom's
     shape for a multidimensional column; items of variable length are
     ``object`` (or ``StringDType``) fields."""
-    return (name, field_dtype(col)) if col.ndim == 1 else (name, (col.dtype, col.shape[1:]))
+    if col.ndim > 1:
+        return (name, (col.dtype, col.shape[1:]))
+    # (a vlen column's: object, as StringDType cannot be a field)
+    return (name, np.dtype(object) if getattr(col, "vlen", None) is not None else col.dtype)
 
 
 def make_rows(dtype: np.dtype, shape, names, values):

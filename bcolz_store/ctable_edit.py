@@ -26,15 +26,14 @@ import numpy as np
 from . import attrs as _attrs
 from . import carray_index as _index
 from .carray import carray
-from .kinds.category.types import category_request
 from .columns import column_sources, columns_of, row_dtype
 from .ctable_ops import as_rows, check_not_empty
 from .ctable_query import condition
 from .errors import BcolzStoreError, DatasetExistsError, ReadOnlyError
 from .format.names import check_name
 from .interop.arrow_stream import field_records, is_arrow_source
+from .kinds.base import takes_items
 from .kinds.buffers import ArrowBuffers
-from .kinds.vlen.types import column_dtypes, vlen_request
 
 __all__ = ["Commits", "addcol", "append", "capture_appends", "create", "delcol", "flush", "purge",
            "resize", "set_item", "stage_pending", "trim"]
@@ -159,14 +158,30 @@ def _fill_from_arrow(cols, commits, attrs, arrow, length: int) -> int:
     return length
 
 
+def column_dtypes(dtype, names) -> dict:
+    """``{name: dtype or None}`` for new ctable columns from the ``dtype`` argument:
+    one dtype for every column, or a dict naming some of them.
+
+    Raises
+    ------
+    ValueError
+        A dict naming a column that is not among ``names``.
+    """
+    if not isinstance(dtype, dict):
+        return {name: dtype for name in names}
+    unknown = sorted(set(dtype) - set(names))
+    if unknown:
+        raise ValueError(f"dtype names columns {unknown} that are not among {list(names)}")
+    return {name: dtype.get(name) for name in names}
+
+
 def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
     sources, names = column_sources(columns, names)
     dtypes = column_dtypes(kwargs.get("dtype"), names)
     prepared = []
     for name, src in zip(names, sources):
         dtype = dtypes[name]
-        special = dtype is not None and (vlen_request(None, dtype) is not None
-                                         or category_request(None, dtype) is not None)
+        special = dtype is not None and takes_items(dtype)
         if not isinstance(src, (carray, np.ndarray, ArrowBuffers)) and not special:
             try:
                 src = np.asarray(src, dtype=None if dtype is None else np.dtype(dtype).base)

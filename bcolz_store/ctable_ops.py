@@ -27,7 +27,6 @@ from .ctable_query import matching, table_variables
 from .ctable_select import Selection
 from .errors import DatasetExistsError, DatasetNotFoundError, TableNotFoundError
 from .storage.urls import describe_rootdir, is_url, open_store
-from .kinds.struct.types import struct
 
 __all__ = ["as_rows", "check_found", "check_mode", "check_not_empty",
            "copy_table", "get_item", "locate", "resolve", "same_root"]
@@ -282,7 +281,7 @@ def sorted_columns(cols, sortby) -> list:
     if not isinstance(sortby, str) or sortby not in cols:
         raise KeyError(f"sortby {sortby!r} is not a column of the ctable {cols.names}")
     key = cols[sortby]
-    if key.listtype is not None or isinstance(key.column_type, struct):
+    if not key._column.ordered_items:
         raise TypeError(f"cannot sort by column {sortby!r}: its items (lists, maps or structs) "
                         f"have no order")
     try:

@@ -50,7 +50,6 @@ from .query.eval import resolve_variables
 from .query.predicates import (ALL, NONE, SOME, Both, ColumnInfo, Leaf, Not, Opaque, Unplannable,
                                category_matches, combine_states, leaf_states, parse_condition)
 from .query.rewrite import parse_expression
-from .kinds.decimal.types import decimal as decimal_type
 
 __all__ = ["ColumnIndex", "INDEX_MAX_FRACTION", "INDEX_ROW_COST", "MAX_TESTED_ROWS",
            "MIN_SKIP_FRACTION", "MIN_SKIP_ROWS", "QueryPlan", "plan_query"]
@@ -204,7 +203,7 @@ def _column_info(name, col, full=False) -> ColumnInfo:
     column_type = getattr(col, "column_type", None)
     return ColumnInfo(name, col.dtype, col.ndim, None if vlen is None else vlen.kind,
                       stats, categories, getattr(col, "nullable", False) is True,
-                      column_type.scale if isinstance(column_type, decimal_type) else None)
+                      getattr(column_type, "scale", None))      # (a decimal's)
 
 
 def _is_scalar(value) -> bool:

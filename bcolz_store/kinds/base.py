@@ -42,6 +42,7 @@ from .buffers import ArrowBuffers
 from .. import threads
 
 __all__ = ["AppendBlocks", "ColumnKind", "block_len", "column_kind", "item_blocks", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
+           "takes_items",
            "registered"]
 
 
@@ -189,6 +190,15 @@ class ColumnKind(abc.ABC):
     #: Whether numpy rows of the atom's dtype go straight into the leftover.
     direct_appends: ClassVar[bool] = True
 
+    #: Whether items have an order (a table may be sorted by them).
+    ordered_items: ClassVar[bool] = True
+
+    @classmethod
+    def takes_items(cls, dtype) -> bool:
+        """Whether ``dtype`` asks for a new column of this kind that takes its
+        items as they are given, not converted by numpy first (default False)."""
+        return False
+
     @classmethod
     def holds(cls, meta) -> bool:
         """Whether the carray of metadata ``meta`` is of this kind, whether or
@@ -334,6 +344,12 @@ def column_kind(meta) -> type:
         if cls.holds(meta):
             return cls
     return ColumnKind
+
+
+def takes_items(dtype) -> bool:
+    """Whether ``dtype`` asks for a new column of a kind that takes its items
+    as they are given (:meth:`ColumnKind.takes_items`)."""
+    return any(cls.takes_items(dtype) for cls in _REGISTRY.values())
 
 
 def kind_for_arrow(pa, typ) -> ColumnKind | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import PreparedCodes
-from .types import CodesView, category, category_of
+from .types import CodesView, category, category_of, category_request
 from ...errors import FormatError
 from ..vlen.chunk_items import as_items
 from ..vlen.kind import check_appended
@@ -109,6 +109,10 @@ class CategoryKind(ColumnKind):
     vlen_items = True
     coded_items = True
     direct_appends = False
+
+    @classmethod
+    def takes_items(cls, dtype) -> bool:
+        return category_request(None, dtype) is not None
 
     @classmethod
     def vlen_type(cls, meta):

@@ -106,6 +106,8 @@ class ListKind(ColumnKind):
         """
         return as_list_items(value, meta.listtype, arrlen, where)
 
+    ordered_items = False       # (no order: a table is not sorted by them)
+
     @classmethod
     def of_arrow(cls, pa, typ) -> "ListKind | None":
         if not _arrow_fast(pa, typ):

@@ -132,6 +132,8 @@ class StructKind(ColumnKind):
             return np.zeros(length, dtype=bool)
         return ~np.asarray(engine.validity.read_range(0, length), dtype=bool)
 
+    ordered_items = False       # (no order: a table is not sorted by them)
+
     @classmethod
     def of_arrow(cls, pa, typ):
         if not pa.types.is_struct(typ) or not _plain_field(pa, typ):

@@ -14,7 +14,7 @@ import numpy as np
 from .chunk_items import as_items
 from .meta import vlen_result_dtype
 from ...errors import KindMismatchError
-from .types import vlen, vlen_of
+from .types import vlen, vlen_of, vlen_request
 from ..base import AppendBlocks, ColumnKind, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows, rows_to_items
@@ -98,6 +98,10 @@ class VlenKind(ColumnKind):
     # ------------------------------------------------------------ its carrays
     vlen_items = True
     direct_appends = False
+
+    @classmethod
+    def takes_items(cls, dtype) -> bool:
+        return vlen_request(None, dtype) is not None
 
     @classmethod
     def vlen_type(cls, meta):

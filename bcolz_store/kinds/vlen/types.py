@@ -193,31 +193,6 @@ def vlen_of(meta):
     return vlen(meta.kind, meta.level, meta.dictionary or False, meta.nullable)
 
 
-def column_dtypes(dtype, names) -> dict:
-    """``{name: dtype or None}`` for new ctable columns from the ``dtype`` argument:
-    one dtype for every column, or a dict naming some of them.
-
-    Raises
-    ------
-    ValueError
-        A dict naming a column that is not among ``names``.
-    """
-    if not isinstance(dtype, dict):
-        return {name: dtype for name in names}
-    unknown = sorted(set(dtype) - set(names))
-    if unknown:
-        raise ValueError(f"dtype names columns {unknown} that are not among {list(names)}")
-    return {name: dtype.get(name) for name in names}
-
-
-def field_dtype(col) -> np.dtype:
-    """The dtype of column ``col`` inside a structured row: its dtype, or
-    ``object`` for a vlen column (``StringDType`` cannot be a field)."""
-    if isinstance(getattr(col, "vlen", None), vlen):
-        return np.dtype(object)
-    return col.dtype
-
-
 def vlen_request(array, dtype):
     """The :class:`vlen` type a new carray of ``array`` and ``dtype`` asks for, or None.
 
