@@ -203,7 +203,7 @@ class carray:
         reads bypass it; see also ``defaults.block_cache_budget``).  Setting:
         TypeError for a non-integer, ValueError if negative.""")
 
-    codes = property(lambda self: self._column.codes(self._meta, self._engine, self.len),
+    codes = property(lambda self: self._column.codes_view(self._meta, self._engine, self.len),
                      doc="The codes of a categorical carray, read by ``codes[key]`` (-1: "
                          "missing); TypeError for other carrays.")
 

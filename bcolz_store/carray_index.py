@@ -69,7 +69,7 @@ def check_create(c, kind: str) -> None:
         raise TypeError(f"{c.rootdir}: a nullable carray cannot be indexed (its null items "
                         f"hold a fill value an index would find); queries scan it")
     stats = getattr(item_engine(c), "stats", None)
-    if stats is None or stats.kind.startswith(("vlen:", "decimal:", "nullable:")):
+    if stats is None or not c._column.indexable:
         raise TypeError(f"a carray of {c.dtype} cannot be indexed: indexes are kept for "
                         f"numbers, booleans, datetimes, fixed-width text and categoricals")
 

@@ -18,10 +18,9 @@ __all__ = ["adopt_chunks", "check_where", "chunk_stats", "copy_dflt", "copy_rows
 
 
 def item_engine(c):
-    """The chunk engine of the items ``c`` stores: a categorical carray's codes
-    engine (its statistics and index are of its codes), else its engine."""
-    engine = c._engine
-    return getattr(engine, "codes", engine)
+    """The chunk engine of the items ``c`` stores, whose statistics and index
+    it keeps: its kind's (a categorical carray's codes engine), else its engine."""
+    return c._column.item_engine(c._engine)
 
 
 def chunk_stats(c):

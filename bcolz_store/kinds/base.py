@@ -193,6 +193,16 @@ class ColumnKind(abc.ABC):
     #: Whether items have an order (a table may be sorted by them).
     ordered_items: ClassVar[bool] = True
 
+    #: Whether a stored carray of the kind may be indexed (when its items'
+    #: engine keeps chunk statistics: :meth:`item_engine`).
+    indexable: ClassVar[bool] = True
+
+    @classmethod
+    def item_engine(cls, engine):
+        """The engine of the items whose statistics and index the carray keeps
+        (default: ``engine``, the carray's)."""
+        return engine
+
     @classmethod
     def takes_items(cls, dtype) -> bool:
         """Whether ``dtype`` asks for a new column of this kind that takes its
@@ -231,7 +241,7 @@ class ColumnKind(abc.ABC):
         return None
 
     @classmethod
-    def codes(cls, meta, engine, length: int):
+    def codes_view(cls, meta, engine, length: int):
         """A view reading the items' codes by ``codes[key]``.
 
         Raises

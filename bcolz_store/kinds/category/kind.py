@@ -123,7 +123,12 @@ class CategoryKind(ColumnKind):
         return category_of(meta, engine)
 
     @classmethod
-    def codes(cls, meta, engine, length: int) -> CodesView:
+    def item_engine(cls, engine):
+        """The codes' engine: its statistics and index are of the codes."""
+        return engine.codes
+
+    @classmethod
+    def codes_view(cls, meta, engine, length: int) -> CodesView:
         return CodesView(engine, length)
 
     @classmethod

@@ -91,6 +91,8 @@ class DecimalKind(ColumnKind):
             return ~values.valid_range(0, length)
         return np.zeros(length, dtype=bool)
 
+    indexable = False           # (its statistics describe no index's items)
+
     @classmethod
     def of_arrow(cls, pa, typ):
         if pa.types.is_decimal(typ) and typ.precision <= 76 and \

@@ -115,6 +115,8 @@ class NullableKind(ColumnKind):
                                       mask=np.repeat(np.ma.getmaskarray(items), arrlen, axis=0))
         return items
 
+    indexable = False           # (its statistics describe no index's items)
+
     @classmethod
     def of_arrow(cls, pa, typ):
         dtype = dtype_of_arrow(pa, typ)

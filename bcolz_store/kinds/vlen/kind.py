@@ -154,6 +154,8 @@ class VlenKind(ColumnKind):
                 pass
         return AppendBlocks(blocks)
 
+    indexable = False           # (its statistics describe no index's items)
+
     @classmethod
     def of_arrow(cls, pa, typ):
         """A nullable vlen of str for Arrow's string types (``string``,
