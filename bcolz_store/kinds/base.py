@@ -17,7 +17,14 @@ in its own folder ``bcolz_store/kinds/<kind>/``, registered with
   (:meth:`ColumnKind.encode`) and decode from them back to Arrow buffers
   (:meth:`ColumnKind.decode`), vectorised, with no Python work per item;
 * its numpy/Python form (:meth:`ColumnKind.to_python`), made only when a
-  caller asks for items, and its missing rows (:meth:`ColumnKind.missing`).
+  caller asks for items, and its missing rows (:meth:`ColumnKind.missing`);
+* what a carray of it does that one of bcolz's dtypes does not: class-level
+  hooks (:meth:`ColumnKind.holds`, :meth:`ColumnKind.isnull`,
+  :meth:`ColumnKind.to_items`, :meth:`ColumnKind.filler`...), whose defaults
+  are bcolz's behaviour.  The carray, its edits and reads, and the ctable
+  call them on :func:`column_kind` (the class holding the carray, also where
+  its codec takes no Arrow rows of it; ColumnKind itself for bcolz's dtypes)
+  and so name no kind.
 
 The contract's tests ship as :class:`bcolz_store.testing.kinds.KindTests`.
 

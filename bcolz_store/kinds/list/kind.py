@@ -9,8 +9,9 @@ Arrow rows encode and decode through :mod:`.codec`, all items at once with
 numpy; the kind covers lists (``list``, ``large_list``) and maps whose
 elements are fixed numbers, bools, timestamps and durations, str or bytes
 (:func:`.codec.fast_type`).  Other list types (fixed-size lists, nested
-lists, struct or decimal elements) have no kind and keep the item-by-item
-path.
+lists, struct or decimal elements) have no kind (``kind_of``) and keep the
+item-by-item path; the class still holds them (:meth:`ListKind.holds`) for
+the carray's hooks.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ A carray is written as its dtype's own type (the first of each row); the
 field a column was read from is written again by the Arrow reader
 (:mod:`bcolz_store.interop.arrow_fields`).  Columns of other fixed dtypes
 (strings, bytes, structured or multidimensional items, other units) keep the
-numpy path.
+numpy path; the class holds every nullable carray of a fixed dtype (those of
+``V{n}`` atoms too) for the carray's hooks (:meth:`NullableKind.holds`).
 """
 
 from __future__ import annotations
