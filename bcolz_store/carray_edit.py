@@ -14,10 +14,9 @@ import numpy as np
 
 from .indexing import is_carray
 from .indexing import is_int, position, positions
-from .kinds.base import AppendBlocks, column_kind, item_blocks, kind_of
+from .kinds.base import AppendBlocks, check_plain_items, column_kind, item_blocks, kind_of
 from .kinds.buffers import ArrowBuffers
-from .kinds.decimal.types import composite_items
-from .kinds.nullable.types import is_null_item, pandas_masked
+from .kinds.decimal.types import composite_items   # (carray_struct takes it from here)
 
 __all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
            "filler_blocks", "prepare_append", "to_ndarray"]
@@ -68,10 +67,7 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
         items = column.to_items(value, dtype, meta, arrlen, where)   # a kind's items
         if items is not None:
             return items
-        if meta.atom.kind != "O" and _has_nulls(value, meta.atom.kind in "Mm"):
-            raise ValueError(f"{where}: this carray is not nullable, and the values hold null "
-                             f"items (None, masked, NA); write a nullable copy first "
-                             f"(carray(c, nullable=True), or ctable.addcol of one)")
+        check_plain_items(value, meta, where)      # (what only a kind's carrays hold)
     if dtype is None:
         array = np.asarray(value)
     else:
@@ -99,19 +95,6 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
                              f"{arrlen} items of shape {atom.shape}") from err
         array = full
     return array
-
-
-def _has_nulls(value, none_is_nat: bool) -> bool:
-    """Whether ``value`` holds a null item a carray that is not nullable refuses
-    (``none_is_nat``: None in a list is NaT, as numpy converts it)."""
-    if isinstance(value, np.ma.MaskedArray):
-        return bool(np.ma.getmaskarray(value).any())
-    if isinstance(value, (list, tuple)):
-        if none_is_nat:
-            return any(v is not None and is_null_item(v) for v in value)
-        return any(is_null_item(v) for v in value)
-    found = pandas_masked(value)
-    return is_null_item(value) or (found is not None and bool(found[1].any()))
 
 
 def prepare_append(meta, engine, safe, array, convert, column=None):

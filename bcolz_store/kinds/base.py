@@ -49,7 +49,7 @@ from .buffers import ArrowBuffers
 from .. import threads
 
 __all__ = ["AppendBlocks", "ColumnKind", "block_len", "column_kind", "item_blocks", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
-           "takes_items",
+           "check_plain_items", "takes_items",
            "registered"]
 
 
@@ -211,6 +211,19 @@ class ColumnKind(abc.ABC):
         return engine
 
     @classmethod
+    def refuse_plain(cls, value, meta, where: str) -> None:
+        """Refuse ``value`` written to a carray held by no kind's hooks of
+        conversion (``meta``: one of bcolz's dtypes) when it holds items only
+        this kind's carrays hold (default: none is refused).
+
+        Raises
+        ------
+        ValueError
+            Such items (for the nullable kind: null items).
+        """
+        return None
+
+    @classmethod
     def takes_items(cls, dtype) -> bool:
         """Whether ``dtype`` asks for a new column of this kind that takes its
         items as they are given, not converted by numpy first (default False)."""
@@ -361,6 +374,19 @@ def column_kind(meta) -> type:
         if cls.holds(meta):
             return cls
     return ColumnKind
+
+
+def check_plain_items(value, meta, where: str) -> None:
+    """Let every kind refuse ``value`` written to the carray of metadata
+    ``meta`` that converts it as numpy does (:meth:`ColumnKind.refuse_plain`).
+
+    Raises
+    ------
+    ValueError
+        Items a kind refuses there (null items: the nullable kind).
+    """
+    for cls in _REGISTRY.values():
+        cls.refuse_plain(value, meta, where)
 
 
 def takes_items(dtype) -> bool:

@@ -35,10 +35,23 @@ import numpy as np
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .engine import NullableEngine
-from .types import as_masked
+from .types import as_masked, is_null_item, pandas_masked
 from .codec import accepted, arrow_of_dtype, decode_rows, dtype_of_arrow, encode_rows
 
 __all__ = ["NullableKind"]
+
+
+def _has_nulls(value, none_is_nat: bool) -> bool:
+    """Whether ``value`` holds a null item a carray that is not nullable refuses
+    (``none_is_nat``: None in a list is NaT, as numpy converts it)."""
+    if isinstance(value, np.ma.MaskedArray):
+        return bool(np.ma.getmaskarray(value).any())
+    if isinstance(value, (list, tuple)):
+        if none_is_nat:
+            return any(v is not None and is_null_item(v) for v in value)
+        return any(is_null_item(v) for v in value)
+    found = pandas_masked(value)
+    return is_null_item(value) or (found is not None and bool(found[1].any()))
 
 
 @register
@@ -94,6 +107,20 @@ class NullableKind(ColumnKind):
         """Masked atoms when growing adds nulls, else atoms holding ``fill``."""
         out = super().filler(meta, fill, n)
         return np.ma.MaskedArray(out, mask=True) if cls.grows_null(meta) else out
+
+    @classmethod
+    def refuse_plain(cls, value, meta, where: str) -> None:
+        """Null items (None, masked, NA) written to a carray that is not nullable.
+
+        Raises
+        ------
+        ValueError
+            ``value`` holds one (but a carray of objects takes them).
+        """
+        if meta.atom.kind != "O" and _has_nulls(value, meta.atom.kind in "Mm"):
+            raise ValueError(f"{where}: this carray is not nullable, and the values hold null "
+                             f"items (None, masked, NA); write a nullable copy first "
+                             f"(carray(c, nullable=True), or ctable.addcol of one)")
 
     @classmethod
     def to_items(cls, value, dtype, meta, arrlen, where) -> np.ma.MaskedArray:
