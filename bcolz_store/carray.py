@@ -256,7 +256,7 @@ class carray:
                 return self.field(key)
             key = _read.eval_key(key, sys._getframe(1), type(self), self.len)
         return _read.read_key(self._engine, self._meta, self._guard, key, self.len,
-                              self.__getitem__)
+                              self.__getitem__, self._column)
 
     def __iter__(self):
         return self if self._iterator is not None else self.iter()
@@ -306,7 +306,8 @@ class carray:
     def where(self, boolarr, limit=None, skip=0):
         _ops.check_where(boolarr, self.len, self.ndim)
         blen = boolarr.chunklen if isinstance(boolarr, carray) else self._meta.chunklen
-        gather = functools.partial(_read.gather, self._engine, self._meta, self._guard)
+        gather = functools.partial(_read.gather, self._engine, self._meta, self._guard,
+                                   column=self._column)
         return self._iterating(_ops.values_where(gather, boolarr, limit, skip, blen))
 
     isnull, notnull = _ops.isnull, _ops.notnull

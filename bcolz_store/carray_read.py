@@ -21,15 +21,17 @@ from .query.eval import evaluate
 __all__ = ["eval_key", "gather", "pickled", "read_key", "read_mask", "read_range"]
 
 
-def pickled(meta) -> bool:
-    """Whether items are Python objects stored as pickles (bcolz's object carrays)."""
-    return meta.atom.kind == "O" and column_kind(meta) is ColumnKind
+def pickled(meta, column=None) -> bool:
+    """Whether items are Python objects stored as pickles (bcolz's object
+    carrays); ``column``: the ColumnKind class holding the carray (found from
+    ``meta`` when not given), as every function here takes it."""
+    return meta.atom.kind == "O" and (column or column_kind(meta)) is ColumnKind
 
 
-def read_range(engine, meta, guard, start: int, stop: int) -> np.ndarray:
+def read_range(engine, meta, guard, start: int, stop: int, column=None) -> np.ndarray:
     """Atoms ``start:stop`` (0 <= start <= stop <= len) as a new array."""
     if meta.atom.kind == "O":
-        column = column_kind(meta)
+        column = column or column_kind(meta)
         if column is ColumnKind:
             guard()
         elif column.python_items and (kind := kind_of(meta)) is not None:
@@ -40,14 +42,14 @@ def read_range(engine, meta, guard, start: int, stop: int) -> np.ndarray:
     return engine.read_range(start, stop)
 
 
-def gather(engine, meta, guard, idx: np.ndarray) -> np.ndarray:
+def gather(engine, meta, guard, idx: np.ndarray, column=None) -> np.ndarray:
     """Atoms at positions ``idx`` (int64, in range; any order, repeats allowed)."""
-    if pickled(meta) and idx.size:
+    if pickled(meta, column) and idx.size:
         guard()
     return engine.gather(idx)
 
 
-def read_mask(engine, meta, guard, mask, length: int) -> np.ndarray:
+def read_mask(engine, meta, guard, mask, length: int, column=None) -> np.ndarray:
     """Values where a boolean mask (ndarray or carray) is true.
 
     Raises
@@ -63,15 +65,15 @@ def read_mask(engine, meta, guard, mask, length: int) -> np.ndarray:
         for block in mask._iterblocks(meta.chunklen):
             hits = np.flatnonzero(block)
             if hits.size:
-                parts.append(gather(engine, meta, guard, hits + start))
+                parts.append(gather(engine, meta, guard, hits + start, column))
             start += len(block)
         if parts:
             return np.concatenate(parts, dtype=parts[0].dtype)
         return np.empty((0,) + meta.atom.shape, dtype=meta.atom.base)
-    return gather(engine, meta, guard, np.flatnonzero(np.asarray(mask)))
+    return gather(engine, meta, guard, np.flatnonzero(np.asarray(mask)), column)
 
 
-def read_key(engine, meta, guard, key, length: int, read):
+def read_key(engine, meta, guard, key, length: int, read, column=None):
     """``x[key]`` for every key but an expression string.
 
     Parameters
@@ -86,6 +88,9 @@ def read_key(engine, meta, guard, key, length: int, read):
     read : callable
         ``read(key)``: the carray's own ``__getitem__`` (tuples read their
         rows through it).
+    column : type, optional
+        The ColumnKind class holding the carray (``column_kind(meta)``: found
+        when not given).
 
     Returns
     -------
@@ -102,7 +107,7 @@ def read_key(engine, meta, guard, key, length: int, read):
     atom = meta.atom
     if is_int(key):
         i = position(key, length)
-        if pickled(meta):
+        if pickled(meta, column):
             guard()
             return engine.item(i)
         nchunk, pos = divmod(i, meta.chunklen)
@@ -113,16 +118,17 @@ def read_key(engine, meta, guard, key, length: int, read):
     if isinstance(key, slice):
         start, stop, step = key.indices(length)
         if step == 1:
-            return read_range(engine, meta, guard, start, max(start, stop))
+            return read_range(engine, meta, guard, start, max(start, stop), column)
         if step > 1:
             n = len(range(start, stop, step))
             if n == 0:
                 return np.empty((0,) + atom.shape, dtype=atom.base)
             last = start + (n - 1) * step
             if n * 8 >= (last - start) and atom.kind != "O":   # dense: read the span once
-                return read_range(engine, meta, guard, start, last + 1)[::step].copy()
-            return gather(engine, meta, guard, np.arange(start, last + 1, step, dtype=np.int64))
-        return gather(engine, meta, guard, np.arange(start, stop, step, dtype=np.int64))
+                return read_range(engine, meta, guard, start, last + 1, column)[::step].copy()
+            return gather(engine, meta, guard, np.arange(start, last + 1, step, dtype=np.int64),
+                          column)
+        return gather(engine, meta, guard, np.arange(start, stop, step, dtype=np.int64), column)
     if isinstance(key, tuple):
         if len(key) == 0:
             raise ValueError("empty tuple not supported")
@@ -135,7 +141,7 @@ def read_key(engine, meta, guard, key, length: int, read):
         if key.dtype != np.bool_:
             key = key[:]
         else:
-            return read_mask(engine, meta, guard, key, length)
+            return read_mask(engine, meta, guard, key, length, column)
     if isinstance(key, (list, range)) or hasattr(key, "dtype") or hasattr(key, "__array__"):
         try:
             idx = np.asarray(key)
@@ -144,12 +150,12 @@ def read_key(engine, meta, guard, key, length: int, read):
         except (TypeError, ValueError) as err:
             raise IndexError("key cannot be converted to an array of indices") from err
         if idx.dtype == np.bool_:
-            return read_mask(engine, meta, guard, idx, length)
+            return read_mask(engine, meta, guard, idx, length, column)
         if idx.size == 0:
             idx = idx.astype(np.int64)
         if idx.dtype.kind not in "iu":
             raise IndexError("arrays used as indices must be integer (or boolean)")
-        return gather(engine, meta, guard, positions(idx, length))
+        return gather(engine, meta, guard, positions(idx, length), column)
     raise IndexError(f"key not supported: {key!r}")
 
 
