@@ -48,9 +48,9 @@ import numpy as np
 from .buffers import ArrowBuffers
 from .. import threads
 
-__all__ = ["AppendBlocks", "ColumnKind", "block_len", "column_kind", "item_blocks", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request", "register",
-           "check_plain_items", "takes_items",
-           "registered"]
+__all__ = ["AppendBlocks", "ColumnKind", "block_len", "check_plain_items", "column_kind",
+           "item_blocks", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request",
+           "register", "registered", "takes_items"]
 
 
 class AppendBlocks:
