@@ -17,14 +17,14 @@ from .indexing import is_carray
 from .kinds.category.engine import CategoryEngine, PreparedCodes
 from .kinds.vlen.chunk_items import as_items
 from .errors import FormatError, KindMismatchError
-from .kinds.nullable.meta import masked_to_objects
+from .items import composite_items, masked_to_objects
 from .indexing import is_int, position, positions
 from .kinds.base import kind_of
 from .kinds.buffers import ArrowBuffers
 from .kinds.nullable.types import as_masked, is_null_item, pandas_masked
 from .kinds.list.types import as_list_items
 
-__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
+__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target",
            "filler_blocks", "prepare_append", "to_ndarray"]
 
 
@@ -104,39 +104,6 @@ def to_ndarray(value, dtype, meta=None, categorical=False, arrlen=None, where="c
                              f"{arrlen} items of shape {atom.shape}") from err
         array = full
     return array
-
-
-def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
-    """``value`` as an object array of items of a decimal or struct carray: a
-    str, a number, a dict or None is one item; a masked array's masked items
-    are None.
-
-    Raises
-    ------
-    ValueError
-        Values that cannot be broadcast to ``arrlen``.
-    """
-    if isinstance(value, np.ma.MaskedArray):
-        value = masked_to_objects(value)
-    if is_carray(value):
-        value = value[:]
-    if hasattr(value, "to_pylist"):             # an Arrow array
-        value = value.to_pylist()
-    elif type(value).__name__ in ("Series", "Index"):
-        value = value.tolist()
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = [value[()]]
-    elif value is None or isinstance(value, (str, bytes, dict)) or \
-            not hasattr(value, "__len__"):
-        value = [value]
-    if isinstance(value, np.ndarray):
-        value = value.reshape(-1)
-    items = np.fromiter(value, dtype=object, count=len(value))
-    if arrlen is not None and len(items) != arrlen:
-        if len(items) != 1:
-            raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
-        items = np.fromiter([items[0]] * arrlen, dtype=object, count=arrlen)
-    return items
 
 
 def _has_nulls(value, none_is_nat: bool) -> bool:
