@@ -16,9 +16,8 @@ from .indexing import is_carray
 from .indexing import is_int, position, positions
 from .kinds.base import AppendBlocks, check_plain_items, column_kind, item_blocks, kind_of
 from .kinds.buffers import ArrowBuffers
-from .kinds.decimal.types import composite_items   # (carray_struct takes it from here)
 
-__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target", "composite_items",
+__all__ = ["AppendBlocks", "append_blocks", "assign", "assignment_target",
            "filler_blocks", "prepare_append", "to_ndarray"]
 
 

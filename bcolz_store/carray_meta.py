@@ -1,35 +1,31 @@
-"""The metadata of a new carray of fixed-size atoms: its atom, chunklen and
-dflt, from what the user passes to the constructor.
+"""The metadata of a new carray: its atom, chunklen and dflt, from what the
+user passes to the constructor.
 
-(A carray of variable-length items gets its metadata from
-:func:`bcolz_store.kinds.vlen.types.new_vlen_meta`.)
+A carray of a column kind (bcolz_store/kinds/) gets its metadata from that
+kind (:meth:`~bcolz_store.kinds.base.ColumnKind.new_meta`), the kinds asked
+in their order (:func:`~bcolz_store.kinds.base.kinds_for_new`); a carray of
+bcolz's fixed-size atoms (or pickled objects) from :func:`new_fixed_meta`.
 
 Source: bcolz 1.x ``carray.__init__`` (the dtype, chunklen and dflt rules).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from .indexing import is_carray
-from .kinds.category.types import category, category_request, new_category_meta
-from .carray_struct import new_struct_meta, struct_request
-from .kinds.decimal.types import decimal_request, new_decimal_meta
 from .chunks.codec import typesize_for
 from .cparams import cparams as cparams_cls
 from .datasets.carray_files import MAX_CHUNK_BYTES, CarrayMeta
 from .errors import LimitError
 from .format.meta import MAX_NDIM, storage_kind
-from .kinds.nullable.meta import masked_to_objects
-from .indexing import calc_chunklen, is_int
-from .kinds.base import kind_request
-from .kinds.category.kind import arrow_items
+from .indexing import calc_chunklen, is_carray, is_int
+from .items import masked_to_objects
+from .kinds.base import kind_request, kinds_for_new
 from .kinds.buffers import ArrowBuffers
-from .kinds.nullable.types import as_masked, new_nullable, nullable_request
-from .kinds.list.types import list_request, new_list_meta
-from .kinds.vlen.types import new_vlen_meta, vlen_request
 
-__all__ = ["atom_of", "new_fixed_meta", "new_meta"]
+__all__ = ["Making", "atom_of", "new_fixed_meta", "new_meta"]
 
 
 def _item_nbytes(buffers: ArrowBuffers):
@@ -46,23 +42,74 @@ def _item_nbytes(buffers: ArrowBuffers):
     return float(lengths.sum()) / present
 
 
+@dataclasses.dataclass
+class Making:
+    """The arguments a new carray is made from, as a column kind's
+    :meth:`~bcolz_store.kinds.base.ColumnKind.new_meta` gets them.
+
+    Attributes
+    ----------
+    array : array_like, carray or list
+        The initial data (empty when the carray is made from Arrow rows,
+        which the kind encodes after).
+    cparams : cparams
+    dtype : numpy dtype, str, a dtype object of a kind, or None
+    dflt : scalar, 0-d array or None
+    expectedlen, chunklen : int or None
+    to_ndarray : callable
+        ``to_ndarray(value, dtype)``: the carray's conversion of input data.
+    nullable : bool or None
+    item_nbytes : float or None
+        The average bytes of an item of the Arrow rows it is made from
+        (strings, binary), to size the chunks of items of any length.
+    """
+
+    array: object
+    cparams: object
+    dtype: object
+    dflt: object
+    expectedlen: int | None
+    chunklen: int | None
+    to_ndarray: object
+    nullable: bool | None = None
+    item_nbytes: float | None = None
+
+    def fixed(self, array, dtype, to_ndarray=None):
+        """``(CarrayMeta, numpy.ndarray)`` of a carray of fixed-size atoms of
+        ``array`` and ``dtype``, with these arguments' cparams, dflt,
+        expectedlen and chunklen (:func:`new_fixed_meta`)."""
+        return new_fixed_meta(array, self.cparams, dtype, self.dflt, self.expectedlen,
+                              self.chunklen, to_ndarray or self.to_ndarray)
+
+    def any(self, array, dtype, nullable, expectedlen, chunklen):
+        """``(CarrayMeta, data)`` of a carray of any kind of ``array``, ``dtype``
+        and ``nullable``, with these arguments' cparams and conversion and no
+        dflt (a struct's field)."""
+        return new_meta(array, self.cparams, dtype, None, expectedlen, chunklen,
+                        self.to_ndarray, nullable)
+
+
 def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nullable=None):
     """The metadata of a new carray of any kind, and its initial data.
 
-    A list or map ``dtype`` (or data) gets encoded lists
-    (:mod:`bcolz_store.kinds.list.types`), a categorical one codes plus categories
-    (:mod:`bcolz_store.kinds.category.types`), a vlen one items of any length
-    (:mod:`bcolz_store.kinds.vlen.types`), anything else fixed-size atoms
+    The arguments are offered to the column kinds in their order
+    (:func:`~bcolz_store.kinds.base.kinds_for_new`: struct, decimal, list or
+    map, categorical, vlen, nullable); the first that takes them
+    (:meth:`~bcolz_store.kinds.base.ColumnKind.new_request`) makes the
+    metadata; when none does, the carray holds fixed-size atoms
     (:func:`new_fixed_meta`).
 
     Parameters
     ----------
-    array, dtype, dflt, expectedlen, chunklen, to_ndarray
+    array : array_like, carray or ArrowBuffers
+        The initial data: Arrow rows (:class:`~bcolz_store.kinds.buffers.ArrowBuffers`)
+        are encoded by their kind after the carray is made.
+    dtype, dflt, expectedlen, chunklen, to_ndarray
         As :func:`new_fixed_meta`.
     cparams : cparams, dict or None
         None: ``bcolz_store.defaults.cparams``.
     nullable : bool or None
-        Whether the carray is nullable (:mod:`bcolz_store.kinds.nullable.types`);
+        Whether the carray is nullable (a validity beside fixed-size atoms);
         None: when ``array`` asks for it (a masked array, a pandas masked
         array, a list holding None with a fixed ``dtype`` given).
 
@@ -88,39 +135,12 @@ def new_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray, nul
         raise ValueError("`cparams` param must be an instance of `cparams` class")
     if isinstance(array, np.ma.MaskedArray) and array.dtype == object:
         array = masked_to_objects(array)        # a null is None, as object items hold it
-    found = struct_request(array, dtype)
-    if found is not None:
-        return new_struct_meta(found, array, cparams, expectedlen, chunklen, to_ndarray, new_meta)
-    found = decimal_request(array, dtype)
-    if found is not None:
-        return new_decimal_meta(found, array, cparams, dflt, expectedlen, chunklen, nullable)
-    lists = list_request(array, dtype)
-    if lists is not None:
-        return new_list_meta(lists, array, cparams, dflt, expectedlen, chunklen)
-    request = category_request(array, dtype) or vlen_request(array, dtype)
-    if isinstance(request, category):
-        fast = arrow_items(array, request)      # (Python items, encoded by pyarrow)
-        if fast is not None:
-            request, rows = fast
-            meta, _ = new_category_meta(request, [], cparams, len(array) if expectedlen is None
-                                        else expectedlen, chunklen, dflt)
-            return meta, rows
-        return new_category_meta(request, array, cparams, expectedlen, chunklen, dflt)
-    if request is not None:
-        if nullable:
-            raise ValueError("nullable=True is for carrays of a fixed dtype; vlen and "
-                             "categorical carrays hold None as a missing item already")
-        return new_vlen_meta(request, array, cparams, dflt, expectedlen, chunklen, item_nbytes)
-    if nullable_request(array, dtype, nullable):
-        if not is_carray(array):
-            array = as_masked(array, None if dtype is None else np.dtype(dtype).base,
-                              "new carray")
-        meta, data = new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen,
-                                    lambda v, d: v if d is None else v.astype(d))
-        if storage_kind(meta.atom) == "pickle":
-            raise ValueError("an object carray cannot be nullable (its items may be None)")
-        new_nullable(meta, dflt)
-        return meta, data
+    for kind in kinds_for_new():
+        request = kind.new_request(array, dtype, nullable)
+        if request is not None:
+            making = Making(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray,
+                            nullable, item_nbytes)
+            return kind.new_meta(request, making)
     return new_fixed_meta(array, cparams, dtype, dflt, expectedlen, chunklen, to_ndarray)
 
 

@@ -132,6 +132,7 @@ LAYERS = [
     [["bcolz_store.datasets", "bcolz_store.kinds.*.files"]],
     [["bcolz_store.chunks", "bcolz_store.kinds.*.chunk*", "bcolz_store.kinds.*.engine*"],
      ["bcolz_store.storage"]],
+    [["bcolz_store.items"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",
       "bcolz_store.options"], ["bcolz_store.threads"], ["bcolz_store.indexing"],
      ["bcolz_store.limits"], ["bcolz_store.apidoc"]],

@@ -50,7 +50,7 @@ from .. import threads
 
 __all__ = ["AppendBlocks", "ColumnKind", "block_len", "check_plain_items", "column_kind",
            "item_blocks", "kind_for_arrow", "kind_for_dtype", "kind_of", "kind_request",
-           "register", "registered", "takes_items"]
+           "kinds_for_new", "register", "registered", "takes_items"]
 
 
 class AppendBlocks:
@@ -223,6 +223,26 @@ class ColumnKind(abc.ABC):
         """
         return None
 
+    # ------------------------------------------------------------ new carrays
+
+    #: Where the kind stands when a new carray's arguments are offered to the
+    #: kinds (:func:`kinds_for_new`): lower first; None (the default): the
+    #: kind makes no carray from constructor arguments.
+    new_rank: ClassVar[int | None] = None
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """What a new carray of initial data ``array``, ``dtype`` and
+        ``nullable`` (the constructor's arguments) asks of this kind (a dtype
+        object, a type, True...), or None when it is not of this kind.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Arguments of this kind that contradict each other.
+        """
+        return None
+
     @classmethod
     def takes_items(cls, dtype) -> bool:
         """Whether ``dtype`` asks for a new column of this kind that takes its
@@ -315,6 +335,27 @@ class ColumnKind(abc.ABC):
             Items the kind refuses.
         """
         return None
+
+    @classmethod
+    def new_meta(cls, request, making):
+        """``(CarrayMeta, data)``: the metadata of a new carray of this kind for
+        ``request`` (what :meth:`new_request` returned) and its initial data,
+        to be appended (an empty array when ``making.array`` is a carray, whose
+        rows the caller appends).
+
+        ``making`` holds the constructor's arguments (``array``, ``cparams``,
+        ``dtype``, ``dflt``, ``expectedlen``, ``chunklen``, ``to_ndarray``,
+        ``nullable``, ``item_nbytes``) and the two makers a kind may build
+        on: ``making.fixed(array, dtype)`` (a carray of fixed-size atoms) and
+        ``making.any(array, dtype, nullable, expectedlen, chunklen)`` (a carray of any kind:
+        a struct's fields).
+
+        Raises
+        ------
+        TypeError, ValueError, LimitError
+            Data or arguments the kind cannot hold.
+        """
+        raise NotImplementedError(f"{cls.__name__}.new_meta")
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and vars(self) == vars(other)
@@ -412,6 +453,13 @@ def kind_for_dtype(dtype) -> ColumnKind | None:
         if found is not None:
             return found
     return None
+
+
+def kinds_for_new() -> list:
+    """The registered kinds that make carrays from constructor arguments
+    (:attr:`ColumnKind.new_rank` not None), in the order they are asked."""
+    making = [cls for cls in _REGISTRY.values() if getattr(cls, "new_rank", None) is not None]
+    return sorted(making, key=lambda cls: cls.new_rank)
 
 
 def kind_request(buffers: ArrowBuffers, dtype, nullable, expectedlen):

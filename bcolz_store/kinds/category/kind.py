@@ -16,12 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import PreparedCodes
-from .types import CodesView, category, category_of, category_request
+from .types import CodesView, category, category_of
 from ...errors import FormatError
 from ..vlen.chunk_items import as_items
 from ..vlen.kind import check_appended
 from ..vlen.meta import vlen_result_dtype
 from ..vlen.types import vlen_of
+from .types import category_request, new_category_meta
 from ..base import AppendBlocks, ColumnKind, block_len, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import arrow_items, category_buffers, dictionary_codes, items_of_buffers
@@ -91,6 +92,27 @@ class CategoryKind(ColumnKind):
     """
 
     key = "categorical"
+
+    new_rank = 40           # before vlen: a categorical carray's items are text too
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """A :class:`~.types.category` ``dtype`` (or ``'category'``), a
+        categorical carray or a pandas Categorical."""
+        return category_request(array, dtype)
+
+    @classmethod
+    def new_meta(cls, request, making):
+        array = making.array
+        fast = arrow_items(array, request)      # (Python items, encoded by pyarrow)
+        if fast is not None:
+            request, rows = fast
+            meta, _ = new_category_meta(request, [], making.cparams, len(array)
+                                        if making.expectedlen is None else making.expectedlen,
+                                        making.chunklen, making.dflt)
+            return meta, rows
+        return new_category_meta(request, array, making.cparams, making.expectedlen,
+                                 making.chunklen, making.dflt)
 
     def __init__(self, codes, items: str = "str", ordered: bool = False):
         self.codes = np.dtype(codes)

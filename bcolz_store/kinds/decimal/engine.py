@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import DecimalMeta, decode_decimals, encode_decimals, too_wide
-from ..nullable.meta import masked_to_objects
+from ...items import masked_to_objects
 
 __all__ = ["DecimalEngine", "PreparedDecimals"]
 

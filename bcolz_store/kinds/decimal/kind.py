@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import composite_items, decimal
+from .types import decimal
+from ...items import composite_items
 from ..nullable.engine import NullableEngine
 from .meta import DecimalMeta, check_decimal, decode_decimals
+from .types import decimal_request, new_decimal_meta
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows
@@ -42,6 +44,18 @@ class DecimalKind(ColumnKind):
 
     key = "decimal"
     nullable_carray = True      # Arrow rows may hold nulls
+
+    new_rank = 20
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """A :class:`~.types.decimal` ``dtype``, or a decimal carray's own type."""
+        return decimal_request(array, dtype)
+
+    @classmethod
+    def new_meta(cls, request, making):
+        return new_decimal_meta(request, making.array, making.cparams, making.dflt,
+                                making.expectedlen, making.chunklen, making.nullable)
 
     def __init__(self, precision, scale):
         meta = check_decimal(precision, scale)

@@ -24,10 +24,9 @@ import numpy as np
 from ...datasets.carray_files import CarrayMeta
 from .files import decimal_carray_meta
 from .meta import DecimalMeta, check_decimal
-from ..nullable.meta import masked_to_objects
-from ...indexing import calc_chunklen, is_carray, is_int, iterates_blocks
+from ...indexing import calc_chunklen, is_int, iterates_blocks
 
-__all__ = ["composite_items", "decimal", "decimal_of", "decimal_request", "new_decimal_meta"]
+__all__ = ["decimal", "decimal_of", "decimal_request", "new_decimal_meta"]
 
 
 class decimal:
@@ -161,36 +160,3 @@ def new_decimal_meta(request: decimal, array, cparams, dflt, expectedlen, chunkl
                        "null" if dflt is None else "dflt")
     out: CarrayMeta = decimal_carray_meta(meta, cparams, int(chunklen), expectedlen, dflt)
     return out, items
-
-
-def composite_items(value, arrlen=None, where="carray") -> np.ndarray:
-    """``value`` as an object array of items of a decimal or struct carray: a
-    str, a number, a dict or None is one item; a masked array's masked items
-    are None.
-
-    Raises
-    ------
-    ValueError
-        Values that cannot be broadcast to ``arrlen``.
-    """
-    if isinstance(value, np.ma.MaskedArray):
-        value = masked_to_objects(value)
-    if is_carray(value):
-        value = value[:]
-    if hasattr(value, "to_pylist"):             # an Arrow array
-        value = value.to_pylist()
-    elif type(value).__name__ in ("Series", "Index"):
-        value = value.tolist()
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = [value[()]]
-    elif value is None or isinstance(value, (str, bytes, dict)) or \
-            not hasattr(value, "__len__"):
-        value = [value]
-    if isinstance(value, np.ndarray):
-        value = value.reshape(-1)
-    items = np.fromiter(value, dtype=object, count=len(value))
-    if arrlen is not None and len(items) != arrlen:
-        if len(items) != 1:
-            raise ValueError(f"{where}: cannot assign {len(items)} items to {arrlen} positions")
-        items = np.fromiter([items[0]] * arrlen, dtype=object, count=arrlen)
-    return items

@@ -23,6 +23,7 @@ from .engine import PreparedLists
 from .meta import ListType, MapType
 from .types import as_list_items
 from ..arrow import from_pyarrow, to_pyarrow
+from .types import list_request, new_list_meta
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .arrow_types import arrow_list_type, list_arrow_type
@@ -65,6 +66,18 @@ class ListKind(ColumnKind):
     """A list or map column: ``listtype`` its ListType or MapType."""
 
     key = "list"
+
+    new_rank = 30
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """A list or map ``dtype``, or a list carray's own type."""
+        return list_request(array, dtype)
+
+    @classmethod
+    def new_meta(cls, request, making):
+        return new_list_meta(request, making.array, making.cparams, making.dflt,
+                             making.expectedlen, making.chunklen)
 
     def __init__(self, listtype):
         self.listtype = listtype

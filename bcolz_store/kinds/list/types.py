@@ -27,7 +27,7 @@ from ...datasets.carray_files import MAX_VLEN_CHUNKLEN, CarrayMeta
 from .files import new_list_layout
 from .meta_items import encode_item, encode_items
 from .meta import ListType, MapType, StructItems
-from ..nullable.meta import masked_to_objects
+from ...items import masked_to_objects
 from ..vlen.meta import VLEN_DEFAULT_LEVEL
 from ...indexing import is_int, iterates_blocks
 

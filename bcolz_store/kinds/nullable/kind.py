@@ -32,10 +32,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...format.meta import storage_kind
+from ...indexing import is_carray
+from .types import as_masked, new_nullable, nullable_request
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .engine import NullableEngine
-from .types import as_masked, is_null_item, pandas_masked
+from .types import is_null_item, pandas_masked
 from .codec import accepted, arrow_of_dtype, decode_rows, dtype_of_arrow, encode_rows
 
 __all__ = ["NullableKind"]
@@ -68,6 +71,33 @@ class NullableKind(ColumnKind):
     nullable_carray = True
     masked_items = True
     direct_appends = False
+
+    new_rank = 60           # last: any fixed dtype with nulls asked for
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """True for ``nullable=True``, or data with nulls (a masked array, a
+        pandas masked array, a list holding None with a fixed ``dtype``)."""
+        return True if nullable_request(array, dtype, nullable) else None
+
+    @classmethod
+    def new_meta(cls, request, making):
+        """Fixed-size atoms (:meth:`Making.fixed`) plus a validity.
+
+        Raises
+        ------
+        ValueError
+            For an object dtype (its items may be None already).
+        """
+        array, dtype = making.array, making.dtype
+        if not is_carray(array):
+            array = as_masked(array, None if dtype is None else np.dtype(dtype).base,
+                              "new carray")
+        meta, data = making.fixed(array, dtype, lambda v, d: v if d is None else v.astype(d))
+        if storage_kind(meta.atom) == "pickle":
+            raise ValueError("an object carray cannot be nullable (its items may be None)")
+        new_nullable(meta, making.dflt)
+        return meta, data
 
     def __init__(self, dtype):
         self.dtype_ = np.dtype(dtype)

@@ -38,7 +38,7 @@ import numpy as np
 from ...errors import FormatError
 
 __all__ = ["NULLABLE_KEY", "NullableMeta", "VALIDITY_DIR", "dump_nullable", "fill_kind",
-           "fill_value", "load_nullable", "masked_to_objects"]
+           "fill_value", "load_nullable"]
 
 NULLABLE_KEY = "nullable"
 VALIDITY_DIR = "valid"
@@ -80,15 +80,6 @@ def fill_value(dtype: np.dtype) -> np.ndarray:
         out[()] = np.nan
     elif kind == "NaT":
         out[()] = np.array("NaT", dtype=base)
-    return out
-
-
-def masked_to_objects(values) -> np.ndarray:
-    """A masked array as an object array, None for each masked item
-    (``MaskedArray.filled(None)`` would fill with the dtype's default, '?'
-    for objects)."""
-    out = np.ma.getdata(values).astype(object)
-    out[np.ma.getmaskarray(values)] = None
     return out
 
 

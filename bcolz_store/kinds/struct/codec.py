@@ -26,7 +26,7 @@ import numpy as np
 
 from ...chunks.engine import ChunkEngine
 from ..nullable.engine import NullableEngine
-from ..nullable.meta import masked_to_objects
+from ...items import masked_to_objects
 from ..arrow import from_pyarrow, to_pyarrow
 from ..base import kind_of
 from ..buffers import ArrowBuffers

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..nullable.meta import masked_to_objects
+from ...items import masked_to_objects
 from ..vlen.engine import VlenEngine
 from ..vlen.chunk_items import as_items
 from ...chunks.engine import ChunkEngine

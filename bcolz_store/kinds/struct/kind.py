@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import StructMeta
-from ..decimal.types import composite_items
+from ...items import composite_items
 from .types import arrow_type_of, column_type_of_arrow, struct_of
+from .new import new_struct_meta, struct_request
 from ..base import ColumnKind, kind_for_arrow, kind_of, register
 from ..buffers import ArrowBuffers
 from .codec import decode_struct, encode_struct
@@ -87,6 +88,17 @@ class StructKind(ColumnKind):
     carray) its fields' metadata, through which each field's kind is found."""
 
     key = "struct"
+
+    new_rank = 10           # a struct dtype first: its fields are of any kind
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """A :class:`~.types.struct` ``dtype``, or a struct carray's own type."""
+        return struct_request(array, dtype)
+
+    @classmethod
+    def new_meta(cls, request, making):
+        return new_struct_meta(request, making)
 
     def __init__(self, stype, smeta: StructMeta | None = None):
         self.stype = stype

@@ -14,7 +14,8 @@ import numpy as np
 from .chunk_items import as_items
 from .meta import vlen_result_dtype
 from ...errors import KindMismatchError
-from .types import vlen, vlen_of, vlen_request
+from .types import vlen, vlen_of
+from .types import new_vlen_meta, vlen_request
 from ..base import AppendBlocks, ColumnKind, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows, rows_to_items
@@ -84,6 +85,22 @@ class VlenKind(ColumnKind):
     """
 
     key = "vlen"
+
+    new_rank = 50
+
+    @classmethod
+    def new_request(cls, array, dtype, nullable):
+        """A :class:`~.types.vlen` ``dtype`` (or ``str``, ``bytes``, ``object``
+        with text items...), or a vlen carray's own type."""
+        return vlen_request(array, dtype)
+
+    @classmethod
+    def new_meta(cls, request, making):
+        if making.nullable:
+            raise ValueError("nullable=True is for carrays of a fixed dtype; vlen and "
+                             "categorical carrays hold None as a missing item already")
+        return new_vlen_meta(request, making.array, making.cparams, making.dflt,
+                             making.expectedlen, making.chunklen, making.item_nbytes)
 
     def __init__(self, type: vlen):
         self.type = type
