@@ -10,10 +10,14 @@ and the contract fails on an engine that breaks it.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import numpy as np
 import pytest
 
 import bcolz_store.chunks
+import bcolz_store.kinds
 from bcolz_store.kinds.category.engine import CategoryEngine
 from bcolz_store.chunks.engine import ChunkEngine
 from bcolz_store.chunks.objects import ObjectEngine
@@ -227,8 +231,18 @@ def _is_engine(cls) -> bool:
                for name in ("append", "read_range", "gather", "trim_to", "stage_leftover"))
 
 
-def test_every_engine_has_a_contract_class():
+def _engine_classes() -> dict:
+    """The engines of chunks/ and of every kind's folder (kinds/<kind>/)."""
     engines = package_classes(bcolz_store.chunks, _is_engine)
+    for info in pkgutil.iter_modules(bcolz_store.kinds.__path__):
+        if info.ispkg:
+            kind = importlib.import_module(f"{bcolz_store.kinds.__name__}.{info.name}")
+            engines.update(package_classes(kind, _is_engine))
+    return engines
+
+
+def test_every_engine_has_a_contract_class():
+    engines = _engine_classes()
     assert {"ChunkEngine", "ObjectEngine", "VlenEngine", "CategoryEngine"} <= set(engines)
     assert "EngineBase" not in engines
     named = set().union(*contract_classes("EngineTests").values())
