@@ -202,6 +202,12 @@ class PartsEngine:
         start = nchunk * self.chunklen + pos
         return self.read_range(start, start + 1)[0]
 
+    def reduce_chunks(self, fn):
+        """Yield ``fn(items)`` of every chunk's items in order (the leftover's
+        last), as reads return them."""
+        for nchunk in range(self.nchunks + (1 if self.nleft else 0)):
+            yield fn(self.chunk_array(nchunk))
+
     # ------------------------------------------------------------ writing
 
     def _sync(self) -> None:
