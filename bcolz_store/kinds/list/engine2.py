@@ -8,6 +8,9 @@ Row ``i`` holds the child rows ``[ends[i-1], ends[i])`` (``ends[-1]`` being
 (:class:`~bcolz_store.kinds.buffers.ArrowBuffers`-like objects: ``length``,
 ``validity``, ``offsets``, ``values``, ``children``) in both directions;
 Python items (``c[:]``) are made from them in one pass per child column.
+The offsets are the primary part (:mod:`bcolz_store.chunks.parts`): the
+carray's length, chunks and leftover are theirs; the validity is a row
+part; the children are parts whose rows this engine places.
 
 Layout: kinds/list/files.py.
 """
@@ -89,7 +92,7 @@ def child_store(engine, rows, idx: np.ndarray):
     if isinstance(engine, VlenEngine):
         objs = _text_objects(rows, engine.vlen.kind, idx)
         return as_items(objs, engine.vlen.kind, engine.atom, engine.vlen.nullable)
-    atom = engine.values.atom if isinstance(engine, NullableEngine) else engine.atom
+    atom = engine.atom
     values = np.asarray(rows.values)
     if values.dtype != atom:
         values = values.view(atom) if values.dtype.itemsize == atom.itemsize else \

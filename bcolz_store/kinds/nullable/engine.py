@@ -13,6 +13,10 @@ nothing about the items past its end: they are present; a longer one (the
 real bcolz trimmed the values) is cut.  Reads apply this rule; every write
 first brings the validity to the values' length.
 
+The values are the primary part (:mod:`bcolz_store.chunks.parts`): the
+carray's length, chunks, sizes and statistics are theirs; the validity is a
+row part, trimmed, staged and cached with them.
+
 Layout: kinds/nullable/meta.py.
 """
 

@@ -8,6 +8,10 @@ dicts into one list per field, convert every field before anything changes,
 then write each field (and the validity): one ``flush()`` commits them all,
 as the fields share the carray's dataset.
 
+Every field and the validity is a row part (:mod:`bcolz_store.chunks.parts`),
+the first field the primary one: the carray's length and chunks are its;
+its sizes are the sums of every part's.
+
 Layout: kinds/struct/meta.py.
 """
 
