@@ -25,6 +25,7 @@ from ..vlen.files import vlen_engine
 from ..vlen.meta import VlenMeta, vlen_result_dtype
 from .engine import CategoryEngine
 from .meta import CATEGORIES_DIR, category_dtype_text
+from .meta_storage import CATEGORY_STORAGE
 
 __all__ = ["CATEGORY_FILES"]
 
@@ -58,7 +59,7 @@ def _load(store, sizes, storage: StorageMeta) -> CarrayMeta:
                           f"{categories.length} categories (nor -1)")
     return CarrayMeta(atom, codes.cparams, codes.chunklen, codes.expectedlen, dflt,
                       codes.length, codes.cbytes, VlenMeta(categories.vlen.kind, nullable=True),
-                      codes.length * storage.dtype.itemsize, storage.categorical, categories,
+                      codes.length * storage.dtype.itemsize, storage.entry, categories,
                       dflt_code=code)
 
 
@@ -92,7 +93,7 @@ class _CategoryFiles(KindFiles):
     chunked = True
 
     def of_storage(self, storage) -> bool:
-        return storage.categorical is not None
+        return storage.kind is CATEGORY_STORAGE
 
     def of_meta(self, meta) -> bool:
         return meta.categorical is not None and meta.composite is None and \
@@ -125,8 +126,8 @@ class _CategoryFiles(KindFiles):
         codes = meta.categorical.codes
         store.set("meta/storage", dump_storage(StorageMeta(
             codes, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
-            np.array(meta.dflt_code, dtype=codes), None, category_dtype_text(codes, name),
-            meta.categorical)))
+            np.array(meta.dflt_code, dtype=codes), category_dtype_text(codes, name),
+            CATEGORY_STORAGE, meta.categorical)))
 
 
 CATEGORY_FILES = _CategoryFiles()

@@ -42,12 +42,14 @@ from ...format.kind_storage import dump_kind_storage, load_kind_storage
 from ...format.layout import ATTRS_FILE
 from .meta_items import decode_list_dflt, encode_list_dflt
 from .engine import ListEngine
+from .meta_storage import LIST_STORAGE
 from .meta import LIST_KEY, ListType, MapType, list_dtype_text, type_from_json, type_to_json
 from ...format.meta import StorageMeta, dump_storage, load_sizes
 from ..nullable.meta import VALIDITY_DIR, NullableMeta, fill_kind
 from ..vlen.engine import VlenEngine
 from ..vlen.files import load_vlen_carray
 from ..vlen.meta import VlenMeta
+from ..vlen.meta_storage import VLEN_STORAGE
 from ...indexing import calc_chunklen
 from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_cparams,
                                       load_carray, new_engine, stage_sizes, stage_stats,
@@ -300,7 +302,7 @@ class _ListKind1(KindFiles):
     chunked = False
 
     def of_storage(self, storage) -> bool:
-        return storage.lists is not None
+        return storage.kind is LIST_STORAGE
 
     def of_meta(self, meta) -> bool:
         return meta.listtype is not None and meta.lists2 is None and \
@@ -312,9 +314,10 @@ class _ListKind1(KindFiles):
         (:func:`~bcolz_store.kinds.vlen.files.load_vlen_carray`), with the list type
         and level of the ``list`` entry."""
         plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen,
-                            storage.expectedlen, storage.dflt, VlenMeta("bytes", nullable=True))
+                            storage.expectedlen, storage.dflt, kind=VLEN_STORAGE,
+                            entry=VlenMeta("bytes", nullable=True))
         meta = load_vlen_carray(store, sizes, plain)
-        meta.vlen, meta.listtype, meta.listlevel = None, storage.lists[0], storage.lists[1]
+        meta.vlen, (meta.listtype, meta.listlevel) = None, storage.entry
         return meta
 
     @staticmethod
@@ -332,7 +335,7 @@ class _ListKind1(KindFiles):
         ``name``, the ``dflt`` and ``list`` entry of its type."""
         store.set("meta/storage", dump_storage(StorageMeta(
             meta.atom, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-            None, list_dtype_text(name), lists=(meta.listtype, meta.listlevel))))
+            list_dtype_text(name), LIST_STORAGE, (meta.listtype, meta.listlevel))))
 
 
 LIST2_KIND = _ListKind2()

@@ -24,6 +24,7 @@ from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, check_p
                                       storage_entries)
 from .engine import NullableEngine
 from .meta import VALIDITY_DIR, NullableMeta
+from .meta_storage import NULLABLE_STORAGE
 
 __all__ = ["NULLABLE_FILES", "load_validity", "new_validity_meta", "nullable_engine",
            "stage_validity"]
@@ -103,7 +104,7 @@ class _NullableFiles(KindFiles):
     chunked = True
 
     def of_storage(self, storage) -> bool:
-        return storage.nullable is not None
+        return storage.kind is NULLABLE_STORAGE
 
     def of_meta(self, meta) -> bool:
         return meta.nullable is not None and meta.categorical is None and \
@@ -121,7 +122,7 @@ class _NullableFiles(KindFiles):
         """The values' metadata, as a plain carray's, and the validity, checked
         (:func:`load_validity`)."""
         meta = fixed_meta(store, sizes, storage)
-        load_validity(store, meta, storage.nullable)
+        load_validity(store, meta, storage.entry)
         check_plain(store, meta, data)
         return meta
 
@@ -140,7 +141,7 @@ class _NullableFiles(KindFiles):
         """bcolz's keys, the ``nullable`` entry and the keys the kinds add."""
         store.set("meta/storage", dump_storage(StorageMeta(
             meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-            nullable=meta.nullable, entries=storage_entries(meta))))
+            kind=NULLABLE_STORAGE, entry=meta.nullable, entries=storage_entries(meta))))
 
 
 NULLABLE_FILES = _NullableFiles()

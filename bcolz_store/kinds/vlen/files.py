@@ -20,6 +20,7 @@ from .chunk import dictionary_id
 from .chunk_files import vlen_chunk_key
 from .engine import VlenEngine
 from .meta import vlen_dtype_text
+from .meta_storage import VLEN_STORAGE
 
 __all__ = ["MAX_VLEN_CHUNKLEN", "VLEN_FILES", "load_vlen_carray", "vlen_engine"]
 
@@ -47,14 +48,15 @@ def load_vlen_carray(store, sizes, storage: StorageMeta) -> CarrayMeta:
         raise FormatError(f"{store.path('meta/storage')}: chunklen {storage.chunklen} is above "
                           f"{MAX_VLEN_CHUNKLEN}, the most items a vlen chunk may hold")
     cparams = stored_cparams(store, storage)
-    if storage.vlen.dictionary is not None:
+    vlen = storage.entry
+    if vlen.dictionary is not None:
         try:
-            dictionary_id(storage.vlen.dictionary)
+            dictionary_id(vlen.dictionary)
         except CodecError as err:
             raise FormatError(f"{store.path('meta/storage')}: the vlen dictionary is not a "
                               f"zstd dictionary ({err})") from err
     meta = CarrayMeta(storage.dtype, cparams, storage.chunklen, storage.expectedlen,
-                      storage.dflt, sizes.shape[0], sizes.cbytes, storage.vlen, sizes.nbytes)
+                      storage.dflt, sizes.shape[0], sizes.cbytes, vlen, sizes.nbytes)
     check_end_files(store, meta, -(-meta.length // meta.chunklen), vlen_chunk_key)
     return meta
 
@@ -75,7 +77,7 @@ class _VlenFiles(KindFiles):
     chunked = True
 
     def of_storage(self, storage) -> bool:
-        return storage.vlen is not None
+        return storage.kind is VLEN_STORAGE
 
     def of_meta(self, meta) -> bool:
         return meta.vlen is not None and meta.categorical is None and \
@@ -103,7 +105,8 @@ class _VlenFiles(KindFiles):
         (so that bcolz's refusal to open it says which it is) and the ``vlen`` entry."""
         store.set("meta/storage", dump_storage(StorageMeta(
             meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-            meta.vlen, vlen_dtype_text(meta.vlen.kind, name), entries=storage_entries(meta))))
+            vlen_dtype_text(meta.vlen.kind, name), VLEN_STORAGE, meta.vlen,
+            entries=storage_entries(meta))))
 
 
 VLEN_FILES = _VlenFiles()
