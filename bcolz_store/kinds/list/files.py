@@ -227,6 +227,14 @@ class _ListKind2(KindFiles):
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> ListV2Engine:
+        """A ListV2Engine over its offsets, validity and children's engines (each
+        child with its own statistics); new parts' ``meta/storage`` staged at once.
+
+        Raises
+        ------
+        FormatError
+            No codec of version-2 list carrays is installed.
+        """
         layout = meta.lists2
         where = store.root if store is not None else "list carray"
 
@@ -268,6 +276,8 @@ class _ListKind2(KindFiles):
 
     @staticmethod
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
+        """The offsets' bcolz keys (``<i8``, which bcolz reads) and the ``list``
+        entry of version 2."""
         layout = meta.lists2
         typ = layout.listtype
         dflt = meta.dflt[()] if meta.dflt is not None else None
