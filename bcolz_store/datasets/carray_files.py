@@ -51,8 +51,9 @@ class KindFiles:
 
     A kind whose carrays are its own says which they are with
     :meth:`of_data` (a ``meta/storage`` of its own layout, which
-    :func:`~.meta.load_storage` cannot parse) or :meth:`of_storage` (one that
-    it parses, with the kind's entry), and :meth:`of_meta` and
+    :func:`~bcolz_store.format.meta.load_storage` cannot parse) or
+    :meth:`of_storage` (one that it parses, with the kind's entry: a
+    :class:`~bcolz_store.format.meta.StorageKind`), and :meth:`of_meta` and
     :meth:`of_engine`; it then has
 
     ``load(store, data, storage, sizes) -> CarrayMeta``

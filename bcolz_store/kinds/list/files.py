@@ -55,8 +55,8 @@ from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_
                                       load_carray, new_engine, stage_sizes, stage_stats,
                                       stage_storage)
 
-__all__ = ["LIST1_KIND", "LIST2_KIND", "LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT", "ListLayout2", "list2_element",
-           "list2_layout", "new_list_layout"]
+__all__ = ["LIST1_KIND", "LIST2_KIND", "LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT",
+           "ListLayout2", "list2_element", "list2_layout", "new_list_layout"]
 
 LIST2_VERSION = 2
 #: Factories ``codec(listtype, where, children)`` (children: folder -> CarrayMeta) of the Python and Arrow rows of a list
@@ -308,8 +308,6 @@ def _offsets_cbytes(store, meta: CarrayMeta) -> int:
 class _ListKind1(KindFiles):
     """How a version-1 list carray's files are read and written: a vlen carray
     of encoded items (no statistics, no index)."""
-
-    chunked = False
 
     def of_storage(self, storage) -> bool:
         return storage.kind is LIST_STORAGE
