@@ -19,6 +19,7 @@ from .types import category
 from ...errors import FormatError
 from ..vlen.meta import vlen_result_dtype
 from .types import category_request, new_category_meta
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .codec import arrow_items, category_buffers, dictionary_codes, items_of_buffers

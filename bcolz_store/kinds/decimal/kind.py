@@ -16,6 +16,7 @@ import numpy as np
 from .types import decimal
 from .meta import DecimalMeta, check_decimal, decode_decimals
 from .types import decimal_request, new_decimal_meta
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows

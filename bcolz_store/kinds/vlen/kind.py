@@ -14,6 +14,7 @@ import numpy as np
 from .meta import vlen_result_dtype
 from .types import vlen, vlen_of
 from .types import new_vlen_meta, vlen_request
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows, rows_to_items
