@@ -45,7 +45,7 @@ from ..errors import FormatError
 from ..format.stats_meta import (MAX_STATS_BYTES, MAX_STATS_CHUNKS, MAX_STATS_TEXT, NOT_KEPT,
                                  STATS_KEY, dump_stats, encode_value, load_stats)
 from .chunk import quantize
-from ..kinds.vlen.chunk_items import missing_mask
+from .missing import missing_mask
 
 __all__ = ["ChunkStats", "ColumnStats", "attach_stats", "piece_stats", "same_stats", "stats_kind",
            "stored_stats"]

@@ -21,8 +21,7 @@ import hashlib
 import re
 
 from ..errors import BcolzStoreError
-from ..kinds.category.engine import CategoryEngine
-from .carray_files import load_carray, new_engine, stage_stats
+from .carray_files import appendable, load_carray, new_engine, stage_stats, stats_engine
 
 __all__ = ["CHANGED", "foreign_change", "restage_derived", "stage_foreign_appends"]
 
@@ -88,7 +87,7 @@ def foreign_change(store, recorded: dict, changed: set, added: set):
         return False, f"chunk files {rewritten} changed, not only the last, {count - 1}"
     try:
         meta = load_carray(store)
-        if meta.composite is not None or meta.atom.kind == "O" and meta.vlen is None:
+        if not appendable(meta):
             return False, "a carray of this kind is not checked for such changes"
         nfiles = -(-meta.length // meta.chunklen)
         if nfiles != count + len(new) or new != list(range(count, count + len(new))):
@@ -112,8 +111,7 @@ def stage_foreign_appends(store, meta) -> list:
     checksums stay as recorded, and :func:`bcolz_store.verify` reports them.
     """
     reads = getattr(store, "reads", None)
-    if reads is None or store.readonly or meta.composite is not None or \
-            meta.atom.kind == "O" and meta.vlen is None:
+    if reads is None or store.readonly or not appendable(meta):
         return []
     sizes = store.get("meta/sizes")
     recorded_all = store.recorded_checksums()
@@ -150,7 +148,7 @@ def restage_derived(store) -> None:
     another program changed them no longer describe it."""
     meta = load_carray(store)
     engine = new_engine(meta, store, cache_budget=0)
-    inner = engine.codes if isinstance(engine, CategoryEngine) else engine
+    inner = stats_engine(engine)
     stats = getattr(inner, "stats", None)
     if stats is None:
         return

@@ -1,5 +1,7 @@
-"""``meta/storage`` of a carray of a kind bcolz does not know (decimal, struct):
-bcolz's keys, a ``dtype`` text that makes bcolz refuse the carray, and one
+"""``meta/storage`` of a carray of a kind with a layout of its own (a kind's
+``files.py`` reads and writes it: decimal, struct, list of version 2):
+bcolz's keys, a ``dtype`` text of the kind's (one bcolz refuses; a list's ``<i8``, its
+offsets), and one
 more key describing the kind.
 
 ::

@@ -34,16 +34,11 @@ import numpy as np
 
 from ..errors import FormatError, LimitError
 from .layout import check_column_name
-from ..kinds.category.meta import (CATEGORY_KEY, CategoryMeta, category_codes_of_text, dump_category,
-                            load_category)
-from ..kinds.nullable.meta import NULLABLE_KEY, NullableMeta, dump_nullable, load_nullable
-from ..kinds.list.meta_items import decode_list_dflt, encode_list_dflt
-from ..kinds.list.meta import LIST_KEY, dump_list, list_type_of_text, load_list
-from ..kinds.vlen.meta import (VLEN_KEY, VlenMeta, decode_vlen_dflt, dump_vlen, encode_vlen_dflt,
-                        load_vlen, vlen_kind_of_text)
 
 __all__ = [
+    "STORAGE_KINDS",
     "SizesMeta",
+    "StorageKind",
     "StorageMeta",
     "atom_dtype",
     "decode_dflt",
@@ -339,17 +334,71 @@ def load_sizes(data: bytes, where: str = "meta/sizes") -> SizesMeta:
 
 # --- meta/storage -----------------------------------------------------------
 
+class StorageKind:
+    """A column kind's entry in the ``meta/storage`` of a carray of bcolz's
+    layout (bcolz ignores keys it does not know): how it is read and written.
+    A kind's ``meta*.py`` (bcolz_store/kinds/<kind>/) appends one instance of a
+    subclass to :data:`STORAGE_KINDS` when imported.
+
+    A kind either marks its carrays by their ``dtype`` text (:meth:`of_text`;
+    bcolz refuses such a text, so the carray is not read as something it is
+    not), or, with :attr:`plain` set, adds its entry to a carray whose
+    ``dtype`` text is bcolz's (read when the key is there).  Its methods:
+
+    ``load(value, parsed, where)``
+        The kind's entry from its stored JSON ``value``; ``parsed`` is what
+        :meth:`of_text` said, or the carray's dtype for a :attr:`plain` kind
+        (raises FormatError naming ``where`` for a malformed entry).
+    ``dump(entry)``
+        The JSON value stored for ``entry``.
+    ``dtype(entry, parsed)``
+        A kind marked by its ``dtype`` text: the :attr:`StorageMeta.dtype` of
+        its carray with ``entry``.
+    """
+
+    #: The key of its entry in ``meta/storage``.
+    key = ""
+    #: Whether the entry is added to a carray of a plain dtype text.
+    plain = False
+
+    def of_text(self, text: str):
+        """What the ``dtype`` text ``text`` says of a carray of this kind (passed to
+        :meth:`load` and :meth:`dtype`), or None when it is not one."""
+        return None
+
+    def load_dflt(self, value, entry, dtype: np.dtype, where: str) -> np.ndarray:
+        """The ``dflt`` stored as ``value``, a 0-d array of ``dtype`` (bcolz's
+        encoding unless the kind says otherwise).
+
+        Raises
+        ------
+        FormatError, LimitError
+            As :func:`decode_dflt`, or a kind's malformed ``dflt``.
+        """
+        return decode_dflt(value, dtype, where)
+
+    def dump_dflt(self, dflt: np.ndarray, entry):
+        """The JSON value stored as ``dflt`` (bcolz's encoding unless the kind
+        says otherwise)."""
+        return encode_dflt(dflt)
+
+
+#: The kinds' entries (:class:`StorageKind`), in the order they were imported.
+STORAGE_KINDS: list = []
+
+
 @dataclass(frozen=True)
 class StorageMeta:
     """Contents of ``meta/storage``.
 
     ``dtype`` is the base dtype (atom dimensions live in ``meta/sizes``);
     ``cparams`` is a plain dict with keys clevel, shuffle, cname, quantize;
-    ``dflt`` is a 0-d array of ``dtype``.  A vlen carray (variable-length
-    items, kinds/vlen/meta.py) has ``vlen`` set, ``dtype`` the dtype reads
-    return and ``dtype_text`` the text written as ``dtype``; a categorical
-    carray (kinds/category/meta.py) has ``categorical`` set, ``dtype`` its
-    codes' dtype and ``dtype_text``.
+    ``dflt`` is a 0-d array of ``dtype``.  A carray of a column kind has
+    ``kind`` set (a :class:`StorageKind`) and ``entry`` its entry; a kind that
+    marks its carrays by their ``dtype`` text has ``dtype_text`` the text
+    written as ``dtype`` and ``dtype`` the dtype the kind says (the dtype
+    reads return for a vlen carray, its codes' for a categorical one).
+    ``entries`` are more keys a column kind adds (bcolz ignores them).
     """
 
     dtype: np.dtype
@@ -357,61 +406,62 @@ class StorageMeta:
     chunklen: int
     expectedlen: int
     dflt: np.ndarray = field(compare=False)
-    vlen: VlenMeta | None = None
     dtype_text: str | None = None
-    categorical: CategoryMeta | None = None
-    nullable: NullableMeta | None = None
-    lists: tuple | None = None          # a list carray's (type, level): kinds/list/meta.py
-    entries: dict | None = None         # more keys a column kind adds (bcolz ignores them)
+    kind: StorageKind | None = None
+    entry: Any = None
+    entries: dict | None = None
 
 
 def dump_storage(meta: StorageMeta) -> bytes:
-    """Serialise ``meta/storage`` exactly as bcolz 1.13 does."""
+    """Serialise ``meta/storage`` exactly as bcolz 1.13 does: its keys, then the
+    kind's entry, then the other keys kinds add."""
     cp = meta.cparams
-    vlen = meta.vlen
+    kind = meta.kind
     out = {
         "dtype": meta.dtype_text or str(meta.dtype),
         "cparams": {"clevel": int(cp["clevel"]), "shuffle": int(cp["shuffle"]),
                     "cname": str(cp["cname"]), "quantize": int(cp["quantize"])},
         "chunklen": int(meta.chunklen),
         "expectedlen": int(meta.expectedlen),
-        "dflt": (encode_dflt(meta.dflt) if vlen is None
-                 else encode_vlen_dflt(meta.dflt[()], vlen.kind)),
+        "dflt": (encode_dflt(meta.dflt) if kind is None
+                 else kind.dump_dflt(meta.dflt, meta.entry)),
     }
-    if vlen is not None:
-        out[VLEN_KEY] = dump_vlen(vlen)
-    if meta.categorical is not None:
-        out[CATEGORY_KEY] = dump_category(meta.categorical)
-    if meta.nullable is not None:       # an extra key, which bcolz ignores
-        out[NULLABLE_KEY] = dump_nullable(meta.nullable)
-    if meta.lists is not None:
-        out["dflt"] = encode_list_dflt(meta.dflt[()], meta.lists[0])
-        out[LIST_KEY] = dump_list(*meta.lists)
+    if kind is not None:        # an extra key, which bcolz ignores
+        out[kind.key] = kind.dump(meta.entry)
     for key, value in (meta.entries or {}).items():
         out.setdefault(key, value)
     return _dump(out)
 
 
+def _text_kind(text: str) -> tuple:
+    """``(kind, parsed)``: the kind that the ``dtype`` text marks, and what it
+    says; ``(None, None)`` for bcolz's own text."""
+    for kind in STORAGE_KINDS:
+        if not kind.plain:
+            parsed = kind.of_text(text)
+            if parsed is not None:
+                return kind, parsed
+    return None, None
+
+
 def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
-    """Parse ``meta/storage``, accepting older layouts and vlen carrays.
+    """Parse ``meta/storage``, accepting older layouts and the entries of the
+    column kinds (:data:`STORAGE_KINDS`).
 
     Raises
     ------
     FormatError
         On invalid JSON, a missing key, an unknown dtype or compressor, a
-        chunklen outside 1..2**40, or a malformed ``vlen`` entry or ``dflt``
-        of a vlen carray (see :func:`~.vlen_meta.load_vlen`).
+        chunklen outside 1..2**40, or a kind's malformed entry or ``dflt``
+        (:meth:`StorageKind.load`, :meth:`StorageKind.load_dflt`).
+    LimitError
+        As :func:`decode_dflt`.
     """
     obj = load_json(data, where)
     text = _require(obj, "dtype", (str,), where)
-    kind = vlen_kind_of_text(text)
-    vlen = load_vlen(obj.get(VLEN_KEY), kind, where) if kind is not None else None
-    codes = category_codes_of_text(text)
-    categorical = load_category(obj.get(CATEGORY_KEY), codes, where) if codes is not None \
-        else None
-    lists = load_list(obj.get(LIST_KEY), where) if list_type_of_text(text) else None
-    dtype = codes if codes is not None else np.dtype(object) if lists is not None else \
-        decode_dtype(text, where) if vlen is None else vlen.dtype
+    kind, parsed = _text_kind(text)
+    entry = kind.load(obj.get(kind.key), parsed, where) if kind is not None else None
+    dtype = decode_dtype(text, where) if kind is None else kind.dtype(entry, parsed)
     raw = _require(obj, "cparams", (dict,), where)
     clevel = _require(raw, "clevel", (int,), where + " cparams")
     shuffle = raw.get("shuffle", 1)
@@ -438,22 +488,15 @@ def load_storage(data: bytes, where: str = "meta/storage") -> StorageMeta:
     expectedlen = obj.get("expectedlen", chunklen)
     if not isinstance(expectedlen, int):
         expectedlen = chunklen
-    if lists is not None:
-        dflt = np.empty((), dtype=object)
-        dflt[()] = decode_list_dflt(obj.get("dflt"), lists[0], where)
-        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, dtype_text=text,
-                           lists=lists)
-    if vlen is None:
-        dflt = decode_dflt(obj.get("dflt"), dtype, where)
-        nullable = None
-        if NULLABLE_KEY in obj and categorical is None:
-            nullable = load_nullable(obj[NULLABLE_KEY], dtype, where)
-        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt,
-                           dtype_text=text if categorical else None, categorical=categorical,
-                           nullable=nullable)
-    dflt = np.empty((), dtype=dtype)
-    dflt[()] = decode_vlen_dflt(obj.get("dflt"), vlen, where)
-    return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, vlen, text)
+    if kind is not None:
+        dflt = kind.load_dflt(obj.get("dflt"), entry, dtype, where)
+        return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, text, kind, entry)
+    dflt = decode_dflt(obj.get("dflt"), dtype, where)
+    for plain in STORAGE_KINDS:
+        if plain.plain and plain.key in obj:
+            return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt, kind=plain,
+                               entry=plain.load(obj[plain.key], dtype, where))
+    return StorageMeta(dtype, cparams, chunklen, expectedlen, dflt)
 
 
 # --- __attrs__ and __rootdirs__ ---------------------------------------------

@@ -232,13 +232,13 @@ def _is_engine(cls) -> bool:
 
 
 def _engine_classes() -> dict:
-    """``{name: class}`` of the engines of chunks/ and of every kind's folder."""
-    out = package_classes(bcolz_store.chunks, _is_engine)
+    """The engines of chunks/ and of every kind's folder (kinds/<kind>/)."""
+    engines = package_classes(bcolz_store.chunks, _is_engine)
     for info in pkgutil.iter_modules(bcolz_store.kinds.__path__):
         if info.ispkg:
-            folder = importlib.import_module(f"bcolz_store.kinds.{info.name}")
-            out.update(package_classes(folder, _is_engine))
-    return out
+            kind = importlib.import_module(f"{bcolz_store.kinds.__name__}.{info.name}")
+            engines.update(package_classes(kind, _is_engine))
+    return engines
 
 
 def test_every_engine_has_a_contract_class():

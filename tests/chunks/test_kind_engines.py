@@ -1,5 +1,5 @@
 """The engine contract (bcolz_store.testing.engine.EngineTests) for the engines
-of nullable, decimal, struct and (version-2) list carrays.
+of nullable, decimal, struct and (version-1 and version-2) list carrays.
 
 Their leftover buffers hold what the engines beneath them hold (values, raw
 decimals, the first field's items), so each class reads its leftover items
@@ -20,6 +20,7 @@ import bcolz_store
 import bcolz_store.kinds.list  # noqa: F401  (registers the codec of version-2 list carrays)
 from bcolz_store.kinds.decimal.engine import DecimalEngine
 from bcolz_store.chunks.engine import ChunkEngine
+from bcolz_store.kinds.list.engine import ListEngine
 from bcolz_store.kinds.list.engine2 import ListV2Engine
 from bcolz_store.kinds.nullable.engine import NullableEngine
 from bcolz_store.kinds.struct.engine import StructEngine
@@ -142,6 +143,45 @@ class TestStructEngine(_ReadLeftover, EngineTests):
             for i in range(n):
                 k = int(rng.integers(0, 100))
                 out[i] = None if k % 5 == 0 else {"a": k, "b": None if k % 3 == 0 else "w%d" % k}
+            return out
+        return make
+
+
+class TestListEngine(_ReadLeftover, EngineTests):
+    """list<int32> items of a version-1 list carray: each item encoded as
+    bytes in a vlen engine (None lists, empty lists, None elements)."""
+
+    typ = bcolz_store.list_("int32")
+
+    @pytest.fixture
+    def make_engine(self):
+        vlen = VlenMeta("bytes", 1, True)
+
+        def make(chunklen, store=None, stored=None):
+            if stored is None:
+                return ListEngine(VlenEngine(vlen, chunklen, store), self.typ)
+            length, nbytes, cbytes = stored
+            inner = VlenEngine(vlen, chunklen, store, *divmod(length, chunklen), nbytes, cbytes)
+            return ListEngine(inner, self.typ)
+        return make
+
+    def values(self, items) -> list:
+        if isinstance(items, np.ndarray) and items.ndim > 1:
+            return [self.values(row) for row in items]
+        return [None if v is None else v.tolist() if hasattr(v, "tolist") else list(v)
+                for v in items]
+
+    @pytest.fixture
+    def sample(self):
+        def make(n, rng):
+            out = np.empty(n, dtype=object)
+            for i in range(n):
+                k = int(rng.integers(0, 10))
+                if k < 2:
+                    continue                  # None
+                size = 0 if k < 4 else int(rng.integers(1, 5))
+                out[i] = [None if rng.random() < 0.1 else int(rng.integers(-1000, 1000))
+                          for _ in range(size)]
             return out
         return make
 

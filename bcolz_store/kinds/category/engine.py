@@ -1,5 +1,8 @@
 """The engine of a categorical carray: codes in a :class:`~.engine.ChunkEngine`,
-categories in a :class:`~.vlen_engine.VlenEngine`, items in between.
+categories in a :class:`~.vlen_engine.VlenEngine`, items in between (its
+parts, :mod:`bcolz_store.chunks.parts`: the codes are the primary part,
+whose ``meta/sizes`` and statistics are the carray's; the categories a
+fixed part).
 
 Reads decode the codes and look each one up among the categories (a code of
 -1 is a missing item, None); writes turn items into codes, refusing an item
@@ -15,6 +18,7 @@ import collections.abc
 
 import numpy as np
 
+from ...chunks.parts import Part, PartsEngine
 from ...errors import BcolzStoreError, FormatError, KindMismatchError, LimitError
 from ...limits import check_alloc
 
@@ -65,7 +69,7 @@ class PreparedCodes:
         return len(self.codes)
 
 
-class CategoryEngine:
+class CategoryEngine(PartsEngine):
     """The codes, categories and their lookups of one categorical carray.
 
     Parameters
@@ -78,9 +82,11 @@ class CategoryEngine:
         The dtype of the items read (``StringDType(na_object=None)`` or object).
     """
 
+    codes = Part()
+    categories = Part()
+
     def __init__(self, codes, categories, atom):
-        self.codes = codes
-        self.categories = categories
+        self._init_parts({"codes": codes, "categories": categories}, fixed=("categories",))
         self.atom = atom
         self._lookup = None         # categories + a missing item, as an array of atom
         self._index = None          # category -> code
@@ -222,44 +228,21 @@ class CategoryEngine:
 
     # ------------------------------------------------------------ engine protocol
 
-    def __getattr__(self, name):
-        # length, nleft, chunklen, chunks, store, cache and sizes: those of the codes
-        if name.startswith("__") or name in ("codes", "categories"):
-            raise AttributeError(name)
-        return getattr(self.codes, name)
+    def _loaded_for_writing(self) -> None:
+        """The categories' lookups, read now (a damaged set is left to raise
+        when first needed, as for a reader).
 
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the codes (``meta/sizes`` describes the codes; the
-        categories' own ``meta/sizes`` describe them)."""
-        return self.codes.length * self.codes.atom.itemsize
-
-    @property
-    def cbytes(self) -> int:
-        """Compressed bytes of the codes, as any carray counts them."""
-        return self.codes.cbytes
-
-    @property
-    def leftover(self):
-        return self.codes.leftover
-
-    def load_for_writing(self) -> None:
-        """The codes' leftover and the categories, read now (see
-        :meth:`~.engine_base.EngineBase.load_for_writing`)."""
-        self.codes.load_for_writing()
-        self.categories.load_for_writing()
+        Raises
+        ------
+        BcolzStoreError
+            What reading raised, when another writer committed meanwhile.
+        """
         try:
             self.lookup()
-        except BcolzStoreError:     # damaged: raised when first needed, as for a reader
+        except BcolzStoreError:
             store = self.codes.store
             if store is not None and store.changed_since_loaded():
                 raise
-
-    def copy_for_view(self) -> "CategoryEngine":
-        out = CategoryEngine(self.codes.copy_for_view(), self.categories, self.atom)
-        out._lookup, out._index, out._fixed = self._lookup, self._index, self._fixed
-        out._nbytes = self._nbytes
-        return out
 
     def chunk_array(self, nchunk: int) -> np.ndarray:
         return self.items_of(self.codes.chunk_array(nchunk))
@@ -295,9 +278,3 @@ class CategoryEngine:
 
     def set_positions(self, idx: np.ndarray, items) -> None:
         self.codes.set_positions(idx, self._as_codes(items))
-
-    def trim_to(self, newlen: int) -> None:
-        self.codes.trim_to(newlen)
-
-    def stage_leftover(self) -> None:
-        self.codes.stage_leftover()

@@ -23,6 +23,7 @@ from ..vlen.kind import check_appended
 from ..vlen.meta import vlen_result_dtype
 from ..vlen.types import vlen_of
 from .types import category_request, new_category_meta
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import AppendBlocks, ColumnKind, block_len, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import arrow_items, category_buffers, dictionary_codes, items_of_buffers

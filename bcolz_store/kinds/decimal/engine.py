@@ -10,6 +10,9 @@ raises ValueError naming the carray).  A values engine whose reads are
 None is written as a masked item; a values engine without a mask refuses
 None.
 
+Its one part (:mod:`bcolz_store.chunks.parts`) is the values engine, whose
+length, chunks, sizes, cache and statistics are the carray's.
+
 Layout: kinds/decimal/meta.py.
 """
 
@@ -19,6 +22,7 @@ import numpy as np
 
 from .meta import DecimalMeta, decode_decimals, encode_decimals, too_wide
 from ...items import masked_to_objects
+from ...chunks.parts import Part, PartsEngine
 
 __all__ = ["DecimalEngine", "PreparedDecimals"]
 
@@ -71,7 +75,7 @@ class PreparedDecimals:
         return len(self.raw)
 
 
-class DecimalEngine:
+class DecimalEngine(PartsEngine):
     """The stored integers of one decimal carray, read and written as Decimal.
 
     Parameters
@@ -85,8 +89,11 @@ class DecimalEngine:
         What errors name (the carray's folder, or its column).
     """
 
+    values = Part()
+
     def __init__(self, values, meta: DecimalMeta, where: str = "decimal carray"):
-        self.values = values
+        self._init_parts({"values": values})
+        self.atom = values.atom
         self.decimal = meta
         self.where = where
 
@@ -132,36 +139,6 @@ class DecimalEngine:
 
     # ------------------------------------------------------------ engine protocol
 
-    def __getattr__(self, name):
-        # length, nleft, chunklen, chunks, store, cache, cache_budget...: the values'
-        if name.startswith("__") or name in ("values", "decimal", "where"):
-            raise AttributeError(name)
-        return getattr(self.values, name)
-
-    @property
-    def stats(self):
-        """The chunk statistics of the stored integers (chunks/kind_stats.py), or None."""
-        return getattr(self.values, "stats", None)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the stored items."""
-        return self.values.length * self.decimal.itemsize
-
-    @property
-    def cbytes(self) -> int:
-        return self.values.cbytes
-
-    @property
-    def leftover(self):
-        return self.values.leftover
-
-    def load_for_writing(self) -> None:
-        self.values.load_for_writing()
-
-    def copy_for_view(self) -> "DecimalEngine":
-        return DecimalEngine(self.values.copy_for_view(), self.decimal, self.where)
-
     def chunk_array(self, nchunk: int) -> np.ndarray:
         return self.items_of(self.values.chunk_array(nchunk))
 
@@ -189,9 +166,3 @@ class DecimalEngine:
 
     def set_positions(self, idx: np.ndarray, items) -> None:
         self.values.set_positions(idx, self.raw_of(items))
-
-    def trim_to(self, newlen: int) -> None:
-        self.values.trim_to(newlen)
-
-    def stage_leftover(self) -> None:
-        self.values.stage_leftover()

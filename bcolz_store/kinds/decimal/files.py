@@ -2,8 +2,10 @@
 ``meta/sizes`` and Blosc chunks of 16- or 32-byte items, read into a
 :class:`~bcolz_store.kinds.decimal.engine.DecimalEngine`.
 
-Registered in :data:`~.carray_files.COMPOSITE_KINDS`, so that opening,
-creating and committing any carray of this kind goes through here.
+Registered in :data:`~bcolz_store.datasets.carray_files.KIND_FILES`, so that
+opening, creating and committing any carray of this kind goes through here.
+A 128-bit decimal's integers keep chunk statistics (chunks/kind_stats.py);
+no decimal keeps an index.
 
 Source: this library's own format (docs/format.md, "Decimal columns"),
 inside bcolz format v1.0's folder layout (seeds/001).
@@ -18,14 +20,17 @@ import numpy as np
 
 from .engine import DecimalEngine
 from ...chunks.engine import ChunkEngine
+from ...chunks.kind_stats import attach_kind_stats, kind_stats_kind
 from ...errors import FormatError
 from .meta import (DECIMAL_KEY, DecimalMeta, decimal_dtype_text,
                                    dump_decimal, load_decimal, to_decimal)
 from ...format.kind_storage import dump_kind_storage, load_kind_storage, storage_text_starts
 from ...format.meta import StorageMeta, load_sizes
+from ..nullable.engine import NullableEngine
+from ..nullable.files import load_validity, nullable_engine, stage_validity
 from ..nullable.meta import NullableMeta
-from ...datasets.carray_files import (COMPOSITE_KINDS, CarrayMeta, stored_cparams, fixed_meta, load_validity,
-                           nullable_engine)
+from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_cparams,
+                                      fixed_meta)
 
 __all__ = ["DECIMAL_KIND", "decimal_carray_meta"]
 
@@ -51,19 +56,26 @@ def decimal_carray_meta(meta: DecimalMeta, cparams, chunklen: int, expectedlen: 
     return out
 
 
-class _DecimalKind:
+class _DecimalKind(KindFiles):
     """How a decimal carray's files are read and written."""
 
-    @staticmethod
-    def matches(data: bytes) -> bool:
+    def of_data(self, data: bytes) -> bool:
         return storage_text_starts(data, ("decimal128-", "decimal256-"))
 
-    @staticmethod
-    def owns(composite) -> bool:
-        return isinstance(composite, DecimalMeta)
+    def of_meta(self, meta) -> bool:
+        return isinstance(meta.composite, DecimalMeta)
+
+    def of_engine(self, engine) -> bool:
+        return isinstance(engine, DecimalEngine)
+
+    def stage_parts(self, store, engine):
+        """Its validity's sizes (a nullable decimal's); its integers keep the
+        statistics."""
+        values = engine.values
+        return stage_validity(values) if isinstance(values, NullableEngine) else values
 
     @staticmethod
-    def load(store, data: bytes) -> CarrayMeta:
+    def load(store, data: bytes, storage=None, sizes=None) -> CarrayMeta:
         """The metadata of a stored decimal carray, checked.
 
         Raises
@@ -95,27 +107,45 @@ class _DecimalKind:
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> DecimalEngine:
+        """A DecimalEngine over its integers (and validity); a 128-bit decimal's
+        integers keep chunk statistics."""
+        engine = _engine(meta, store, cache_budget, new)
         dec = meta.composite
-        where = store.root if store is not None else "decimal carray"
-        if dec.nullable:        # V16/V32 values and a validity, as a nullable carray's
-            values = nullable_engine(dataclasses.replace(meta, atom=dec.storage), store,
-                                      cache_budget, new)
-        elif new:
-            values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store,
-                                 cache_budget=cache_budget)
-        else:
-            nfull, nleft = divmod(meta.length, meta.chunklen)
-            values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store, nfull, nleft,
-                                 meta.cbytes, cache_budget=cache_budget)
-        return DecimalEngine(values, dec, where)
+        if dec.bits == 128:
+            values = engine.values
+            nullable = values if isinstance(values, NullableEngine) else None
+            kind = kind_stats_kind(None, nullable is not None, dec.scale)
+            attach_kind_stats(values if nullable is None else values.values, nullable, kind,
+                              meta.chunklen, store, meta.length, new)
+        return engine
 
     @staticmethod
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
+        """bcolz's keys, the ``dtype`` text naming the carray by its folder ``name``
+        and the ``decimal`` entry."""
         dec = meta.composite
         store.set("meta/storage", dump_kind_storage(
             decimal_dtype_text(dec, name), meta.cparams.to_dict(), meta.chunklen,
             meta.expectedlen, str(meta.dflt[()]), DECIMAL_KEY, dump_decimal(dec)))
 
 
+def _engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> DecimalEngine:
+    """A DecimalEngine over a ChunkEngine of its integers, or a NullableEngine of
+    them and a validity (a nullable decimal's)."""
+    dec = meta.composite
+    where = store.root if store is not None else "decimal carray"
+    if dec.nullable:        # V16/V32 values and a validity, as a nullable carray's
+        values = nullable_engine(dataclasses.replace(meta, atom=dec.storage), store,
+                                  cache_budget, new)
+    elif new:
+        values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store,
+                             cache_budget=cache_budget)
+    else:
+        nfull, nleft = divmod(meta.length, meta.chunklen)
+        values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store, nfull, nleft,
+                             meta.cbytes, cache_budget=cache_budget)
+    return DecimalEngine(values, dec, where)
+
+
 DECIMAL_KIND = _DecimalKind()
-COMPOSITE_KINDS.append(DECIMAL_KIND)
+KIND_FILES.append(DECIMAL_KIND)

@@ -18,6 +18,7 @@ from ...items import composite_items
 from ..nullable.engine import NullableEngine
 from .meta import DecimalMeta, check_decimal, decode_decimals
 from .types import decimal_request, new_decimal_meta
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows

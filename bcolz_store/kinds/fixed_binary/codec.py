@@ -12,20 +12,9 @@ import numpy as np
 
 from ..nullable.engine import NullableEngine
 from ..buffers import ArrowBuffers
+from .meta import FIXED_BINARY_KEY, is_fixed_binary_atom
 
 __all__ = ["FIXED_BINARY_KEY", "decode_rows", "encode_rows", "is_fixed_binary_atom"]
-
-#: The key of the kind's entry in ``meta/storage`` (and in the kinds' registry).
-FIXED_BINARY_KEY = "fixed_binary"
-
-
-def is_fixed_binary_atom(meta) -> bool:
-    """Whether a carray's metadata (a ``CarrayMeta``) describes items of ``V{n}``:
-    raw bytes, no fields, no sub-array shape, of no other kind."""
-    atom = meta.atom
-    return (atom.kind == "V" and atom.names is None and atom.subdtype is None
-            and atom.itemsize >= 1 and meta.vlen is None and meta.composite is None
-            and meta.categorical is None and meta.listtype is None)
 
 
 def _values(buffers: ArrowBuffers, width: int) -> np.ndarray:

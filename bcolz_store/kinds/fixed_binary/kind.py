@@ -30,7 +30,7 @@ import numpy as np
 
 from ..base import ColumnKind, register
 from .codec import FIXED_BINARY_KEY, decode_rows, encode_rows, is_fixed_binary_atom
-from .storage import STORAGE_ENTRY
+from .files import STORAGE_ENTRY
 
 __all__ = ["FIXED_BINARY_KEY", "FixedBinaryKind", "STORAGE_ENTRY"]
 

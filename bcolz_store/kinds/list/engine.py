@@ -4,6 +4,10 @@
 Writes encode every item first (a refusal changes nothing), reads decode the
 items they return; a missing list is the vlen engine's missing item.
 
+Its one part (:mod:`bcolz_store.chunks.parts`) is the vlen engine of the
+encoded items, whose length, chunks, sizes, cache and statistics are the
+carray's.
+
 Layout: kinds/list/meta.py.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .meta_items import decode_item, decode_items, encode_items
+from ...chunks.parts import Part, PartsEngine
 from ...limits import check_alloc
 
 __all__ = ["ListEngine", "PreparedLists"]
@@ -29,7 +34,7 @@ class PreparedLists:
         return len(self.raw)
 
 
-class ListEngine:
+class ListEngine(PartsEngine):
     """The encoded items of one list carray.
 
     Parameters
@@ -40,17 +45,12 @@ class ListEngine:
         The type of the items (kinds/list/meta.py).
     """
 
+    inner = Part()
+
     def __init__(self, inner, listtype):
-        self.inner = inner
+        self._init_parts({"inner": inner})
         self.listtype = listtype
         self.atom = np.dtype(object)
-
-    def __getattr__(self, name):
-        # length, nleft, chunklen, chunks, store, cache, sizes, stats, trim_to...:
-        # those of the encoded items
-        if name.startswith("__") or name in ("inner", "listtype"):
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
     def _where(self) -> str:
         return self.inner.store.root if self.inner.store is not None else "list carray"
@@ -80,9 +80,6 @@ class ListEngine:
             return items.raw
         return encode_items(items, self.listtype, self._where())
 
-    def copy_for_view(self) -> "ListEngine":
-        return ListEngine(self.inner.copy_for_view(), self.listtype)
-
     def chunk_array(self, nchunk: int) -> np.ndarray:
         return self.decode(self.inner.chunk_array(nchunk))
 
@@ -97,7 +94,8 @@ class ListEngine:
         return self.decode(self.inner.read_range(start, stop))
 
     def gather(self, idx: np.ndarray) -> np.ndarray:
-        return self.decode(self.inner.gather(idx))
+        idx = np.asarray(idx, dtype=np.int64)       # (of any shape: the items take it)
+        return self.decode(self.inner.gather(idx.reshape(-1))).reshape(idx.shape)
 
     def prepare(self, items) -> PreparedLists:
         """``items`` encoded as a write stores them, checked before anything changes."""

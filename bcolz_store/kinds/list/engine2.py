@@ -8,6 +8,9 @@ Row ``i`` holds the child rows ``[ends[i-1], ends[i])`` (``ends[-1]`` being
 (:class:`~bcolz_store.kinds.buffers.ArrowBuffers`-like objects: ``length``,
 ``validity``, ``offsets``, ``values``, ``children``) in both directions;
 Python items (``c[:]``) are made from them in one pass per child column.
+The offsets are the primary part (:mod:`bcolz_store.chunks.parts`): the
+carray's length, chunks and leftover are theirs; the validity is a row
+part; the children are parts whose rows this engine places.
 
 Layout: kinds/list/files.py.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...chunks.parts import Part, PartsEngine, part_nbytes
 from ...errors import FormatError
 from ..nullable.engine import NullableEngine
 from ..vlen.engine import VlenEngine
@@ -88,7 +92,7 @@ def child_store(engine, rows, idx: np.ndarray):
     if isinstance(engine, VlenEngine):
         objs = _text_objects(rows, engine.vlen.kind, idx)
         return as_items(objs, engine.vlen.kind, engine.atom, engine.vlen.nullable)
-    atom = engine.values.atom if isinstance(engine, NullableEngine) else engine.atom
+    atom = engine.atom
     values = np.asarray(rows.values)
     if values.dtype != atom:
         values = values.view(atom) if values.dtype.itemsize == atom.itemsize else \
@@ -101,7 +105,7 @@ def child_store(engine, rows, idx: np.ndarray):
     return values
 
 
-class ListV2Engine:
+class ListV2Engine(PartsEngine):
     """The offsets, validity and children of one list carray (version 2).
 
     Parameters
@@ -122,66 +126,43 @@ class ListV2Engine:
         What errors name.
     """
 
+    offsets = Part()
+
     def __init__(self, offsets, validity, children, codec, stage_part=None,
                  where: str = "list carray"):
-        self.offsets = offsets
-        self.validity = validity
-        self.children = list(children)
+        children = list(children)
+        self._folders = [folder for folder, _ in children]
+        # parts: the offsets (primary), each child by its folder, the validity as None
+        parts = {"offsets": offsets}
+        parts.update(children)
+        parts[None] = validity
+        self._init_parts(parts, rows=(None,), sized=list(parts))
         self.codec = codec
         self.stage_part = stage_part
         self.where = where
         self.atom = np.dtype(object)
 
     stats = None            # no chunk statistics for the lists themselves
-
-    def __getattr__(self, name):
-        # length, nleft, chunklen, chunks, store, cache...: the offsets'
-        if name.startswith("__") or name in ("offsets", "validity", "children", "codec",
-                                             "stage_part", "where", "atom"):
-            raise AttributeError(name)
-        return getattr(self.offsets, name)
-
-    # ------------------------------------------------------------ sizes
-
-    def _parts(self) -> list:
-        parts = [self.offsets] + [e for _, e in self.children]
-        return parts + ([self.validity] if self.validity is not None else [])
-
-    @staticmethod
-    def part_nbytes(engine) -> int:
-        """The uncompressed bytes of one part engine."""
-        found = getattr(engine, "nbytes", None)
-        if found is not None and not isinstance(engine, NullableEngine):
-            return int(found)
-        atom = engine.values.atom if isinstance(engine, NullableEngine) else engine.atom
-        return engine.length * atom.itemsize
+    part_nbytes = staticmethod(part_nbytes)
 
     @property
-    def nbytes(self) -> int:
-        return sum(self.part_nbytes(e) for e in self._parts())
+    def children(self) -> list:
+        """``(folder, engine)`` of each child column."""
+        return [(folder, self.parts[folder]) for folder in self._folders]
+
+    @property
+    def validity(self):
+        """The engine of the validity (bools, True where the list is
+        present), or None when every list is."""
+        return self.parts.get(None)
 
     @property
     def cbytes(self) -> int:
-        total = 0
-        for e in self._parts():
-            total += int(e.cbytes)
-            if isinstance(e, NullableEngine):
-                total += int(e.validity.cbytes)
-        return total
+        """Compressed bytes of every part's chunk files (a nullable child's
+        validity too)."""
+        return sum(int(getattr(e, "parts_cbytes", e.cbytes)) for e in self.parts.values())
 
-    @property
-    def leftover(self):
-        return self.offsets.leftover
-
-    def load_for_writing(self) -> None:
-        for engine in self._parts():
-            engine.load_for_writing()
-
-    def copy_for_view(self) -> "ListV2Engine":
-        return ListV2Engine(self.offsets.copy_for_view(),
-                            None if self.validity is None else self.validity.copy_for_view(),
-                            [(f, e.copy_for_view()) for f, e in self.children], self.codec,
-                            self.stage_part, self.where)
+    parts_cbytes = cbytes
 
     # ------------------------------------------------------------ reading
 
@@ -279,14 +260,6 @@ class ListV2Engine:
     def read_range(self, start: int, stop: int) -> np.ndarray:
         return self.codec.to_python(self.read_buffers(start, stop))
 
-    def chunk_array(self, nchunk: int) -> np.ndarray:
-        start = nchunk * self.chunklen
-        return self.read_range(start, min(self.length, start + self.chunklen))
-
-    def point(self, nchunk: int, pos: int):
-        start = nchunk * self.chunklen + pos
-        return self.read_range(start, start + 1)[0]
-
     def gather(self, idx: np.ndarray) -> np.ndarray:
         idx = np.asarray(idx, dtype=np.int64)
         return self.codec.to_python(self.gather_buffers(idx.reshape(-1))).reshape(idx.shape)
@@ -374,15 +347,7 @@ class ListV2Engine:
         if self.validity is not None:
             self.validity.trim_to(newlen)
 
-    def stage_leftover(self) -> None:
-        """Stage every part's leftover and ``meta/sizes`` (and statistics)."""
-        self.offsets.stage_leftover()
-        for folder, engine in self.children:
-            engine.stage_leftover()
-            if self.stage_part is not None:
-                self.stage_part(folder, engine)
-        if self.validity is not None:
-            self.validity.stage_leftover()
-            if self.stage_part is not None:
-                self.stage_part(None, self.validity)
-
+    def _staged(self, name, engine) -> None:
+        """Stage a child's or the validity's ``meta/sizes`` and statistics."""
+        if name != "offsets" and self.stage_part is not None:
+            self.stage_part(name, engine)

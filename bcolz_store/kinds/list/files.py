@@ -19,8 +19,9 @@ bytes)::
 The ``list`` entry's ``type`` is kinds/list/meta.py's; its ``dflt`` is the
 fill value of ``resize`` (null, or the base64 of a version-1 encoded item).
 bcolz reads the offsets, the validity and each child as plain carrays.
-Version-1 list carrays (one vlen carray of encoded items) keep their own
-reader (carray_files.py).  Registered in :data:`~.carray_files.COMPOSITE_KINDS`.
+Version-1 list carrays (one vlen carray of encoded items, with a ``list``
+entry of version 1 in ``meta/storage``) are read and written here too.  Both
+are registered in :data:`~bcolz_store.datasets.carray_files.KIND_FILES`.
 
 Source: this library's own format (docs/format.md, "List and map columns"),
 inside bcolz format v1.0's folder layout (seeds/001).
@@ -40,16 +41,22 @@ from ...errors import FormatError
 from ...format.kind_storage import dump_kind_storage, load_kind_storage
 from ...format.layout import ATTRS_FILE
 from .meta_items import decode_list_dflt, encode_list_dflt
-from .meta import LIST_KEY, ListType, MapType, type_from_json, type_to_json
-from ...format.meta import load_sizes
+from .engine import ListEngine
+from .meta_storage import LIST_STORAGE
+from .meta import LIST_KEY, ListType, MapType, list_dtype_text, type_from_json, type_to_json
+from ...format.meta import StorageMeta, dump_storage, load_sizes
 from ..nullable.meta import VALIDITY_DIR, NullableMeta, fill_kind
+from ..vlen.engine import VlenEngine
+from ..vlen.files import load_vlen_carray
 from ..vlen.meta import VlenMeta
+from ..vlen.meta_storage import VLEN_STORAGE
 from ...indexing import calc_chunklen
-from ...datasets.carray_files import (COMPOSITE_KINDS, CarrayMeta, stored_cparams, load_carray, new_engine,
-                           stage_sizes, stage_stats, stage_storage)
+from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_cparams,
+                                      load_carray, new_engine, stage_sizes, stage_stats,
+                                      stage_storage)
 
-__all__ = ["LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT", "ListLayout2", "list2_element",
-           "list2_layout", "new_list_layout"]
+__all__ = ["LIST1_KIND", "LIST2_KIND", "LIST2_VERSION", "LIST_CODECS", "LIST_LAYOUT",
+           "ListLayout2", "list2_element", "list2_layout", "new_list_layout"]
 
 LIST2_VERSION = 2
 #: Factories ``codec(listtype, where, children)`` (children: folder -> CarrayMeta) of the Python and Arrow rows of a list
@@ -165,19 +172,18 @@ def _load_entry(obj, where: str) -> tuple:
     return typ, level
 
 
-class _ListKind2:
-    """How a version-2 list carray's files are read and written."""
+class _ListKind2(KindFiles):
+    """How a version-2 list carray's files are read and written (no statistics,
+    no index: its children keep theirs)."""
 
-    @staticmethod
-    def matches(data: bytes) -> bool:
+    def of_data(self, data: bytes) -> bool:
         return _MARK in bytes(data[:4096])
 
-    @staticmethod
-    def owns(composite) -> bool:
-        return isinstance(composite, ListLayout2)
+    def of_meta(self, meta) -> bool:
+        return isinstance(meta.lists2, ListLayout2)
 
     @staticmethod
-    def load(store, data: bytes) -> CarrayMeta:
+    def load(store, data: bytes, storage=None, sizes=None) -> CarrayMeta:
         """The metadata of a stored version-2 list carray and of its parts, checked.
 
         Raises
@@ -221,6 +227,14 @@ class _ListKind2:
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> ListV2Engine:
+        """A ListV2Engine over its offsets, validity and children's engines (each
+        child with its own statistics); new parts' ``meta/storage`` staged at once.
+
+        Raises
+        ------
+        FormatError
+            No codec of version-2 list carrays is installed.
+        """
         layout = meta.lists2
         where = store.root if store is not None else "list carray"
 
@@ -262,6 +276,8 @@ class _ListKind2:
 
     @staticmethod
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
+        """The offsets' bcolz keys (``<i8``, which bcolz reads) and the ``list``
+        entry of version 2."""
         layout = meta.lists2
         typ = layout.listtype
         dflt = meta.dflt[()] if meta.dflt is not None else None
@@ -289,5 +305,48 @@ def _offsets_cbytes(store, meta: CarrayMeta) -> int:
     return max(total, 0)
 
 
+class _ListKind1(KindFiles):
+    """How a version-1 list carray's files are read and written: a vlen carray
+    of encoded items (no statistics, no index)."""
+
+    def of_storage(self, storage) -> bool:
+        return storage.kind is LIST_STORAGE
+
+    def of_meta(self, meta) -> bool:
+        return meta.listtype is not None and meta.lists2 is None and \
+            meta.nullable is None and meta.categorical is None
+
+    @staticmethod
+    def load(store, data: bytes, storage, sizes) -> CarrayMeta:
+        """The metadata of its vlen carray of encoded items, checked
+        (:func:`~bcolz_store.kinds.vlen.files.load_vlen_carray`), with the list type
+        and level of the ``list`` entry."""
+        plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen,
+                            storage.expectedlen, storage.dflt, kind=VLEN_STORAGE,
+                            entry=VlenMeta("bytes", nullable=True))
+        meta = load_vlen_carray(store, sizes, plain)
+        meta.vlen, (meta.listtype, meta.listlevel) = None, storage.entry
+        return meta
+
+    @staticmethod
+    def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> ListEngine:
+        """A ListEngine over a VlenEngine of the encoded items (bytes, missing allowed)."""
+        nfull, nleft = divmod(0 if new else meta.length, meta.chunklen)
+        items = VlenMeta("bytes", meta.listlevel, True)
+        return ListEngine(VlenEngine(items, meta.chunklen, store, nfull, nleft,
+                                     0 if new else meta.nbytes, 0 if new else meta.cbytes,
+                                     cache_budget=cache_budget), meta.listtype)
+
+    @staticmethod
+    def stage_storage(store, meta: CarrayMeta, name: str) -> None:
+        """bcolz's keys, the ``dtype`` text naming the carray by its folder
+        ``name``, the ``dflt`` and ``list`` entry of its type."""
+        store.set("meta/storage", dump_storage(StorageMeta(
+            meta.atom, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
+            list_dtype_text(name), LIST_STORAGE, (meta.listtype, meta.listlevel))))
+
+
 LIST2_KIND = _ListKind2()
-COMPOSITE_KINDS.append(LIST2_KIND)
+KIND_FILES.append(LIST2_KIND)
+LIST1_KIND = _ListKind1()
+KIND_FILES.append(LIST1_KIND)

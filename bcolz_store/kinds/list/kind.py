@@ -24,6 +24,7 @@ from .meta import ListType, MapType
 from .types import as_list_items
 from ..arrow import from_pyarrow, to_pyarrow
 from .types import list_request, new_list_meta
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .arrow_types import arrow_list_type, list_arrow_type

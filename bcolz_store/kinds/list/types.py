@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..vlen.chunk_items import vlen_chunklen
-from ...datasets.carray_files import MAX_VLEN_CHUNKLEN, CarrayMeta
+from ...datasets.carray_files import CarrayMeta
+from ..vlen.files import MAX_VLEN_CHUNKLEN
 from .files import new_list_layout
 from .meta_items import encode_item, encode_items
 from .meta import ListType, MapType, StructItems

@@ -13,6 +13,10 @@ nothing about the items past its end: they are present; a longer one (the
 real bcolz trimmed the values) is cut.  Reads apply this rule; every write
 first brings the validity to the values' length.
 
+The values are the primary part (:mod:`bcolz_store.chunks.parts`): the
+carray's length, chunks, sizes and statistics are theirs; the validity is a
+row part, trimmed, staged and cached with them.
+
 Layout: kinds/nullable/meta.py.
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import fill_value
+from ...chunks.parts import Part, PartsEngine
 
 __all__ = ["NullableEngine", "row_mask", "split_masked"]
 
@@ -57,7 +62,7 @@ def split_masked(items, atom: np.dtype):
     return values, ~mask
 
 
-class NullableEngine:
+class NullableEngine(PartsEngine):
     """The values and validity of one nullable carray.
 
     Parameters
@@ -69,16 +74,12 @@ class NullableEngine:
     """
 
     nullable = True         # (a wrapper, as a decimal carray's engine, asks)
+    values = Part()
+    validity = Part()
 
     def __init__(self, values, validity):
-        self.values = values
-        self.validity = validity
-
-    def __getattr__(self, name):
-        # length, nleft, chunklen, chunks, store, cache, cbytes, atom: the values'
-        if name.startswith("__") or name in ("values", "validity"):
-            raise AttributeError(name)
-        return getattr(self.values, name)
+        self._init_parts({"values": values, "validity": validity}, rows=("validity",))
+        self.atom = values.atom
 
     # ------------------------------------------------------------ reading
 
@@ -139,7 +140,7 @@ class NullableEngine:
 
     # ------------------------------------------------------------ writing
 
-    def sync(self) -> None:
+    def _sync(self) -> None:
         """Bring the validity to the values' length (rows the real bcolz
         appended are present; a validity longer than the values is cut)."""
         n, have = self.values.length, self.validity.length
@@ -160,7 +161,7 @@ class NullableEngine:
         values, valid = self._split(items)
         if not len(values):
             return
-        self.sync()
+        self._sync()
         start = self.values.length
         values = np.ascontiguousarray(values, dtype=self.values.atom.base).reshape(
             (len(values),) + self.values.atom.shape)
@@ -172,47 +173,12 @@ class NullableEngine:
 
     def set_slice(self, start: int, stop: int, step: int, items) -> None:
         values, valid = self._split(items)
-        self.sync()
+        self._sync()
         self.values.set_slice(start, stop, step, values)
         self.validity.set_slice(start, stop, step, valid)
 
     def set_positions(self, idx: np.ndarray, items) -> None:
         values, valid = self._split(items)
-        self.sync()
+        self._sync()
         self.values.set_positions(idx, values)
         self.validity.set_positions(idx, valid)
-
-    def trim_to(self, newlen: int) -> None:
-        self.sync()
-        self.values.trim_to(newlen)
-        self.validity.trim_to(newlen)
-
-    def stage_leftover(self) -> None:
-        self.sync()
-        self.values.stage_leftover()
-        self.validity.stage_leftover()
-
-    def load_for_writing(self) -> None:
-        self.values.load_for_writing()
-        self.validity.load_for_writing()
-
-    def copy_for_view(self) -> "NullableEngine":
-        return NullableEngine(self.values.copy_for_view(), self.validity.copy_for_view())
-
-    def drop_cache(self, nchunk=None) -> None:
-        self.values.drop_cache(nchunk)
-        self.validity.drop_cache(nchunk)
-
-    def free_cachemem(self) -> None:
-        self.values.free_cachemem()
-        self.validity.free_cachemem()
-
-    def set_cache_budget(self, budget: int) -> None:
-        self.values.set_cache_budget(budget)
-        self.validity.set_cache_budget(budget)
-
-    def stage_chunk(self, nchunk: int, rows) -> int:
-        raise NotImplementedError("a nullable carray cannot adopt chunks written elsewhere")
-
-    def adopt_chunks(self, nchunks: int, cbytes: int, stats=()) -> None:
-        raise NotImplementedError("a nullable carray cannot adopt chunks written elsewhere")

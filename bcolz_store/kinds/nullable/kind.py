@@ -35,6 +35,7 @@ import numpy as np
 from ...format.meta import storage_kind
 from ...indexing import is_carray
 from .types import as_masked, new_nullable, nullable_request
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
 from .engine import NullableEngine

@@ -8,6 +8,10 @@ dicts into one list per field, convert every field before anything changes,
 then write each field (and the validity): one ``flush()`` commits them all,
 as the fields share the carray's dataset.
 
+Every field and the validity is a row part (:mod:`bcolz_store.chunks.parts`),
+the first field the primary one: the carray's length and chunks are its;
+its sizes are the sums of every part's.
+
 Layout: kinds/struct/meta.py.
 """
 
@@ -19,6 +23,7 @@ from ...items import masked_to_objects
 from ..vlen.engine import VlenEngine
 from ..vlen.chunk_items import as_items
 from ...chunks.engine import ChunkEngine
+from ...chunks.parts import PartsEngine, part_nbytes
 
 __all__ = ["StructEngine"]
 
@@ -30,7 +35,7 @@ def _python_items(values) -> list:
     return values.tolist()
 
 
-class StructEngine:
+class StructEngine(PartsEngine):
     """The fields of one struct carray, read and written as dicts.
 
     Parameters
@@ -50,14 +55,30 @@ class StructEngine:
 
     def __init__(self, fields, validity, stage_field=None, where: str = "struct carray",
                  chunklen: int | None = None):
-        self.fields = list(fields)
-        self.chunklen = int(chunklen) if chunklen is not None else self.fields[0][1].chunklen
-        self.validity = validity
+        fields = list(fields)
+        self.names = [f[0] for f in fields]
+        self._fills = [f[2] for f in fields]
+        # the fields are the parts named by the fields' names, the validity
+        # the part named None (as stage_field names it)
+        parts = {name: engine for name, engine, _ in fields}
+        parts[None] = validity
+        self._init_parts(parts, rows=list(parts), sized=list(parts), chunklen=chunklen)
+        self.atom = getattr(fields[0][1], "atom", None)
         self.stage_field = stage_field
         self.where = where
-        self.names = [f[0] for f in self.fields]
 
     stats = None        # no chunk statistics for a struct carray itself
+
+    @property
+    def fields(self) -> list:
+        """``(name, engine, fill)`` of each field."""
+        return [(name, self.parts[name], fill) for name, fill in zip(self.names, self._fills)]
+
+    @property
+    def validity(self):
+        """The engine of the validity (bools, True where the item is
+        present), or None when every item is."""
+        return self.parts.get(None)
 
     def field_engine(self, name):
         """The engine of field ``name``."""
@@ -157,43 +178,6 @@ class StructEngine:
 
     # ------------------------------------------------------------ engine protocol
 
-    def __getattr__(self, name):
-        # length, nleft, chunklen, chunks, cache, store...: those of the first field
-        if name.startswith("__") or name in ("fields", "validity", "stage_field", "where",
-                                             "names", "chunklen"):
-            raise AttributeError(name)
-        return getattr(self.fields[0][1], name)
-
-    def _nbytes(self, engine) -> int:
-        found = getattr(engine, "nbytes", None)
-        return int(found) if found is not None else engine.length * engine.atom.itemsize
-
-    def _engines(self):
-        engines = [engine for _, engine, _ in self.fields]
-        return engines + ([self.validity] if self.validity is not None else [])
-
-    @property
-    def nbytes(self) -> int:
-        """The fields' (and validity's) bytes, summed."""
-        return sum(self._nbytes(e) for e in self._engines())
-
-    @property
-    def cbytes(self) -> int:
-        return sum(int(e.cbytes) for e in self._engines())
-
-    @property
-    def leftover(self):
-        return self.fields[0][1].leftover
-
-    def load_for_writing(self) -> None:
-        for engine in self._engines():
-            engine.load_for_writing()
-
-    def copy_for_view(self) -> "StructEngine":
-        return StructEngine([(n, e.copy_for_view(), f) for n, e, f in self.fields],
-                            None if self.validity is None else self.validity.copy_for_view(),
-                            self.stage_field, self.where, self.chunklen)
-
     def _read(self, how) -> np.ndarray:
         parts = [how(engine) for _, engine, _ in self.fields]
         valid = how(self.validity) if self.validity is not None else None
@@ -201,10 +185,6 @@ class StructEngine:
 
     def chunk_array(self, nchunk: int) -> np.ndarray:
         return self._read(lambda e: e.chunk_array(nchunk))
-
-    def point(self, nchunk: int, pos: int):
-        start = nchunk * self.chunklen + pos
-        return self.read_range(start, start + 1)[0]
 
     def read_range(self, start: int, stop: int) -> np.ndarray:
         return self._read(lambda e: e.read_range(start, stop))
@@ -236,20 +216,10 @@ class StructEngine:
     def set_positions(self, idx: np.ndarray, items) -> None:
         self._each(items, lambda engine, part: engine.set_positions(idx, part))
 
-    def trim_to(self, newlen: int) -> None:
-        for engine in self._engines():
-            engine.trim_to(newlen)
-
-    def stage_leftover(self) -> None:
-        """Stage every field's leftover and ``meta/sizes`` (and the validity's)."""
-        for name, engine, _ in self.fields:
-            engine.stage_leftover()
-            if self.stage_field is not None:
-                self.stage_field(name, engine, self._nbytes(engine))
-        if self.validity is not None:
-            self.validity.stage_leftover()
-            if self.stage_field is not None:
-                self.stage_field(None, self.validity, self._nbytes(self.validity))
+    def _staged(self, name, engine) -> None:
+        """Stage field ``name``'s ``meta/sizes`` (and statistics; None: the validity's)."""
+        if self.stage_field is not None:
+            self.stage_field(name, engine, part_nbytes(engine))
 
 
 class _Prepared:

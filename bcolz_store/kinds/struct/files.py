@@ -3,7 +3,8 @@
 bool carray of validity when items may be missing, read into a
 :class:`~bcolz_store.kinds.struct.engine.StructEngine`.
 
-Registered in :data:`~.carray_files.COMPOSITE_KINDS`.
+Registered in :data:`~bcolz_store.datasets.carray_files.KIND_FILES` (no
+statistics, no index: its fields keep theirs).
 
 Source: this library's own format (docs/format.md, "Struct columns"),
 inside bcolz format v1.0's folder layout (seeds/001: nested columns).
@@ -20,8 +21,9 @@ from ...format.kind_storage import dump_kind_storage, load_kind_storage, storage
 from ...format.meta import load_sizes
 from .meta import (STRUCT_KEY, StructMeta, VALIDITY_DIR, dump_struct,
                                   load_struct, struct_dtype_text)
-from ...datasets.carray_files import (COMPOSITE_KINDS, CarrayMeta, stored_cparams, load_carray, new_engine,
-                           stage_sizes, stage_stats, stage_storage)
+from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_cparams,
+                                      load_carray, new_engine, stage_sizes, stage_stats,
+                                      stage_storage)
 
 __all__ = ["STRUCT_KIND", "field_fill", "struct_carray_meta", "validity_meta"]
 
@@ -53,19 +55,17 @@ def validity_meta(meta: CarrayMeta) -> CarrayMeta:
                       np.array(True))
 
 
-class _StructKind:
+class _StructKind(KindFiles):
     """How a struct carray's files are read and written."""
 
-    @staticmethod
-    def matches(data: bytes) -> bool:
+    def of_data(self, data: bytes) -> bool:
         return storage_text_starts(data, ("struct:",))
 
-    @staticmethod
-    def owns(composite) -> bool:
-        return isinstance(composite, StructMeta)
+    def of_meta(self, meta) -> bool:
+        return isinstance(meta.composite, StructMeta)
 
     @staticmethod
-    def load(store, data: bytes) -> CarrayMeta:
+    def load(store, data: bytes, storage=None, sizes=None) -> CarrayMeta:
         """The metadata of a stored struct carray and of its fields, checked.
 
         Raises
@@ -105,6 +105,8 @@ class _StructKind:
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> StructEngine:
+        """A StructEngine over its fields' engines (and validity's), each with
+        its own statistics; new ones' ``meta/storage`` staged at once."""
         smeta = meta.composite
         fields = []
         folders = {}
@@ -140,10 +142,12 @@ class _StructKind:
 
     @staticmethod
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
+        """bcolz's keys, the ``dtype`` text naming the carray by its folder ``name``
+        and the ``struct`` entry."""
         store.set("meta/storage", dump_kind_storage(
             struct_dtype_text(name), meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
             None, STRUCT_KEY, dump_struct(meta.composite)))
 
 
 STRUCT_KIND = _StructKind()
-COMPOSITE_KINDS.append(STRUCT_KIND)
+KIND_FILES.append(STRUCT_KIND)

@@ -15,6 +15,7 @@ from .meta import StructMeta
 from ...items import composite_items
 from .types import arrow_type_of, column_type_of_arrow, struct_of
 from .new import new_struct_meta, struct_request
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, kind_for_arrow, kind_of, register
 from ..buffers import ArrowBuffers
 from .codec import decode_struct, encode_struct

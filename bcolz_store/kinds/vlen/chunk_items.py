@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...chunks.missing import NAN_STRING, missing_mask
 from ...errors import KindMismatchError
 
 __all__ = ["NAN_STRING", "VLEN_CHUNK_TARGET_BYTES", "as_items", "average_nbytes",
@@ -27,9 +28,6 @@ __all__ = ["NAN_STRING", "VLEN_CHUNK_TARGET_BYTES", "as_items", "average_nbytes"
 VLEN_CHUNK_TARGET_BYTES = 1 << 20
 _MIN_CHUNKLEN = 64
 _MAX_CHUNKLEN = 1 << 20
-# Missing items as NaN-like nulls: np.isnan finds them, comparisons are false.
-NAN_STRING = np.dtypes.StringDType(na_object=np.nan) if hasattr(np.dtypes, "StringDType") \
-    else None
 
 
 def vlen_chunklen(expectedlen: int, avg_item_bytes: float) -> int:
@@ -67,16 +65,6 @@ def average_nbytes(items: np.ndarray, kind: str, sample: int = 4096) -> float:
     if kind == "str":
         return sum(len(v.encode("utf-8", "surrogatepass")) for v in picked) / len(picked)
     return sum(len(v) for v in picked) / len(picked)
-
-
-def missing_mask(arr: np.ndarray):
-    """Boolean mask of the missing items of ``arr`` (StringDType or object), or
-    None when none can be missing (a StringDType without ``na_object``)."""
-    if arr.dtype.kind == "T":
-        if not hasattr(arr.dtype, "na_object"):
-            return None
-        return np.isnan(arr.astype(NAN_STRING))
-    return np.fromiter(map(lambda v: v is None, arr.tolist()), dtype=bool, count=len(arr))
 
 
 def _describe(value) -> str:

@@ -16,6 +16,7 @@ from .meta import vlen_result_dtype
 from ...errors import KindMismatchError
 from .types import vlen, vlen_of
 from .types import new_vlen_meta, vlen_request
+from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import AppendBlocks, ColumnKind, item_blocks, register
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows, rows_to_items

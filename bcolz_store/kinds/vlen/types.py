@@ -26,7 +26,8 @@ import numpy as np
 
 from .chunk import VLEN_DEFAULT_DICT_SIZE, dictionary_id, train_chunk_dictionary
 from .chunk_items import as_items, average_nbytes, missing_mask, vlen_chunklen
-from ...datasets.carray_files import MAX_VLEN_CHUNKLEN, CarrayMeta
+from ...datasets.carray_files import CarrayMeta
+from .files import MAX_VLEN_CHUNKLEN
 from .meta import VLEN_DEFAULT_LEVEL, VlenMeta, vlen_result_dtype
 from ...indexing import is_int, iterates_blocks
 

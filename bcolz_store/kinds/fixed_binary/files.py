@@ -5,7 +5,7 @@
 The carray itself is a plain bcolz carray of ``V{n}`` atoms (nullable ones
 with bcolz_store's nullable layout); bcolz ignores the key.  It is written
 for every such carray (:data:`STORAGE_ENTRY`, registered in
-:data:`~bcolz_store.datasets.carray_files.STORAGE_ENTRIES`) and checked when
+:data:`~bcolz_store.datasets.carray_files.KIND_FILES`) and checked when
 one is opened: a carray without it (written before the kind) reads the same.
 
 Source: this library's own format (docs/format.md, "Fixed-size binary columns").
@@ -13,9 +13,9 @@ Source: this library's own format (docs/format.md, "Fixed-size binary columns").
 
 from __future__ import annotations
 
-from ...datasets.carray_files import STORAGE_ENTRIES
+from ...datasets.carray_files import KIND_FILES, KindFiles
 from ...errors import FormatError
-from .codec import FIXED_BINARY_KEY, is_fixed_binary_atom
+from .meta import FIXED_BINARY_KEY, is_fixed_binary_atom
 
 __all__ = ["FIXED_BINARY_VERSION", "STORAGE_ENTRY"]
 
@@ -23,8 +23,9 @@ __all__ = ["FIXED_BINARY_VERSION", "STORAGE_ENTRY"]
 FIXED_BINARY_VERSION = 1
 
 
-class _FixedBinaryEntry:
-    """How the ``fixed_binary`` entry is made and checked."""
+class _FixedBinaryEntry(KindFiles):
+    """How the ``fixed_binary`` entry is made and checked (its carrays are read
+    and written as bcolz's own, or nullable ones)."""
 
     key = FIXED_BINARY_KEY
 
@@ -68,4 +69,4 @@ class _FixedBinaryEntry:
 
 
 STORAGE_ENTRY = _FixedBinaryEntry()
-STORAGE_ENTRIES.append(STORAGE_ENTRY)
+KIND_FILES.append(STORAGE_ENTRY)
