@@ -30,7 +30,6 @@ from .apidoc.carray import CARRAY_DOCS
 from .apidoc.carray_interop import CARRAY_INTEROP_DOCS
 from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
-from .carray_struct import column_type_of, field_carray, is_struct
 from .chunks.chunk import chunk
 from .kinds import ArrowBuffers, kind_of
 from .kinds.base import ColumnKind, column_kind
@@ -154,9 +153,9 @@ class carray:
     attrs = property(lambda self: self._files.attrs, doc="The user attributes (``attrs``).")
     category = property(lambda self: self._column.category(self._meta, self._engine),
                         doc="The :class:`~bcolz_store.category` of a categorical carray, or None.")
-    column_type = property(lambda self: column_type_of(self._meta, self._engine),
+    column_type = property(lambda self: self._column.column_type(self._meta, self._engine),
                            doc="The decimal or struct type of such a carray, else None.")
-    field = field_carray
+    field = _ops.field_carray
     cbytes = property(lambda self: self._engine.cbytes, doc="int: compressed bytes.")
     chunklen = property(lambda self: self._meta.chunklen, doc="int: atoms per chunk.")
     chunks = property(lambda self: self._engine.chunks, doc="The full chunks (``chunk``).")
@@ -252,7 +251,7 @@ class carray:
 
     def __getitem__(self, key):
         if isinstance(key, str):
-            if is_struct(self._meta):       # a struct carray's field
+            if self._column.has_fields:     # a struct carray's field
                 return self.field(key)
             key = _read.eval_key(key, sys._getframe(1), type(self), self.len)
         return _read.read_key(self._engine, self._meta, self._guard, key, self.len,

@@ -274,3 +274,32 @@ def adopt_chunks(c, nchunks: int, cbytes: int, leftover, stats=()) -> None:
     c._engine.adopt_chunks(nchunks, cbytes, stats)
     if len(leftover):
         c._engine.append(leftover)
+
+
+def field_carray(self, name):
+    """Field ``name`` of this carray of rows with named fields (a struct
+    carray), as a read-only carray sharing its engine (rows appended but not
+    yet flushed included).
+
+    Parameters
+    ----------
+    name : str
+        The field's name, as the struct type gives it.
+
+    Returns
+    -------
+    carray
+        Of the field's kind and the struct's length; mode ``'r'`` (write
+        through the struct carray: a field alone cannot change length).
+
+    Raises
+    ------
+    TypeError
+        When this carray's rows have no fields (not a struct carray).
+    KeyError
+        When it has no such field.
+    """
+    engine, meta = self._column.field_of(self._meta, self._engine, name)
+    out = self.view()
+    out._engine, out._meta, out._mode = engine, meta, "r"
+    return out

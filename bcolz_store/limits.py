@@ -16,7 +16,7 @@ before anything is allocated or changed.
   be read.
 * Nesting: a list type nests at most 32 levels of lists, maps and struct
   elements (``format.list_meta.MAX_LIST_DEPTH``), struct columns at most 12
-  (``carray_struct.MAX_STRUCT_DEPTH``); a deeper type is refused when it is
+  (``kinds/struct/new.MAX_STRUCT_DEPTH``); a deeper type is refused when it is
   made, as the reader would refuse it.
 * A decimal item given as text has at most 4096 characters
   (``format.decimal_meta.MAX_DECIMAL_TEXT``).

@@ -116,7 +116,7 @@ LAYERS = [
       "bcolz_store.ctable_select"]],
     [["bcolz_store.carray", "bcolz_store.carray_edit", "bcolz_store.carray_ops",
       "bcolz_store.carray_read", "bcolz_store.carray_meta", "bcolz_store.carray_dataset",
-      "bcolz_store.handles", "bcolz_store.carray_index", "bcolz_store.carray_struct"]],
+      "bcolz_store.handles", "bcolz_store.carray_index"]],
     # The Arrow column types (arrow_types, arrow_meta, the kinds' interop_arrow) sit with
     # interop/: the carray and ctable classes' Arrow C stream builds its batches with them.
     [["bcolz_store.interop", "bcolz_store.converters.arrow_types",

@@ -186,6 +186,32 @@ class ColumnKind(abc.ABC):
     #: checked by the engine before a write, copied block by block.
     python_items: ClassVar[bool] = False
 
+    #: Whether rows have named fields (a struct): ``c['name']`` is the field,
+    #: not a query (:meth:`field_of`).
+    has_fields: ClassVar[bool] = False
+
+    @classmethod
+    def field_of(cls, meta, engine, name: str):
+        """``(engine, meta)`` of field ``name`` of a carray of this kind, sharing
+        ``engine``'s rows (``carray.field``).
+
+        Raises
+        ------
+        TypeError
+            A kind without fields (the default).
+        KeyError
+            No such field.
+        """
+        raise TypeError("only struct carrays have fields")
+
+    @classmethod
+    def column_type(cls, meta, engine):
+        """The dtype object of the package that describes a carray of this kind
+        (``carray.column_type``: a decimal's or a struct's type, with its
+        categorical fields' categories read from ``engine``), or None (the
+        default)."""
+        return None
+
     #: Whether items are codes of categories (a list given becomes an object
     #: array of references to its items).
     coded_items: ClassVar[bool] = False

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .types import decimal
 from ...items import composite_items
 from ..nullable.engine import NullableEngine
 from .meta import DecimalMeta, check_decimal, decode_decimals
-from .types import decimal_request, new_decimal_meta
+from .types import decimal, decimal_of, decimal_request, new_decimal_meta
 from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import ColumnKind, register
 from ..buffers import ArrowBuffers
@@ -74,6 +73,11 @@ class DecimalKind(ColumnKind):
 
     # ------------------------------------------------------------ its carrays
     python_items = True
+
+    @classmethod
+    def column_type(cls, meta, engine):
+        """The carray's :class:`~.types.decimal` type."""
+        return decimal_of(meta)
 
     @classmethod
     def may_hold_nulls(cls, meta) -> bool:

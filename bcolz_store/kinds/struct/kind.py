@@ -114,6 +114,26 @@ class StructKind(ColumnKind):
 
     # ------------------------------------------------------------ its carrays
     python_items = True
+    has_fields = True
+
+    @classmethod
+    def field_of(cls, meta, engine, name: str):
+        """``(engine, meta)`` of field ``name``: its engine inside ``engine``
+        (a StructEngine) and its carray's metadata.
+
+        Raises
+        ------
+        KeyError
+            No such field.
+        """
+        found = engine.field_engine(name)     # (KeyError naming the fields)
+        return found, next(f.meta for f in meta.composite.fields if f.name == name)
+
+    @classmethod
+    def column_type(cls, meta, engine):
+        """The carray's :class:`~.types.struct` type (its categorical fields'
+        categories read from ``engine``)."""
+        return struct_of(meta, engine)
 
     @classmethod
     def may_hold_nulls(cls, meta) -> bool:
