@@ -20,6 +20,7 @@ import numpy as np
 from .engine2 import child_buffers, child_store
 from ..vlen.engine import VlenEngine
 from ..vlen.chunk_items import as_items
+from ..vlen.codec import rows_to_items
 from .files import LIST_CODECS
 from .meta_items import encode_items
 from .meta import MapType
@@ -103,18 +104,7 @@ def _fixed_values(rows, dtype: np.dtype) -> np.ndarray:
 
 def _text(rows, kind: str) -> np.ndarray:
     """An object array of the str/bytes elements (None where missing)."""
-    offsets = np.asarray(rows.offsets, dtype=np.int64)
-    whole = np.asarray(rows.values, dtype=np.uint8).tobytes()
-    pairs = zip(offsets[:-1].tolist(), offsets[1:].tolist())
-    if kind == "str":
-        items = [whole[a:b].decode("utf-8") for a, b in pairs]
-    else:
-        items = [whole[a:b] for a, b in pairs]
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    if rows.validity is not None:
-        out[~np.asarray(rows.validity, dtype=bool)] = None
-    return out
+    return rows_to_items(rows, kind, np.dtype(object))
 
 
 def _elements(rows, item) -> list:
