@@ -73,7 +73,7 @@ def _python_arrow(pa, typ, lists: list):
     what the type does not hold)."""
     if not set(map(type, lists)) <= ({list, _NONE} if typ.nullable else {list}):
         return None
-    present = [x for x in lists if x is not None] if None in lists else lists
+    present = filter(None, lists)        # the non-empty rows (each a list, or None)
     if isinstance(typ, MapType):
         keys, values = _allowed(typ.key, False), _allowed(typ.value, typ.value_nullable)
         pairs = list(chain.from_iterable(present))
