@@ -20,6 +20,7 @@ import numpy as np
 from .engine2 import child_buffers, child_store
 from ..vlen.engine import VlenEngine
 from ..vlen.chunk_items import as_items
+from ..vlen.codec import rows_to_items
 from .files import LIST_CODECS
 from .meta_items import encode_items
 from .meta import MapType
@@ -72,7 +73,7 @@ def _python_arrow(pa, typ, lists: list):
     what the type does not hold)."""
     if not set(map(type, lists)) <= ({list, _NONE} if typ.nullable else {list}):
         return None
-    present = [x for x in lists if x is not None] if None in lists else lists
+    present = filter(None, lists)        # the non-empty rows (each a list, or None)
     if isinstance(typ, MapType):
         keys, values = _allowed(typ.key, False), _allowed(typ.value, typ.value_nullable)
         pairs = list(chain.from_iterable(present))
@@ -103,18 +104,7 @@ def _fixed_values(rows, dtype: np.dtype) -> np.ndarray:
 
 def _text(rows, kind: str) -> np.ndarray:
     """An object array of the str/bytes elements (None where missing)."""
-    offsets = np.asarray(rows.offsets, dtype=np.int64)
-    whole = np.asarray(rows.values, dtype=np.uint8).tobytes()
-    pairs = zip(offsets[:-1].tolist(), offsets[1:].tolist())
-    if kind == "str":
-        items = [whole[a:b].decode("utf-8") for a, b in pairs]
-    else:
-        items = [whole[a:b] for a, b in pairs]
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
-    if rows.validity is not None:
-        out[~np.asarray(rows.validity, dtype=bool)] = None
-    return out
+    return rows_to_items(rows, kind, np.dtype(object))
 
 
 def _elements(rows, item) -> list:
@@ -128,16 +118,24 @@ def _elements(rows, item) -> list:
     return values
 
 
-def _fixed_rows(rows, item, bounds, offsets) -> list:
+def _row_slices(values, offsets: np.ndarray) -> np.ndarray:
+    """An object array of ``values[a:b]`` for each row's bounds in
+    ``offsets`` (slices made and taken in C, no tuple per row)."""
+    n = len(offsets) - 1
+    slices = map(slice, offsets[:-1].tolist(), offsets[1:].tolist())
+    return np.fromiter(map(values.__getitem__, slices), dtype=object, count=n)
+
+
+def _fixed_rows(rows, item, offsets) -> np.ndarray:
     child = rows.children[0]
     values = _fixed_values(child, item)
-    out = [values[a:b] for a, b in bounds]
+    out = _row_slices(values, offsets)
     if child.validity is not None:
         valid = np.asarray(child.validity, dtype=bool)
         misses = np.concatenate(([0], np.cumsum(~valid)))
         holed = np.flatnonzero(misses[offsets[1:]] > misses[offsets[:-1]])
         for i in holed.tolist():
-            a, b = bounds[i]
+            a, b = int(offsets[i]), int(offsets[i + 1])
             data = values[a:b].copy()
             data[~valid[a:b]] = 0
             out[i] = np.ma.MaskedArray(data, mask=~valid[a:b])
@@ -171,25 +169,17 @@ class ListCodec2:
         n = rows.length
         typ = self.listtype
         offsets = np.asarray(rows.offsets, dtype=np.int64)
-        bounds = list(zip(offsets[:-1].tolist(), offsets[1:].tolist()))
         if isinstance(typ, MapType):
             entries = rows.children[0]
             pairs = list(zip(_elements(entries.children[0], typ.key),
                              _elements(entries.children[1], typ.value)))
-            items = [pairs[a:b] for a, b in bounds]
+            out = _row_slices(pairs, offsets)
         elif typ.item in ("str", "bytes"):
-            flat = _text(rows.children[0], typ.item)
-            items = [flat[a:b] for a, b in bounds]
+            out = _row_slices(_text(rows.children[0], typ.item), offsets)
         else:
-            items = _fixed_rows(rows, typ.item, bounds, offsets)
-        out = np.empty(n, dtype=object)
-        if rows.validity is None:
-            for i, item in enumerate(items):
-                out[i] = item
-        else:
-            for i, ok in enumerate(np.asarray(rows.validity, dtype=bool).tolist()):
-                if ok:
-                    out[i] = items[i]
+            out = _fixed_rows(rows, typ.item, offsets)
+        if rows.validity is not None and n:
+            out[~np.asarray(rows.validity, dtype=bool)] = None
         return out
 
     def from_python(self, items) -> ArrowBuffers:

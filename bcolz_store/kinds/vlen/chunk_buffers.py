@@ -54,6 +54,31 @@ def bad_utf8_item(offsets: np.ndarray, data: np.ndarray) -> int | None:
     return int(found[0]) if found.size else None
 
 
+def _present_bytes(offsets: np.ndarray, data: np.ndarray, validity: np.ndarray,
+                   lengths: np.ndarray) -> np.ndarray:
+    """The bytes of the present rows (``validity`` True) of ``offsets``
+    (int64, ``n + 1``) into ``data``, end to end: pyarrow's ``drop_null`` of
+    the rows when pyarrow is installed (one copy per row run), else a byte
+    mask."""
+    try:
+        import pyarrow as pa
+    except ImportError:             # pragma: no cover - pyarrow is optional
+        pa = None
+    if pa is not None:
+        bits = np.packbits(validity, bitorder="little")
+        rows = pa.Array.from_buffers(
+            pa.large_binary(), len(validity),
+            [pa.py_buffer(bits), pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64)),
+             pa.py_buffer(np.ascontiguousarray(data))]).drop_null()
+        if not len(rows) or rows.buffers()[2] is None:
+            return np.empty(0, dtype=np.uint8)
+        kept = np.frombuffer(rows.buffers()[1], dtype=np.int64)[rows.offset:]
+        values = np.frombuffer(rows.buffers()[2], dtype=np.uint8)
+        return values[int(kept[0]):int(kept[len(rows)])]
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    return data[lo:hi][np.repeat(validity, lengths)]
+
+
 def payload_of_buffers(offsets: np.ndarray, data: np.ndarray, validity) -> tuple:
     """``(data region, manifest, bitmap)`` of a chunk of the rows ``offsets``
     (``n + 1``, any start) into ``data`` (``uint8``), ``validity`` a bool
@@ -67,7 +92,7 @@ def payload_of_buffers(offsets: np.ndarray, data: np.ndarray, validity) -> tuple
     if validity is not None:
         dropped = lengths * ~validity
         if dropped.any():           # missing rows with bytes: keep only the present rows'
-            region = region[np.repeat(validity, lengths)]
+            region = _present_bytes(offsets, data, validity, lengths)
             lengths = lengths - dropped
     ends = np.cumsum(lengths) if lengths.size else lengths
     manifest = pack_index(ends, filtered=True)

@@ -55,6 +55,27 @@ def _utf8_whole(u8: np.ndarray, ends: np.ndarray, a: int, b: int, start: int, st
     return not ((u8[cuts] & 0xC0) == 0x80).any()
 
 
+def _padded(u8: np.ndarray, ends: np.ndarray, a: int, start: int, lengths: np.ndarray,
+            maxlen: int) -> np.ndarray:
+    """Items a.. (``lengths`` of them, from byte ``start`` of ``u8``) as the rows
+    of a new ``(n, maxlen)`` uint8 array, each padded with NULs: every row is
+    the ``maxlen`` bytes from its item's start (a strided view, gathered in one
+    call), its bytes past the item's length zeroed by one multiply."""
+    starts = np.empty(lengths.size, dtype=np.int64)
+    starts[0] = start
+    starts[1:] = ends[a:a + lengths.size - 1]
+    if int(starts[-1]) + maxlen > u8.size:       # the last rows' windows run past u8
+        base = int(starts[0])
+        u8 = np.concatenate((u8[base:int(starts[-1]) + int(lengths[-1])],
+                             np.zeros(maxlen, dtype=np.uint8)))
+        starts = starts - base
+    rows = np.lib.stride_tricks.sliding_window_view(u8, maxlen)[starts]
+    small = np.min_scalar_type(maxlen)
+    keep = np.arange(maxlen, dtype=small) < lengths.astype(small)[:, None]
+    np.multiply(rows, keep, out=rows)
+    return rows
+
+
 def _cast_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, kind: str, out) -> bool:
     """Write items a..b-1 into ``out`` by one fixed-width cast; False when
     that would not keep them exactly (the caller then splits them).
@@ -84,9 +105,7 @@ def _cast_items(u8: np.ndarray, ends: np.ndarray, a: int, b: int, kind: str, out
     data = u8[start:stop]
     if kind == "str" and data.max() >= 0x80 and not _utf8_whole(u8, ends, a, b, start, stop):
         return False                                 # the split path names the bad item
-    padded = np.zeros((lengths.size, maxlen), dtype=np.uint8)
-    padded[np.arange(maxlen) < lengths[:, None]] = data
-    fixed = padded.view(f"S{maxlen}").ravel()
+    fixed = _padded(u8, ends, a, start, lengths, maxlen).view(f"S{maxlen}").ravel()
     if kind == "bytes":
         out[...] = fixed.astype(object)
     else:
