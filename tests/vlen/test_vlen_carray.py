@@ -346,7 +346,7 @@ def test_repr_shows_the_vlen_type():
     c = bcolz_store.carray(["a", None], dtype="vlen-str")
     text = repr(c)
     assert "carray((2,), StringDType(na_object=None))" in text
-    assert "vlen := vlen('str', level=3, dictionary=False, nullable=True)" in text
+    assert "vlen := vlen('str', level=1, dictionary=False, nullable=True)" in text
 
 
 def test_hostile_metadata_and_chunks_are_format_errors(tmp_path):

@@ -22,7 +22,7 @@ from .chunk_buffers import arrow_stats, bad_utf8_item
 from .chunk_rebuild import rebuild_items
 from ..buffers import ArrowBuffers, concat_buffers
 
-__all__ = ["decode_rows", "encode_rows", "rows_to_items"]
+__all__ = ["arrow_items", "decode_rows", "encode_rows", "rows_to_items"]
 
 
 def _compact(buffers: ArrowBuffers) -> ArrowBuffers:
@@ -140,3 +140,40 @@ def decode_rows(engine, start: int, stop: int) -> ArrowBuffers:
         offsets[1:] = ends[lo:hi]
         out.append(ArrowBuffers(hi - lo, None if valid is None else valid[lo:hi], offsets, data))
     return _compact(concat_buffers(out))
+
+
+def arrow_items(array, request):
+    """``(ArrowBuffers, item_nbytes)`` of the initial items of a new vlen carray
+    given as a list (or tuple) of str (or of bytes) and None, built by
+    pyarrow: the rows its encoder takes, and the average bytes of an item as
+    :func:`~.chunk_items.average_nbytes` samples them (so the chunk length is
+    the one the items would get).
+
+    None when pyarrow is not installed, the items are not all of
+    ``request``'s kind (or None), ``request`` trains a dictionary on them, or
+    holds no missing item while some are None: the caller's own conversion
+    then takes them, and raises its errors.
+    """
+    if not isinstance(array, (list, tuple)) or not array or request.dictionary is not False:
+        return None
+    try:
+        import pyarrow as pa
+    except ImportError:                 # pragma: no cover (the optional dependency)
+        return None
+    item = str if request.kind == "str" else bytes
+    if not set(map(type, array)) <= {item, type(None)}:   # (pyarrow would convert others)
+        return None
+    typ = pa.large_string() if request.kind == "str" else pa.large_binary()
+    try:
+        arr = pa.array(array, type=typ)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError, UnicodeError):
+        return None
+    if arr.null_count and request.nullable is False:
+        return None
+    from ..arrow import from_pyarrow
+    rows = from_pyarrow(pa, arr)
+    step = max(len(arr) // 4096, 1)           # (average_nbytes' sample)
+    lengths = np.diff(rows.offsets)[::step]
+    if rows.validity is not None:
+        lengths = lengths[rows.validity[::step]]
+    return rows, float(lengths.mean()) if len(lengths) else 1.0

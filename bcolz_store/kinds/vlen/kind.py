@@ -19,7 +19,7 @@ from .types import new_vlen_meta, vlen_request
 from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import AppendBlocks, ColumnKind, item_blocks, register
 from ..buffers import ArrowBuffers
-from .codec import decode_rows, encode_rows, rows_to_items
+from .codec import arrow_items, decode_rows, encode_rows, rows_to_items
 
 __all__ = ["VlenKind", "appended_kind", "check_appended"]
 
@@ -100,7 +100,15 @@ class VlenKind(ColumnKind):
         if making.nullable:
             raise ValueError("nullable=True is for carrays of a fixed dtype; vlen and "
                              "categorical carrays hold None as a missing item already")
-        return new_vlen_meta(request, making.array, making.cparams, making.dflt,
+        array = making.array
+        fast = arrow_items(array, request)      # (Python items, built by pyarrow)
+        if fast is not None:
+            rows, nbytes = fast
+            meta, _ = new_vlen_meta(request, [], making.cparams, making.dflt, len(array)
+                                    if making.expectedlen is None else making.expectedlen,
+                                    making.chunklen, nbytes)
+            return meta, rows
+        return new_vlen_meta(request, array, making.cparams, making.dflt,
                              making.expectedlen, making.chunklen, making.item_nbytes)
 
     def __init__(self, type: vlen):

@@ -67,7 +67,7 @@ __all__ = [
 
 VLEN_KEY = "vlen"
 VLEN_CHUNK_SUFFIX = ".vlen"
-VLEN_DEFAULT_LEVEL = 3             # of columns: zstd's own default, the chunk codec's too
+VLEN_DEFAULT_LEVEL = 1             # of columns: Parquet's zstd level (pyarrow's default)
 VLEN_CODEC = "zstd"
 MAX_DICTIONARY_BYTES = 16 << 20         # a zstd dictionary larger than this is refused
 _PREFIX = "vlen-"
