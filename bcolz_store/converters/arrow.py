@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import DatasetExistsError, DatasetNotFoundError, FormatError
 from ..kinds.vlen.meta import vlen_result_dtype
-from ..interop.arrow_columns import arrow_schema, column_arrays, record_batches
+from ..interop.arrow_columns import arrow_schema, column_arrays, kind_reader, record_batches
 from ..interop.arrow_stream import arrow_input, field_records, table_types
 from ..interop.columns import BLOCK_BYTES, block_rows, columns_of
 from ..kinds.vlen.types import vlen
@@ -39,9 +39,8 @@ from ..kinds.nullable.interop_arrow import column_reader, nullable_names
 from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
                           numpy_atom, read_metadata, sized_atoms)
 
-__all__ = ["ArrowConverter", "ColumnType", "META_KEY", "ParquetConverter", "arrow_type",
-           "from_arrow", "from_feather", "from_parquet", "numpy_atom", "to_arrow", "to_feather",
-           "to_parquet"]
+__all__ = ["ArrowConverter", "ColumnType", "META_KEY", "ParquetConverter", "arrow_type", "from_arrow",
+           "from_feather", "from_parquet", "numpy_atom", "to_arrow", "to_feather", "to_parquet"]
 
 READ_BLOCK_ROWS = 65536
 
@@ -288,6 +287,8 @@ def _read(pa, schema, batches, where, rootdir, mode, kind, columns, nrows, progr
     blen = max(1, BLOCK_BYTES // max(sum(atom.itemsize for atom in atoms.values()), 1))
     nulls = nullable_names(pa, schema, meta, names, vlens, batches, blen)
     column = column_reader(pa, atoms, vlens, nulls, from_arrow_array)
+    own = {name for name, dtype in vlens.items() if isinstance(dtype, str)}  # (a kind's own)
+    column = kind_reader(pa, schema, names, own, column)
     with Sink(kind, atoms, rootdir, mode, expectedlen=nrows, dtypes=vlens, nullable=nulls,
               **kwargs) as sink, \
             progress_bar(progress, nrows, f"from {os.path.basename(where)}") as bar:

@@ -123,14 +123,18 @@ KIND_FILES: list = []
 
 
 def _check_entries(store, meta, data: bytes) -> None:
-    """Check the kinds' entries (:attr:`KindFiles.key`) stored in ``data``."""
+    """Check the kinds' entries (:attr:`KindFiles.key`) stored in ``data``, and
+    keep them in ``meta.entries`` (``{key: JSON value}``)."""
     entries = [e for e in KIND_FILES if e.key is not None and e.key.encode("ascii") in data]
     if entries:
         where = store.path("meta/storage")
         obj = load_json(data, where)
+        found = {}
         for entry in entries:
             if entry.key in obj:
                 entry.check(meta, obj[entry.key], where)
+                found[entry.key] = obj[entry.key]
+        meta.entries = found or None
 
 
 def storage_entries(meta) -> dict | None:
@@ -192,7 +196,9 @@ class CarrayMeta:
     its reads return.  A list carray (kinds/list/) has ``listtype`` set (a
     ListType or MapType), ``atom`` object and ``listlevel`` the zstd level
     of its chunks, vlen chunks of the encoded items; one of layout version 2
-    has ``lists2`` its layout as well.
+    has ``lists2`` its layout as well.  ``entries`` holds the keys kinds add
+    to the ``meta/storage`` of a carray of bcolz's layout (:attr:`KindFiles.key`),
+    as read (``{key: JSON value}``), or as a new carray's kind set them.
     """
 
     atom: np.dtype
@@ -214,6 +220,7 @@ class CarrayMeta:
     listtype: object = None                     # a list carray's ListType or MapType
     listlevel: int = 6
     lists2: object = None                       # a list carray's layout of version 2
+    entries: dict | None = None                 # kinds' keys on a carray of bcolz's layout
 
     @property
     def variable(self) -> bool:

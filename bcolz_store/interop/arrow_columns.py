@@ -84,6 +84,9 @@ def column_field(pa, name, col):
     recorded = recorded_field(pa, col, name)
     if recorded is not None:
         return recorded
+    own = getattr(col, "kind", None)
+    if own is not None and own.extension_type:     # (its atom's type is its storage's)
+        return pa.field(name, own.arrow_type(pa), bool(col.nullable))
     typ = _small_type(pa, col) or arrow_types().arrow_type(_atom(col), **_kind(col), name=name)
     # a list, decimal or struct column says its field's flag
     kind = getattr(col, "listtype", None) or getattr(col, "column_type", None)

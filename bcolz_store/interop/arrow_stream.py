@@ -163,6 +163,17 @@ def _kind_dtype(pa, typ):
     return dtype if isinstance(dtype, np.dtype) else None
 
 
+def _kind_column(pa, typ):
+    """How a column of Arrow type ``typ`` becomes a carray of the column kind
+    that takes it (:func:`~bcolz_store.kinds.base.kind_for_arrow`), made with
+    the kind's dtype (:meth:`~bcolz_store.kinds.base.ColumnKind.dtype`); None
+    when no kind takes it."""
+    kind = kind_for_arrow(pa, typ)
+    if kind is None:
+        return None
+    return _types().ColumnType(np.dtype(object), False, {}, kind.dtype())
+
+
 def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowColumns:
     """How each named column of an Arrow schema becomes a bcolz column.
 
@@ -211,7 +222,12 @@ def table_types(pa, schema, meta, names, strings, where, first=None) -> ArrowCol
                                                     recorded.base.kind not in "SU"):
             given = vlen("bytes" if pa.types.is_binary(typ) or pa.types.is_large_binary(typ)
                          or _is_binary_view(pa, typ) else "str", nullable=True)
-        column = _types().numpy_atom(typ, recorded, name, given, schema.field(name).nullable)
+        try:
+            column = _types().numpy_atom(typ, recorded, name, given, schema.field(name).nullable)
+        except TypeError:
+            column = _kind_column(pa, typ)       # a kind the Arrow converters do not name
+            if column is None:
+                raise
         if column.vlen is not None:
             vlens[name] = column.vlen
         if first is not None and isinstance(column.vlen, struct):    # categorical fields

@@ -40,7 +40,8 @@ def from_pyarrow(pa, arr) -> ArrowBuffers:
 
     Views of ``arr``'s memory where the layouts agree; a bitmap (validity,
     ``bool`` values) is unpacked into a new array.  A view type (``string_view``,
-    ``binary_view``) is cast to its large type first.
+    ``binary_view``) is cast to its large type first; an extension type's
+    buffers are its storage's (``type`` stays the extension type).
 
     Raises
     ------
@@ -52,8 +53,11 @@ def from_pyarrow(pa, arr) -> ArrowBuffers:
     if pa.types.is_string_view(arr.type) or pa.types.is_binary_view(arr.type):
         arr = arr.cast(pa.large_string() if pa.types.is_string_view(arr.type)
                        else pa.large_binary())
+    typ = arr.type
+    if isinstance(typ, pa.BaseExtensionType):   # (its layout is its storage's)
+        arr = arr.storage
     out = _from_pyarrow(pa, arr)
-    return dataclasses.replace(out, type=arr.type) if out.type is None else out
+    return dataclasses.replace(out, type=typ) if out.type is None else out
 
 
 def _from_pyarrow(pa, arr) -> ArrowBuffers:
@@ -115,6 +119,8 @@ def to_pyarrow(pa, buffers: ArrowBuffers, typ):
     TypeError
         A type with no buffers layout here.
     """
+    if isinstance(typ, pa.BaseExtensionType):   # (over an array of its storage type)
+        return pa.ExtensionArray.from_storage(typ, to_pyarrow(pa, buffers, typ.storage_type))
     n, bitmap = buffers.length, _buffer(pa, buffers.bitmap())
     nulls = buffers.null_count if bitmap is not None else 0
     if pa.types.is_dictionary(typ):

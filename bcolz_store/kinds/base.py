@@ -97,6 +97,12 @@ class ColumnKind(abc.ABC):
     #: The key of the kind's entry in ``meta/storage``; the registry's key.
     key: ClassVar[str] = ""
 
+    #: Where the kind stands when a carray's, an Arrow type's or a dtype's
+    #: kind is looked up (lower first; then in the order registered): a kind
+    #: stored in another kind's layout plus an entry of its own (an Arrow
+    #: extension type over its storage type) stands before that kind.
+    lookup_rank: ClassVar[int] = 100
+
     # ------------------------------------------------------------ which columns
 
     @classmethod
@@ -134,6 +140,11 @@ class ColumnKind(abc.ABC):
         """Whether :meth:`encode` takes buffers of the Arrow type ``typ`` as they
         are (default: ``typ`` is :meth:`arrow_type`)."""
         return typ == self.arrow_type(pa)
+
+    #: Whether :meth:`arrow_type` is an Arrow extension type over the Arrow type
+    #: of the kind's atom (its columns' Arrow fields are then of the extension
+    #: type, not of the type the Arrow converters give that atom).
+    extension_type: ClassVar[bool] = False
 
     #: Whether carrays of the kind are made with ``nullable=True`` as well.
     nullable_carray: ClassVar[bool] = False
@@ -418,6 +429,13 @@ def register(cls: type) -> type:
     return cls
 
 
+def _lookup_order() -> list:
+    """The registered kinds in the order lookups ask them: by
+    :attr:`ColumnKind.lookup_rank` (a kind over another's layout first), then
+    as registered."""
+    return sorted(_REGISTRY.values(), key=lambda cls: getattr(cls, "lookup_rank", 100))
+
+
 def registered() -> dict:
     """``{key: ColumnKind subclass}`` of every registered kind."""
     return dict(_REGISTRY)
@@ -426,7 +444,7 @@ def registered() -> dict:
 def kind_of(meta) -> ColumnKind | None:
     """The kind of a carray's metadata (a ``CarrayMeta``), or None for bcolz's own
     fixed dtypes and the kinds not registered."""
-    for cls in _REGISTRY.values():
+    for cls in _lookup_order():
         found = cls.of_meta(meta)
         if found is not None:
             return found
@@ -437,7 +455,7 @@ def column_kind(meta) -> type:
     """The ColumnKind subclass that holds the carray of metadata ``meta``
     (:meth:`ColumnKind.holds`), or ColumnKind itself for bcolz's own dtypes:
     the class whose hooks say how the carray differs from bcolz's."""
-    for cls in _REGISTRY.values():
+    for cls in _lookup_order():
         if cls.holds(meta):
             return cls
     return ColumnKind
@@ -452,20 +470,20 @@ def check_plain_items(value, meta, where: str) -> None:
     ValueError
         Items a kind refuses there (null items: the nullable kind).
     """
-    for cls in _REGISTRY.values():
+    for cls in _lookup_order():
         cls.refuse_plain(value, meta, where)
 
 
 def takes_items(dtype) -> bool:
     """Whether ``dtype`` asks for a new column of a kind that takes its items
     as they are given (:meth:`ColumnKind.takes_items`)."""
-    return any(cls.takes_items(dtype) for cls in _REGISTRY.values())
+    return any(cls.takes_items(dtype) for cls in _lookup_order())
 
 
 def kind_for_arrow(pa, typ) -> ColumnKind | None:
     """The kind an Arrow column of type ``typ`` is written as, or None (then the
     numpy path takes it)."""
-    for cls in _REGISTRY.values():
+    for cls in _lookup_order():
         found = cls.of_arrow(pa, typ)
         if found is not None:
             return found
@@ -474,7 +492,7 @@ def kind_for_arrow(pa, typ) -> ColumnKind | None:
 
 def kind_for_dtype(dtype) -> ColumnKind | None:
     """The kind of a carray made with ``dtype`` (:meth:`ColumnKind.of_dtype`), or None."""
-    for cls in _REGISTRY.values():
+    for cls in _lookup_order():
         found = cls.of_dtype(dtype)
         if found is not None:
             return found
