@@ -302,7 +302,7 @@ class Categorical(Vlen):
 
 
 #: the dtypes of the nullable kinds the machines draw (docs/nulls.md).
-NULLABLE = ["int32", "float64", "bool", "datetime64[ns]", "S4", "uint8", "V16"]
+NULLABLE = ["int32", "float64", "bool", "datetime64[ns]", "S4", "uint8", "V16", "uuid"]
 
 
 class Nullable(Kind):
@@ -322,7 +322,7 @@ class Nullable(Kind):
 
     @classmethod
     def draw(cls, rng, spec, with_dflt):
-        kind = cls(spec, None)
+        kind = Uuid(None) if spec == "uuid" else cls(spec, None)
         if with_dflt:
             kind.dflt = kind.values(rng, 8)[-1]     # (None, sometimes: grows with nulls)
         return kind
@@ -393,6 +393,24 @@ class Nullable(Kind):
                 raise AssertionError(f"{what}: {got!r} != {expected!r}")
             return
         self.fixed.check_item(got, expected, what)
+
+
+class Uuid(Nullable):
+    """UUIDs (the uuid kind: V16 items plus its entry, nullable): the nullable
+    V16 model, made with ``dtype="uuid"``."""
+
+    def __init__(self, dflt):
+        super().__init__("V16", dflt)
+        self.label = "uuid"
+
+    def create_kwargs(self):
+        out = {"dtype": "uuid"}
+        if self.dflt is not None:
+            out["dflt"] = self.dflt
+        return out
+
+    def as_carray(self, values, rng):
+        return bcolz_store.carray(values, dtype="uuid")
 
 
 def _null(value) -> bool:

@@ -74,7 +74,8 @@ def uuid_values(items):
         As an item's conversion, naming its position.
     """
     if isinstance(items, np.ndarray) and items.dtype == UUID_ATOM:
-        return items.reshape(-1), None
+        missing = np.ma.getmaskarray(items).reshape(-1)
+        return np.ma.getdata(items).reshape(-1), missing if missing.any() else None
     items = [items] if isinstance(items, (str, bytes, _uuid.UUID)) else list(items)
     try:
         raw = b"".join(map(_uuid_bytes, items))
