@@ -432,8 +432,14 @@ def register(cls: type) -> type:
 def _lookup_order() -> list:
     """The registered kinds in the order lookups ask them: by
     :attr:`ColumnKind.lookup_rank` (a kind over another's layout first), then
-    as registered."""
-    return sorted(_REGISTRY.values(), key=lambda cls: getattr(cls, "lookup_rank", 100))
+    as registered (sorted again when the registry changes)."""
+    kinds = tuple(_REGISTRY.values())
+    if _ORDER[0] != kinds:
+        _ORDER[:] = [kinds, sorted(kinds, key=lambda cls: getattr(cls, "lookup_rank", 100))]
+    return _ORDER[1]
+
+
+_ORDER: list = [(), []]         # (the registry's classes, their lookup order)
 
 
 def registered() -> dict:
