@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...items import composite_items
 from ..nullable.engine import NullableEngine
 from .meta import DecimalMeta, check_decimal, decode_decimals
 from .types import decimal, decimal_of, decimal_request, new_decimal_meta
 from . import files  # noqa: F401  (registers how its carrays are read and written)
-from ..base import ColumnKind, register
+from ..base import register
+from ..composite import CompositeKind
 from ..buffers import ArrowBuffers
 from .codec import decode_rows, encode_rows
 
@@ -26,7 +26,7 @@ __all__ = ["DecimalKind"]
 
 
 @register
-class DecimalKind(ColumnKind):
+class DecimalKind(CompositeKind):
     """A decimal carray of ``precision`` digits, ``scale`` after the point.
 
     Parameters
@@ -72,36 +72,11 @@ class DecimalKind(ColumnKind):
         return cls(found.precision, found.scale) if isinstance(found, DecimalMeta) else None
 
     # ------------------------------------------------------------ its carrays
-    python_items = True
 
     @classmethod
     def column_type(cls, meta, engine):
         """The carray's :class:`~.types.decimal` type."""
         return decimal_of(meta)
-
-    @classmethod
-    def may_hold_nulls(cls, meta) -> bool:
-        return bool(getattr(meta.composite, "nullable", False))
-
-    @classmethod
-    def grows_null(cls, meta) -> bool:
-        return cls.may_hold_nulls(meta) and getattr(meta.composite, "grow", "dflt") == "null"
-
-    @classmethod
-    def filler(cls, meta, fill, n: int):
-        """Atoms holding ``fill``, None (a null) when growing adds nulls."""
-        return super().filler(meta, None if cls.grows_null(meta) else fill, n)
-
-    @classmethod
-    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
-        """``value`` as an object array of items (:func:`composite_items`).
-
-        Raises
-        ------
-        ValueError
-            Values not broadcast to ``arrlen``.
-        """
-        return composite_items(value, arrlen, where)
 
     @classmethod
     def isnull(cls, engine, meta, length: int, items) -> np.ndarray:

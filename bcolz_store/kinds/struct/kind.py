@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import StructMeta
-from ...items import composite_items
 from .types import arrow_type_of, column_type_of_arrow, struct_of
 from .new import new_struct_meta, struct_request
 from . import files  # noqa: F401  (registers how its carrays are read and written)
-from ..base import ColumnKind, kind_for_arrow, kind_of, register
+from ..base import kind_for_arrow, kind_of, register
+from ..composite import CompositeKind
 from ..buffers import ArrowBuffers
 from .codec import decode_struct, encode_struct
 
@@ -84,7 +84,7 @@ def _same_text(pa, typ, want) -> bool:
 
 
 @register
-class StructKind(ColumnKind):
+class StructKind(CompositeKind):
     """A struct column: its :class:`~bcolz_store.struct` type, and (for a stored
     carray) its fields' metadata, through which each field's kind is found."""
 
@@ -113,7 +113,6 @@ class StructKind(ColumnKind):
         return cls(struct_of(meta), smeta)
 
     # ------------------------------------------------------------ its carrays
-    python_items = True
     has_fields = True
 
     @classmethod
@@ -134,30 +133,6 @@ class StructKind(ColumnKind):
         """The carray's :class:`~.types.struct` type (its categorical fields'
         categories read from ``engine``)."""
         return struct_of(meta, engine)
-
-    @classmethod
-    def may_hold_nulls(cls, meta) -> bool:
-        return bool(getattr(meta.composite, "nullable", False))
-
-    @classmethod
-    def grows_null(cls, meta) -> bool:
-        return cls.may_hold_nulls(meta) and getattr(meta.composite, "grow", "dflt") == "null"
-
-    @classmethod
-    def filler(cls, meta, fill, n: int):
-        """Atoms holding ``fill``, None (a null) when growing adds nulls."""
-        return super().filler(meta, None if cls.grows_null(meta) else fill, n)
-
-    @classmethod
-    def to_items(cls, value, dtype, meta, arrlen, where) -> np.ndarray:
-        """``value`` as an object array of items (:func:`composite_items`).
-
-        Raises
-        ------
-        ValueError
-            Values not broadcast to ``arrlen``.
-        """
-        return composite_items(value, arrlen, where)
 
     @classmethod
     def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
