@@ -37,8 +37,12 @@ def _fixed_width(items: list, atom: np.dtype):
         return None
     if atom.kind == "O" and isinstance(items[0], str):
         return None                   # numpy 1.x: str items as objects; no cast to str
+    longest = max(map(len, items))     # (characters or bytes: at most the UTF-8 width)
+    if longest * len(items) > _MAX_FIXED_BYTES or (atom.kind == "T" and
+                                                  longest > _MAX_CAST_WIDTH):
+        return None                   # (sized before encoding: no copy of a huge item)
     width = max(max(len(v.encode("utf-8")) if isinstance(v, str) else len(v) for v in items), 1)
-    if width * len(items) > _MAX_FIXED_BYTES:       # (sized first: no copy of a huge set)
+    if width * len(items) > _MAX_FIXED_BYTES:
         return None
     raw = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in items]
     if any(r.endswith(b"\0") for r in raw):
