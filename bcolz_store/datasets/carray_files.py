@@ -36,7 +36,7 @@ from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_
                            load_json, load_sizes, load_storage, storage_kind)
 
 __all__ = ["CarrayMeta", "KIND_FILES", "KindFiles", "MAX_CHUNK_BYTES", "appendable",
-           "attach_chunk_stats", "check_end_files", "check_plain", "files_of_meta",
+           "attach_chunk_stats", "chunk_engine", "check_end_files", "check_plain", "files_of_meta",
            "fixed_meta", "index_problem", "load_carray", "new_engine", "stage_sizes",
            "stage_stats", "stage_storage", "stats_engine", "stats_problem", "storage_entries",
            "stored_cparams"]
@@ -361,15 +361,22 @@ def new_engine(meta: CarrayMeta, store, cache_budget: int, new: bool = False):
     if storage_kind(meta.atom) == "pickle":
         return ObjectEngine(meta.cparams, meta.chunklen, store,
                             0 if new else meta.length, 0 if new else meta.cbytes)
-    if new:
-        engine = ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store,
-                             cache_budget=cache_budget)
-    else:
-        nfull, nleft = divmod(meta.length, meta.chunklen)
-        engine = ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store, nfull, nleft,
-                             meta.cbytes, cache_budget=cache_budget)
+    engine = chunk_engine(meta, store, cache_budget, new)
     attach_chunk_stats(engine, stats_kind(meta.atom), meta, store, new)
     return engine
+
+
+def chunk_engine(meta: CarrayMeta, store, cache_budget: int, new: bool,
+                 atom=None) -> ChunkEngine:
+    """The ChunkEngine of the carray ``meta`` (a stored one, of its length and
+    cbytes, unless ``new``), of atoms ``atom`` (default ``meta.atom``: a
+    decimal's or categorical's stored items are of another dtype)."""
+    atom = meta.atom if atom is None else atom
+    if new:
+        return ChunkEngine(atom, meta.cparams, meta.chunklen, store, cache_budget=cache_budget)
+    nfull, nleft = divmod(meta.length, meta.chunklen)
+    return ChunkEngine(atom, meta.cparams, meta.chunklen, store, nfull, nleft, meta.cbytes,
+                       cache_budget=cache_budget)
 
 
 def stage_stats(store, engine) -> None:

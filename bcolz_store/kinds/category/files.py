@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...chunks.engine import ChunkEngine
 from ...chunks.stats import stats_kind
 from ...errors import FormatError
 from ...format.meta import StorageMeta, dump_storage
 from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, attach_chunk_stats,
-                                      fixed_meta, load_carray, stage_sizes, stage_storage)
+                                      chunk_engine, fixed_meta, load_carray, stage_sizes,
+                                      stage_storage)
 from ..vlen.engine import VlenEngine
 from ..vlen.files import vlen_engine
 from ..vlen.meta import VlenMeta, vlen_result_dtype
@@ -77,14 +77,10 @@ def _engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> CategoryEn
             stage_storage(sub, cats)
             categories.stage_leftover()
             stage_sizes(sub, (categories.length,), categories.nbytes, categories.cbytes)
-        engine = ChunkEngine(codes, meta.cparams, meta.chunklen, store,
-                             cache_budget=cache_budget)
     else:
         categories = vlen_engine(cats.vlen, cats, sub, cache_budget, False)
-        nfull, nleft = divmod(meta.length, meta.chunklen)
-        engine = ChunkEngine(codes, meta.cparams, meta.chunklen, store, nfull, nleft,
-                             meta.cbytes, cache_budget=cache_budget)
-    return CategoryEngine(engine, categories, meta.atom)
+    return CategoryEngine(chunk_engine(meta, store, cache_budget, new, codes), categories,
+                          meta.atom)
 
 
 class _CategoryFiles(KindFiles):

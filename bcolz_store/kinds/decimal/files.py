@@ -19,7 +19,6 @@ import decimal as _dec
 import numpy as np
 
 from .engine import DecimalEngine
-from ...chunks.engine import ChunkEngine
 from ...chunks.kind_stats import attach_kind_stats, kind_stats_kind
 from ...errors import FormatError
 from .meta import (DECIMAL_KEY, DecimalMeta, decimal_dtype_text,
@@ -29,8 +28,8 @@ from ...format.meta import StorageMeta, load_sizes
 from ..nullable.engine import NullableEngine
 from ..nullable.files import load_validity, nullable_engine, stage_validity
 from ..nullable.meta import NullableMeta
-from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_cparams,
-                                      fixed_meta)
+from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, chunk_engine,
+                                      fixed_meta, stored_cparams)
 
 __all__ = ["DECIMAL_KIND", "decimal_carray_meta"]
 
@@ -137,13 +136,8 @@ def _engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> DecimalEng
     if dec.nullable:        # V16/V32 values and a validity, as a nullable carray's
         values = nullable_engine(dataclasses.replace(meta, atom=dec.storage), store,
                                   cache_budget, new)
-    elif new:
-        values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store,
-                             cache_budget=cache_budget)
     else:
-        nfull, nleft = divmod(meta.length, meta.chunklen)
-        values = ChunkEngine(dec.storage, meta.cparams, meta.chunklen, store, nfull, nleft,
-                             meta.cbytes, cache_budget=cache_budget)
+        values = chunk_engine(meta, store, cache_budget, new, dec.storage)
     return DecimalEngine(values, dec, where)
 
 

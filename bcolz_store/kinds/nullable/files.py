@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...chunks.engine import ChunkEngine
 from ...chunks.kind_stats import attach_kind_stats, kind_stats_kind
 from ...chunks.stats import stats_kind
 from ...errors import DatasetNotFoundError, FormatError
 from ...format.meta import StorageMeta, dump_storage, storage_kind
-from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, check_plain,
+from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, chunk_engine, check_plain,
                                       fixed_meta, load_carray, stage_sizes, stage_storage,
                                       storage_entries)
 from .engine import NullableEngine
@@ -74,19 +73,10 @@ def nullable_engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> Nu
         if sub is not None:
             sub.makedirs("data", "meta")
             stage_storage(sub, valid)
-        values = ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store,
-                             cache_budget=cache_budget)
-        validity = ChunkEngine(valid.atom, valid.cparams, valid.chunklen, sub,
-                               cache_budget=cache_budget)
-        return NullableEngine(values, validity)
-    valid = meta.validity
-    nfull, nleft = divmod(meta.length, meta.chunklen)
-    values = ChunkEngine(meta.atom, meta.cparams, meta.chunklen, store, nfull, nleft,
-                         meta.cbytes, cache_budget=cache_budget)
-    nfull, nleft = divmod(valid.length, valid.chunklen)
-    validity = ChunkEngine(valid.atom, valid.cparams, valid.chunklen, sub, nfull, nleft,
-                           valid.cbytes, cache_budget=cache_budget)
-    return NullableEngine(values, validity)
+    else:
+        valid = meta.validity
+    return NullableEngine(chunk_engine(meta, store, cache_budget, new),
+                          chunk_engine(valid, sub, cache_budget, new))
 
 
 def stage_validity(engine: NullableEngine):
