@@ -36,7 +36,7 @@ from ..format.meta import (SizesMeta, StorageMeta, atom_dtype, dump_sizes, dump_
                            load_json, load_sizes, load_storage, storage_kind)
 
 __all__ = ["CarrayMeta", "KIND_FILES", "KindFiles", "MAX_CHUNK_BYTES", "appendable",
-           "attach_chunk_stats", "chunk_engine", "check_end_files", "check_plain", "files_of_meta",
+           "attach_chunk_stats", "check_end_files", "check_plain", "chunk_engine", "files_of_meta",
            "fixed_meta", "index_problem", "load_carray", "new_engine", "stage_sizes",
            "stage_stats", "stage_storage", "stats_engine", "stats_problem", "storage_entries",
            "stored_cparams"]
