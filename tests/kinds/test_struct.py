@@ -155,3 +155,21 @@ def test_text_fields_of_every_arrow_width(text, tmp_path):
     c.flush()
     c = bcolz_store.open(str(tmp_path / "c"))
     assert c[:].tolist() == rows * 2
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    ({"a": 1, "x": "s"}, ValueError, r"missing 'b'.*unknown 'x'"),
+    ({"a": 1}, ValueError, "missing 'b'"),
+    ({"a": 1, "b": "x", "c": 2}, ValueError, "unknown 'c'"),
+    ({"a": 1, "b": 2}, TypeError, "field 'b'"),
+    ({"a": 1, "b": {"n": "x"}}, TypeError, "field 'b'")])
+def test_new_carrays_of_python_dicts_check_their_keys(bad, error, match):
+    """A dict among many good ones, keyed other than the fields (as many keys,
+    one renamed; fewer; more) or of a wrong field type, is refused as the
+    item conversion refuses it, not written by pyarrow with a null for the
+    missing field."""
+    kind = bcolz_store.struct([("a", "int32", True), ("b", "str")], nullable=True)
+    good = [{"a": i, "b": str(i)} for i in range(50)] + [None]
+    with pytest.raises(error, match=match):
+        bcolz_store.carray(good + [bad] + good, dtype=kind)
+    assert bcolz_store.carray(good, dtype=kind)[:].tolist() == good

@@ -154,20 +154,23 @@ _TEXT_TYPES = {"str": {str, type(None)}, "bytes": {bytes, type(None)}}
 def _exact_keys(items: list, kind: struct) -> bool:
     """Whether every item is None or a dict of exactly the fields (nested too),
     with text fields of str and bytes fields of bytes (or None) only (checked
-    with builtins' maps, no Python code per item)."""
+    with builtins' maps, no Python code per item: a dict of as many keys as
+    there are fields, each field found in it, has exactly the fields)."""
     if not set(map(type, items)) <= {dict, type(None)}:
         return False
     rows = list(itertools.compress(items, map(operator.is_not, items,
                                               itertools.repeat(None))))
-    keys = set(map(tuple, rows))
-    if any(set(k) != set(kind.names) or len(k) != len(kind.names) for k in keys):
+    if not set(map(len, rows)) <= {len(kind.names)}:
         return False
     for name, sub, _ in kind.fields:
+        try:
+            values = list(map(operator.itemgetter(name), rows))
+        except (KeyError, TypeError):
+            return False
         if isinstance(sub, vlen) and sub.kind in _TEXT_TYPES:
-            if not set(map(type, map(operator.itemgetter(name), rows))) <= _TEXT_TYPES[sub.kind]:
+            if not set(map(type, values)) <= _TEXT_TYPES[sub.kind]:
                 return False
-        elif isinstance(sub, struct) and \
-                not _exact_keys(list(map(operator.itemgetter(name), rows)), sub):
+        elif isinstance(sub, struct) and not _exact_keys(values, sub):
             return False
     return True
 
