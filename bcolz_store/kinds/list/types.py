@@ -265,9 +265,7 @@ def as_list_items(value, typ, arrlen=None, where: str = "list carray") -> np.nda
         for i in range(len(out)):
             out[i] = value
         return out
-    out = np.empty(len(value), dtype=object)
-    for i, v in enumerate(value):
-        out[i] = v
+    out = np.fromiter(value, dtype=object, count=len(value))    # (items stay whole)
     if arrlen is not None and len(out) != arrlen:
         if len(out) == 1:
             return np.repeat(out, arrlen)
