@@ -27,7 +27,8 @@ the Arrow C stream and ``pyarrow.table`` of a ctable, after reopening too;
 slices across chunk boundaries decode to the array's slices; rows appended
 as Arrow after creation land after the others; ``missing`` agrees with the
 array's nulls; ``to_python`` agrees with ``c[:]``; an empty array makes an
-empty carray.
+empty carray; two writers on a ``memory://`` store append after each other;
+a trim and an append after reopening leave exactly the array.
 
 This module imports pytest and pyarrow; ``import bcolz_store`` never imports it.
 """
@@ -110,8 +111,9 @@ class KindTests:
 
     # ------------------------------------------------------------ helpers
 
-    def make(self, arrow_array, tmp_path=None, name="c"):
-        rootdir = None if tmp_path is None else str(tmp_path / name)
+    def make(self, arrow_array, tmp_path=None, name="c", rootdir=None):
+        if rootdir is None and tmp_path is not None:
+            rootdir = str(tmp_path / name)
         return bcolz_store.carray(arrow_array, chunklen=CHUNKLEN, rootdir=rootdir, mode="w")
 
     def decoded(self, c, start=0, stop=None):
@@ -184,6 +186,50 @@ class KindTests:
         got = pa.table(t)
         assert arrow_equal(got.column("k"), arrow_array)
         assert got.column("f").to_numpy().tolist() == list(range(n))
+
+    def test_two_writers_on_a_memory_store_append_after_each_other(self, kind_class,
+                                                                     arrow_array):
+        """On an fsspec ``memory://`` store (the remote protocol S3 uses too),
+        two writers opened at the same state append in turn: the second's
+        rows land after the first's, and a fresh open reads every row."""
+        fsspec = pytest.importorskip("fsspec")
+        import uuid
+        root = f"memory://kindtests-{uuid.uuid4().hex}"
+        url = f"{root}/c"
+        cut = len(arrow_array) // 2 + 3
+        try:
+            self.make(arrow_array.slice(0, cut), name=None, rootdir=url).flush()
+            first = bcolz_store.open(url, mode="a")
+            second = bcolz_store.open(url, mode="a")
+            first.append(arrow_array.slice(cut, 10))
+            first.flush()
+            second.append(arrow_array.slice(cut + 10))
+            second.flush()
+            back = bcolz_store.open(url, mode="r")
+            assert isinstance(back.kind, kind_class)
+            assert len(back) == len(arrow_array)
+            assert arrow_equal(self.decoded(back), arrow_array)
+            assert bcolz_store.verify(url).ok
+        finally:
+            fs = fsspec.filesystem("memory")
+            if fs.exists(root):
+                fs.rm(root, recursive=True)
+
+    def test_a_trim_and_an_append_after_reopening(self, arrow_array, tmp_path):
+        """Rows trimmed from the end are gone after reopening, and rows
+        appended then land where they were; ``verify`` finds nothing wrong."""
+        self.make(arrow_array, tmp_path).flush()
+        c = bcolz_store.open(str(tmp_path / "c"), mode="a")
+        keep = len(arrow_array) - CHUNKLEN - 5
+        c.trim(len(arrow_array) - keep)
+        c.flush()
+        c = bcolz_store.open(str(tmp_path / "c"), mode="a")
+        assert arrow_equal(self.decoded(c), arrow_array.slice(0, keep))
+        c.append(arrow_array.slice(keep))
+        c.flush()
+        again = bcolz_store.open(str(tmp_path / "c"), mode="r")
+        assert arrow_equal(self.decoded(again), arrow_array)
+        assert bcolz_store.verify(str(tmp_path / "c")).ok
 
     def test_an_empty_array_makes_an_empty_carray(self, kind_class, arrow_array):
         c = self.make(arrow_array.slice(0, 0))
