@@ -419,6 +419,18 @@ def make_sources(out: Path) -> dict:
         mode="w")
     tk.flush()
     made["store"].append("ctable_kinds")
+    # maps, fixed-size binary (Arrow's fixed_size_binary: V4 plus valid/) and UUIDs
+    tm = bcolz_store.ctable(
+        [np.arange(24, dtype="i4"),
+         bcolz_store.carray([[("k%d" % i, i)] if i % 5 else None for i in range(24)],
+                            dtype=bcolz_store.map_("str", "int64")),
+         bcolz_store.carray([None if i % 7 == 2 else b"%04d" % i for i in range(24)],
+                            dtype="V4", nullable=True),
+         bcolz_store.carray([None if i % 6 == 1 else bytes(range(i, i + 16)) for i in range(24)],
+                            dtype="uuid")],
+        names=["i", "m", "fb", "u"], chunklen=8, rootdir=str(d / "ctable_kinds2"), mode="w")
+    tm.flush()
+    made["store"].append("ctable_kinds2")
     colors = ["red", "green", None, "blue"] * 10
     tc = bcolz_store.ctable([np.arange(40, dtype="i2"),
                              bcolz_store.carray(colors, dtype=bcolz_store.category())],
