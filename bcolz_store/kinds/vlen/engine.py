@@ -419,9 +419,13 @@ class VlenEngine(EngineBase):
         # a few items of a chunk not in the cache: only they are built
         sparse = [c for c, sel in groups.items() if c < nfull and c not in self._cache
                   and len(sel) * _SPARSE_TAKE <= self.chunklen]
-        for c in sparse:
-            sel = groups.pop(c)
-            out[sel] = self._take(c, flat[sel] - c * self.chunklen)
+        picks = [(c, groups.pop(c)) for c in sparse]
+        take = lambda pick: self._take(pick[0], flat[pick[1]] - pick[0] * self.chunklen)  # noqa: E731
+        # each chunk's decompression on the pool (zstd releases the GIL); a
+        # remote store's chunks one by one (each a request of its own)
+        taken = map(take, picks) if self.remote else threads.map_ordered(take, picks)
+        for (_, sel), items in zip(picks, taken):
+            out[sel] = items
         for c, data in self.chunk_arrays(list(groups)):
             sel = groups[c]
             out[sel] = data[flat[sel] - c * self.chunklen]
