@@ -32,6 +32,7 @@ from .carray_dataset import CarrayDataset
 from .carray_meta import new_meta
 from .chunks.chunk import chunk
 from .kinds import ArrowBuffers, kind_of
+from .kinds.buffers import whole_chunks
 from .kinds.base import ColumnKind, column_kind
 from .interop.arrow_columns import as_kind_buffers
 from .datasets.carray_files import new_engine, stage_sizes, stage_stats, stage_storage
@@ -108,8 +109,9 @@ class carray:
             self._append_block(data)
         elif not isinstance(array, (carray, ArrowBuffers)):
             self._engine.append(data)
-        for block in array._blocks() if isinstance(array, carray) else itertools.chain(
-                [array] if isinstance(array, ArrowBuffers) else [], rest):
+        for block in array._blocks() if isinstance(array, carray) else whole_chunks(
+                itertools.chain([array] if isinstance(array, ArrowBuffers) else [], rest),
+                self._meta.chunklen, self.len):
             self._append_block(block)
         if store is not None:
             self._flush(commit=False)

@@ -21,7 +21,7 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["ArrowBuffers", "concat_buffers"]
+__all__ = ["ArrowBuffers", "concat_buffers", "whole_chunks"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,3 +149,54 @@ def concat_buffers(parts: list) -> ArrowBuffers:
     children = tuple(concat_buffers([p.children[i] for p in parts])
                      for i in range(len(first.children)))
     return ArrowBuffers(length, validity, None, values, children, first.dictionary)
+
+
+def _flat(block) -> bool:
+    """Whether ``block`` is Arrow rows of one buffer of values or bytes (no
+    children, no dictionary): rows any two of which concatenate cheaply."""
+    return isinstance(block, ArrowBuffers) and not block.children and block.dictionary is None
+
+
+def whole_chunks(blocks, chunklen: int, filled: int = 0):
+    """Yield ``blocks`` (Arrow rows, or anything else) cut again so that each
+    flat block of Arrow rows (values or offsets and bytes, no children or
+    dictionary) ends on a chunk boundary: a block's last rows, fewer than a
+    chunk, go out joined with the first rows of the next block (a copy of at
+    most one chunk).  A carray's engine then builds every full chunk from
+    rows, never from a leftover of items filled up (the slow path of a vlen
+    engine).  ``filled`` is how many rows of the first chunk the carray's
+    leftover already holds.  Other blocks pass through as they are, after
+    any rows held back.
+    """
+    tail = None                     # rows held back: the start of a chunk
+    need = -filled % chunklen       # rows that end the current chunk (0: on a boundary)
+    for block in blocks:
+        if not _flat(block) or (tail is not None and (tail.offsets is None) !=
+                                (block.offsets is None)):
+            if tail is not None:
+                yield tail
+                tail = None
+            yield block
+            need = None             # (where chunks end is no longer known here)
+            continue
+        if need is None:
+            yield block
+            continue
+        if need:                    # the rows that end the current chunk, joined
+            take = min(need, block.length)
+            head = block.slice(0, take)
+            tail = head if tail is None else concat_buffers([tail, head])
+            need -= take
+            block = block.slice(take, block.length)
+            if need:
+                continue
+            yield tail
+            tail = None
+        cut = block.length - block.length % chunklen
+        if cut:
+            yield block.slice(0, cut)
+        if cut < block.length:
+            tail = block.slice(cut, block.length)
+            need = chunklen - tail.length
+    if tail is not None:
+        yield tail
