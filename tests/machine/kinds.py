@@ -444,6 +444,8 @@ def draw_kind(rng, allow=("fixed", "vlen", "category", "list"), structured=True)
         specs = [s for s in FIXED if structured or isinstance(s[0], str)]
         spec = specs[int(rng.integers(0, len(specs)))]
         return Fixed.draw(rng, spec, bool(rng.random() < 0.4))
+    if family == "map":
+        return Maps()
     if family == "list":
         return Lists.draw(rng, "int32" if rng.random() < 0.5 else "str",
                           bool(rng.random() < 0.3))
@@ -566,3 +568,36 @@ class Lists(Kind):
     def check_item(self, got, expected, what):
         if not self._same(got, expected):
             raise AssertionError(f"{what}: {got!r} != {expected!r}")
+
+
+class Maps(Lists):
+    """Map items (``bcolz_store.map_('str', 'int64')``): lists of ``(key,
+    value)`` tuples, some values and some maps missing.  The model holds the
+    items as reads give them: a list of tuples of str and ``numpy.int64`` (or
+    None), None for a missing map; growing appends missing maps."""
+
+    def __init__(self):
+        super().__init__("map", None)
+        self.label = "map-str-int64"
+
+    @property
+    def dtype(self):
+        return bcolz_store.map_("str", "int64")
+
+    def item(self, rng):
+        if rng.random() < 0.1:
+            return None
+        n = int(rng.integers(0, 6 if rng.random() < 0.9 else 30))
+        return [(_random_str(rng, _TEXT, 5),
+                 None if rng.random() < 0.1 else np.int64(rng.integers(-2 ** 62, 2 ** 62)))
+                for _ in range(n)]
+
+    def bad_values(self, n):
+        return [[("k", "not a number")]] * n if n else None
+
+    def _same(self, got, want) -> bool:
+        if want is None or got is None:
+            return got is None and want is None
+        return type(got) is list and len(got) == len(want) and all(
+            type(g) is tuple and len(g) == 2 and type(g[0]) is str and g[0] == w[0]
+            and type(g[1]) is type(w[1]) and g[1] == w[1] for g, w in zip(got, want))

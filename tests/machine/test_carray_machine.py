@@ -36,7 +36,8 @@ CNAMES = ["blosclz", "lz4", "zstd", "zlib"]
 class CarrayMachine(StoreMachine):
     """One carray and its model (``model``, ``committed``, ``attrs``)."""
 
-    families = ("fixed", "fixed", "vlen", "category", "decimal", "struct", "nullable", "list")
+    families = ("fixed", "fixed", "vlen", "category", "decimal", "struct", "nullable", "list",
+                "map")
 
     # ------------------------------------------------------------ state
 

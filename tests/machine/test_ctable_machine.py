@@ -68,7 +68,7 @@ class CtableMachine(StoreMachine):
 
     def new_kind(self):
         kind = draw_kind(self.rng, ("fixed", "fixed", "vlen", "category", "decimal", "struct",
-                                    "nullable", "list"), structured=False)
+                                    "nullable", "list", "map"), structured=False)
         if isinstance(kind, Categorical):
             kind.explicit = True        # (implicit ones would need all categories in the data)
         return kind
