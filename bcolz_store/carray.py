@@ -503,7 +503,7 @@ class carray:
         kwargs.setdefault("dflt", _ops.copy_dflt(self))
         kwargs.setdefault("nullable", self.nullable)
         atom = self._meta.atom
-        if self._meta.variable or self._column.python_items:   # block by block
+        if self._column.variable_items or self._column.python_items:   # block by block
             return type(self)(self, expectedlen=expectedlen, **kwargs)
         out = type(self)(np.empty((0,) + atom.shape, dtype=atom.base),
                          expectedlen=expectedlen, **kwargs)
@@ -538,7 +538,7 @@ class carray:
         return out
 
     def _reshaped(self, newshape: tuple, rootdir):
-        if self._meta.variable:     # one-dimensional: the same items
+        if self._column.variable_items:     # one-dimensional: the same items
             return self.copy(rootdir=rootdir, mode="w", cparams=self._meta.cparams)
         base = self._meta.atom.base
         out = type(self)(np.empty((0,) + newshape[1:], dtype=base), cparams=self._meta.cparams,

@@ -120,7 +120,7 @@ def prepare_append(meta, engine, safe, array, convert, column=None):
         column = column_kind(meta)
     if column.python_items:             # decimal or struct items: checked before any write
         return engine.prepare(convert(array[:] if is_carray(array) else array, atom))
-    if meta.variable:
+    if column.variable_items:
         prepared = column.prepare_carray(meta, engine, array, convert) \
             if is_carray(array) else None
         return engine.prepare(convert(array, atom)) if prepared is None else prepared

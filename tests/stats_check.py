@@ -29,7 +29,7 @@ def _columns(obj):
 
 def _items(col, start: int, stop: int) -> np.ndarray:
     """The stored items of rows ``start:stop`` (a categorical's codes)."""
-    if getattr(col._meta, "categorical", None) is not None:
+    if getattr(col, "category", None) is not None:
         return np.asarray(col.codes[start:stop])
     return col[start:stop]
 

@@ -185,20 +185,20 @@ MAX_CHUNK_BYTES = 2 ** 31 - 16
 class CarrayMeta:
     """What a carray's metadata says.
 
-    ``atom`` is the dtype of one item with its sub-array shape; ``dflt`` a
-    0-d array of ``atom.base``; ``length`` in items, ``cbytes`` in bytes.
-    The other fields are those of the kinds beyond bcolz's own (their
-    ``files.py``, :class:`KindFiles`): a vlen carray (kinds/vlen/) has
-    ``vlen`` set, ``atom`` the dtype its reads return, and ``nbytes`` from
-    ``meta/sizes``.  A categorical carray (kinds/category/) has
-    ``categorical`` set, ``categories`` the metadata of its categories (a
-    vlen carray) and ``vlen`` the kind of its items; ``atom`` is the dtype
-    its reads return.  A list carray (kinds/list/) has ``listtype`` set (a
-    ListType or MapType), ``atom`` object and ``listlevel`` the zstd level
-    of its chunks, vlen chunks of the encoded items; one of layout version 2
-    has ``lists2`` its layout as well.  ``entries`` holds the keys kinds add
-    to the ``meta/storage`` of a carray of bcolz's layout (:attr:`KindFiles.key`),
-    as read (``{key: JSON value}``), or as a new carray's kind set them.
+    Every carray has these: ``atom`` is the dtype of one item with its
+    sub-array shape (the dtype reads return); ``dflt`` a 0-d array of
+    ``atom.base``; ``length`` in items, ``cbytes`` in bytes; ``nbytes`` the
+    items' bytes where a kind's ``meta/sizes`` says them (0 for bcolz's
+    layout, whose items are counted).  ``kind`` holds what a kind beyond
+    bcolz's own layout keeps of the carray (its ``files.py``,
+    :class:`KindFiles`): an object of a class its folder
+    bcolz_store/kinds/<kind>/ defines, by which the kind recognises its
+    carrays (a vlen carray's VlenMeta, a nullable carray's entry and
+    validity, a list carray's type and layout...; docs/kinds.md lists
+    them), or None for a carray of bcolz's layout.  ``entries`` holds the
+    keys kinds add to the ``meta/storage`` of a carray of bcolz's layout
+    (:attr:`KindFiles.key`), as read (``{key: JSON value}``), or as a new
+    carray's kind set them.
     """
 
     atom: np.dtype
@@ -208,24 +208,11 @@ class CarrayMeta:
     dflt: np.ndarray
     length: int = 0
     cbytes: int = 0
-    vlen: object = None                         # a vlen carray's VlenMeta
     nbytes: int = 0
-    categorical: object = None                  # a categorical carray's CategoryMeta
-    categories: "CarrayMeta | None" = None      # the categories' vlen carray
-    initial: np.ndarray | None = None           # the categories of a new one
-    dflt_code: int = -1                         # a categorical's dflt, as its code
-    composite: object = None                    # a decimal's or struct's
-    nullable: object = None                     # a nullable carray's NullableMeta
-    validity: "CarrayMeta | None" = None        # ... and its validity's metadata
-    listtype: object = None                     # a list carray's ListType or MapType
-    listlevel: int = 6
-    lists2: object = None                       # a list carray's layout of version 2
+    #: The metadata of a kind beyond bcolz's layout: an object its folder
+    #: defines (None: bcolz's own layout).
+    kind: object = None
     entries: dict | None = None                 # kinds' keys on a carray of bcolz's layout
-
-    @property
-    def variable(self) -> bool:
-        """Whether items have any length (vlen, categorical and list carrays)."""
-        return self.vlen is not None or self.listtype is not None
 
 
 def load_carray(store) -> CarrayMeta:

@@ -193,6 +193,10 @@ class ColumnKind(abc.ABC):
     #: categorical carrays): one-dimensional, no sum, ``nbytes`` the engine's.
     vlen_items: ClassVar[bool] = False
 
+    #: Whether items have any length (vlen, categorical and list carrays):
+    #: one-dimensional, appended and copied block by block.
+    variable_items: ClassVar[bool] = False
+
     #: Whether items are Python objects the engine encodes (decimals, structs):
     #: checked by the engine before a write, copied block by block.
     python_items: ClassVar[bool] = False

@@ -1,6 +1,6 @@
 """What the carrays of the kinds whose items are Python objects the engine
-encodes (decimals, structs: the ``composite`` entry of their metadata) do
-alike: their items, nulls and growth.  Their kinds derive from
+encodes (decimals, structs: their entry, :meth:`CompositeKind.composite`)
+do alike: their items, nulls and growth.  Their kinds derive from
 :class:`CompositeKind`.
 """
 
@@ -22,12 +22,20 @@ class CompositeKind(ColumnKind):
     python_items = True
 
     @classmethod
+    def composite(cls, meta):
+        """The kind's entry of the carray ``meta`` (a ``CarrayMeta``), whose
+        ``nullable`` (and ``grow``, when it has one) say its nulls: the
+        metadata's ``kind`` slot (the default)."""
+        return meta.kind
+
+    @classmethod
     def may_hold_nulls(cls, meta) -> bool:
-        return bool(getattr(meta.composite, "nullable", False))
+        return bool(getattr(cls.composite(meta), "nullable", False))
 
     @classmethod
     def grows_null(cls, meta) -> bool:
-        return cls.may_hold_nulls(meta) and getattr(meta.composite, "grow", "dflt") == "null"
+        return cls.may_hold_nulls(meta) and \
+            getattr(cls.composite(meta), "grow", "dflt") == "null"
 
     @classmethod
     def filler(cls, meta, fill, n: int):

@@ -28,6 +28,7 @@ from bcolz_store.kinds.vlen.engine import VlenEngine
 from bcolz_store.cparams import cparams
 from bcolz_store.datasets.carray_files import CarrayMeta, load_carray
 from bcolz_store.kinds.list.files import LIST2_KIND, ListLayout2, new_list_layout
+from bcolz_store.kinds.list.meta import ListLayout
 from bcolz_store.kinds.decimal.meta import DecimalMeta
 from bcolz_store.kinds.nullable.meta import VALIDITY_DIR
 from bcolz_store.kinds.vlen.meta import VlenMeta
@@ -197,14 +198,14 @@ class TestListV2Engine(_ReadLeftover, EngineTests):
         fill = np.empty((), dtype=object)
         if stored is None:
             meta = CarrayMeta(np.dtype(object), cparams(), chunklen, 16, fill,
-                              listtype=self.typ)
+                              kind=ListLayout(self.typ))
             assert new_list_layout(meta)
-            for child in meta.lists2.children.values():
+            for child in meta.kind.children.values():
                 child.chunklen = 5        # child chunks end inside lists, at other places
             return meta
         length, nbytes, cbytes = stored
         meta = CarrayMeta(np.dtype(object), cparams(), chunklen, 16, fill, length, cbytes,
-                          listtype=self.typ)
+                          kind=ListLayout(self.typ))
         meta.nbytes = nbytes
         return meta
 
@@ -213,7 +214,7 @@ class TestListV2Engine(_ReadLeftover, EngineTests):
         def make(chunklen, store=None, stored=None):
             meta = self._meta(chunklen, stored)
             if stored is not None:          # as the list kind loads a stored one
-                meta.lists2 = ListLayout2(self.typ, 6, {"items": load_carray(store.sub("items"))})
+                meta.kind = ListLayout2(self.typ, 6, {"items": load_carray(store.sub("items"))})
                 valid = load_carray(store.sub(VALIDITY_DIR))
                 assert valid.length == stored[0] and valid.chunklen == chunklen
             engine = LIST2_KIND.engine(meta, store, 0, new=stored is None)

@@ -1422,7 +1422,9 @@ def _points(obj) -> str:
     if not n or getattr(obj, "dtype", None) is None or obj.dtype.kind == "O":
         return ""
     meta = getattr(obj, "_meta", None)     # vlen and categorical columns: not Blosc blocks
-    if meta is None or meta.vlen is not None or meta.categorical is not None:
+    from bcolz_store.kinds.category.meta import CategoryLayout
+    from bcolz_store.kinds.vlen.meta import VlenMeta
+    if meta is None or isinstance(meta.kind, (VlenMeta, CategoryLayout)):
         return ""
     spots = sorted({0, n // 7, n // 3, n // 2, (2 * n) // 3, n - 1})
     parts = [repr(obj[i]) for i in spots]

@@ -320,8 +320,7 @@ class _CountingInt32Kind:
 
     @classmethod
     def of_meta(cls, meta):
-        plain = meta.vlen is None and meta.nullable is None and meta.listtype is None and \
-            meta.composite is None and meta.categorical is None
+        plain = meta.kind is None
         return cls() if plain and meta.atom == np.dtype("int32") else None
 
     @classmethod

@@ -55,7 +55,7 @@ def test_writes_map_items_to_codes_and_refuse_new_categories(tmp_path):
 def test_codes_dtype_is_the_smallest_that_fits():
     many = ["c%d" % i for i in range(300)]
     c = bcolz_store.carray(many, dtype="category")
-    assert c._meta.categorical.codes == np.dtype("int16") and c[299] == "c299"
+    assert c._meta.kind.categorical.codes == np.dtype("int16") and c[299] == "c299"
     b = bcolz_store.carray([b"x", b"y", None], dtype="category")
     assert b.category.kind == "bytes" and b[:].tolist() == [b"x", b"y", None]
 

@@ -22,9 +22,9 @@ from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, attach_
                                       stage_storage)
 from ..vlen.engine import VlenEngine
 from ..vlen.files import vlen_engine
-from ..vlen.meta import VlenMeta, vlen_result_dtype
+from ..vlen.meta import VlenMeta
 from .engine import CategoryEngine
-from .meta import CATEGORIES_DIR, category_dtype_text
+from .meta import CATEGORIES_DIR, CategoryLayout, category_dtype_text
 from .meta_storage import CATEGORY_STORAGE
 
 __all__ = ["CATEGORY_FILES"]
@@ -44,13 +44,14 @@ def _load(store, sizes, storage: StorageMeta) -> CarrayMeta:
     """
     categories = load_carray(store.sub(CATEGORIES_DIR))
     where = store.path(CATEGORIES_DIR)
-    if categories.vlen is None or categories.categorical is not None or categories.vlen.nullable:
+    if not isinstance(categories.kind, VlenMeta) or categories.kind.nullable:
         raise FormatError(f"{where}: the categories of a categorical carray must be a vlen "
                           f"carray without missing items")
     plain = StorageMeta(storage.dtype, storage.cparams, storage.chunklen, storage.expectedlen,
                         storage.dflt)
     codes = fixed_meta(store, sizes, plain, one_d="a categorical")
-    atom = vlen_result_dtype(categories.vlen.kind, True)
+    items = VlenMeta(categories.kind.kind, nullable=True)
+    atom = items.dtype
     dflt = np.empty((), dtype=atom)
     dflt[()] = None                 # the item of a code >= 0 is read when asked for
     code = int(storage.dflt)
@@ -58,27 +59,27 @@ def _load(store, sizes, storage: StorageMeta) -> CarrayMeta:
         raise FormatError(f"{store.path('meta/storage')}: dflt {code} is not a code of the "
                           f"{categories.length} categories (nor -1)")
     return CarrayMeta(atom, codes.cparams, codes.chunklen, codes.expectedlen, dflt,
-                      codes.length, codes.cbytes, VlenMeta(categories.vlen.kind, nullable=True),
-                      codes.length * storage.dtype.itemsize, storage.entry, categories,
-                      dflt_code=code)
+                      codes.length, codes.cbytes, codes.length * storage.dtype.itemsize,
+                      CategoryLayout(storage.entry, categories, items, code))
 
 
 def _engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> CategoryEngine:
     """A CategoryEngine: codes in a ChunkEngine, categories in a VlenEngine (when
-    ``new``, the categories ``meta.categories.initial`` are staged at once)."""
-    codes = meta.categorical.codes
+    ``new``, the categories ``meta.kind.initial`` are staged at once)."""
+    slot = meta.kind
+    codes = slot.categorical.codes
     sub = store.sub(CATEGORIES_DIR) if store is not None else None
-    cats = meta.categories
+    cats = slot.categories
     if new:
-        categories = VlenEngine(cats.vlen, cats.chunklen, sub, cache_budget=cache_budget)
-        categories.append(cats.initial)
+        categories = VlenEngine(cats.kind, cats.chunklen, sub, cache_budget=cache_budget)
+        categories.append(slot.initial)
         if sub is not None:
             sub.makedirs("data", "meta")
             stage_storage(sub, cats)
             categories.stage_leftover()
             stage_sizes(sub, (categories.length,), categories.nbytes, categories.cbytes)
     else:
-        categories = vlen_engine(cats.vlen, cats, sub, cache_budget, False)
+        categories = vlen_engine(cats.kind, cats, sub, cache_budget, False)
     return CategoryEngine(chunk_engine(meta, store, cache_budget, new, codes), categories,
                           meta.atom)
 
@@ -92,8 +93,7 @@ class _CategoryFiles(KindFiles):
         return storage.kind is CATEGORY_STORAGE
 
     def of_meta(self, meta) -> bool:
-        return meta.categorical is not None and meta.composite is None and \
-            meta.lists2 is None
+        return isinstance(meta.kind, CategoryLayout)
 
     def of_engine(self, engine) -> bool:
         return isinstance(engine, CategoryEngine)
@@ -111,7 +111,7 @@ class _CategoryFiles(KindFiles):
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> CategoryEngine:
         """A CategoryEngine whose codes keep their statistics (``category:``) and index."""
         engine = _engine(meta, store, cache_budget, new)
-        kind = stats_kind(meta.categorical.codes, categorical=True)
+        kind = stats_kind(meta.kind.categorical.codes, categorical=True)
         attach_chunk_stats(engine.codes, kind, meta, store, new)
         return engine
 
@@ -119,11 +119,12 @@ class _CategoryFiles(KindFiles):
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
         """The codes' ``meta/storage``, its ``dtype`` text naming the carray by its
         folder ``name`` for bcolz's refusal, ``dflt`` the code of the default."""
-        codes = meta.categorical.codes
+        slot = meta.kind
+        codes = slot.categorical.codes
         store.set("meta/storage", dump_storage(StorageMeta(
             codes, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
-            np.array(meta.dflt_code, dtype=codes), category_dtype_text(codes, name),
-            CATEGORY_STORAGE, meta.categorical)))
+            np.array(slot.dflt_code, dtype=codes), category_dtype_text(codes, name),
+            CATEGORY_STORAGE, slot.categorical)))
 
 
 CATEGORY_FILES = _CategoryFiles()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import PreparedCodes
+from .meta import CategoryLayout
 from .types import CodesView, category, category_of
 from ...errors import FormatError
 from ..vlen.chunk_items import as_items
@@ -122,14 +123,14 @@ class CategoryKind(ColumnKind):
 
     @classmethod
     def of_meta(cls, meta):
-        found = getattr(meta, "categorical", None)
-        if found is None:
+        slot = getattr(meta, "kind", None)
+        if not isinstance(slot, CategoryLayout):
             return None
-        return cls(found.codes, meta.vlen.kind if meta.vlen is not None else "str",
-                   found.ordered)
+        return cls(slot.categorical.codes, slot.items.kind, slot.categorical.ordered)
 
     # ------------------------------------------------------------ its carrays
     vlen_items = True
+    variable_items = True
     coded_items = True
     direct_appends = False
 
@@ -139,7 +140,7 @@ class CategoryKind(ColumnKind):
 
     @classmethod
     def vlen_type(cls, meta):
-        return vlen_of(meta.vlen)
+        return vlen_of(meta.kind.items)
 
     @classmethod
     def category(cls, meta, engine):
@@ -157,10 +158,11 @@ class CategoryKind(ColumnKind):
     @classmethod
     def dflt(cls, meta, engine) -> np.ndarray:
         """The metadata's, or the category of its code."""
-        if meta.dflt_code < 0:
+        code = meta.kind.dflt_code
+        if code < 0:
             return meta.dflt
         out = np.empty((), dtype=meta.atom)
-        out[()] = engine.lookup()[meta.dflt_code]
+        out[()] = engine.lookup()[code]
         return out
 
     @classmethod
@@ -176,8 +178,8 @@ class CategoryKind(ColumnKind):
         ValueError
             Items not of that kind, or not broadcast to ``arrlen``.
         """
-        vlen_meta = meta.vlen
-        return as_items(value, vlen_meta.kind, meta.atom, vlen_meta.nullable, arrlen, where)
+        items = meta.kind.items
+        return as_items(value, items.kind, meta.atom, items.nullable, arrlen, where)
 
     @classmethod
     def prepare_carray(cls, meta, engine, source, convert) -> AppendBlocks:
@@ -196,7 +198,7 @@ class CategoryKind(ColumnKind):
         FormatError
             ``source``'s codes outside its categories (a damaged file).
         """
-        where, _, _ = check_appended(meta, engine, source, categorical=True)
+        where, _, _ = check_appended(meta.kind.items, engine, source, categorical=True)
         if source.category is not None:
             return translated_codes(engine, source, where)
         atom = meta.atom

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import FormatError
+from ..vlen.meta import VlenMeta
 
-__all__ = ["CATEGORIES_DIR", "CATEGORY_KEY", "CategoryMeta", "category_codes_of_text",
+__all__ = ["CATEGORIES_DIR", "CATEGORY_KEY", "CategoryLayout", "CategoryMeta",
+           "category_codes_of_text",
            "category_dtype_text", "codes_dtype", "dump_category", "load_category"]
 
 CATEGORY_KEY = "categorical"
@@ -55,6 +57,32 @@ class CategoryMeta:
 
     codes: np.dtype
     ordered: bool = False
+
+
+@dataclass
+class CategoryLayout:
+    """What a categorical carray's metadata (a ``CarrayMeta``, whose ``atom`` is
+    the dtype its reads return) keeps in its ``kind`` slot.
+
+    Attributes
+    ----------
+    categorical : CategoryMeta
+        The ``categorical`` entry (the codes' dtype, ordered or not).
+    categories : CarrayMeta
+        The metadata of its categories, a vlen carray in ``ROOT/categories``.
+    items : VlenMeta
+        The kind of its items, as a vlen carray's (missing items allowed).
+    dflt_code : int
+        Its ``dflt`` as the code stored (-1: a missing item).
+    initial : numpy.ndarray or None
+        The categories of a new carray, stored when its engine is made.
+    """
+
+    categorical: CategoryMeta
+    categories: object
+    items: VlenMeta
+    dflt_code: int = -1
+    initial: np.ndarray | None = None
 
 
 def codes_dtype(ncategories: int) -> np.dtype:

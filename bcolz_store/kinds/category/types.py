@@ -27,7 +27,7 @@ import numpy as np
 
 from ..vlen.chunk_items import as_items, average_nbytes, vlen_chunklen
 from ...datasets.carray_files import CarrayMeta
-from .meta import CategoryMeta, codes_dtype
+from .meta import CategoryLayout, CategoryMeta, codes_dtype
 from ..vlen.meta import VlenMeta, vlen_result_dtype
 from ...indexing import calc_chunklen, is_int, iterates_blocks, positions
 
@@ -127,13 +127,14 @@ def category_from_json(obj) -> category:
 
 def category_of(meta, engine) -> category | None:
     """The :class:`category` type of a carray (None unless categorical)."""
-    if getattr(meta, "categorical", None) is None:
+    slot = getattr(meta, "kind", None)
+    if not isinstance(slot, CategoryLayout):
         return None
     items = _CATEGORIES.get(engine.categories)
     if items is None:       # (the engine checked them: no repeats, no None)
         items = _CATEGORIES[engine.categories] = engine.lookup()[:-1].tolist()
     out = category.__new__(category)
-    out.categories, out.ordered = list(items), bool(meta.categorical.ordered)
+    out.categories, out.ordered = list(items), bool(slot.categorical.ordered)
     return out
 
 
@@ -183,7 +184,7 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
     Returns
     -------
     (CarrayMeta, numpy.ndarray)
-        The metadata (its ``categories.initial`` the categories to store) and
+        The metadata (its ``kind.initial`` the categories to store) and
         the initial items (empty when ``array`` is a carray, whose items the
         caller appends block by block).
 
@@ -220,7 +221,7 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
     cat_meta = CarrayMeta(values.dtype, cparams, vlen_chunklen(len(cats),
                                                                average_nbytes(values, kind)),
                           len(cats), np.array("" if kind == "str" else b"", dtype=values.dtype),
-                          vlen=VlenMeta(kind), initial=values)
+                          kind=VlenMeta(kind))
     expectedlen = int(len(array) if expectedlen is None else expectedlen)
     codes = codes_dtype(len(cats))
     if chunklen is None:
@@ -231,9 +232,8 @@ def new_category_meta(request: category, array, cparams, expectedlen, chunklen, 
     fill = np.empty((), dtype=atom)
     fill[()] = item
     meta = CarrayMeta(atom, cparams, int(chunklen), expectedlen, fill,
-                      vlen=VlenMeta(kind, nullable=True),
-                      categorical=CategoryMeta(codes, request.ordered), categories=cat_meta,
-                      dflt_code=code)
+                      kind=CategoryLayout(CategoryMeta(codes, request.ordered), cat_meta,
+                                          VlenMeta(kind, nullable=True), code, values))
     return meta, items
 
 

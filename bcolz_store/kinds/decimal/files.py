@@ -21,7 +21,7 @@ import numpy as np
 from .engine import DecimalEngine
 from ...chunks.kind_stats import attach_kind_stats, kind_stats_kind
 from ...errors import FormatError
-from .meta import (DECIMAL_KEY, DecimalMeta, decimal_dtype_text,
+from .meta import (DECIMAL_KEY, DecimalLayout, DecimalMeta, decimal_dtype_text,
                                    dump_decimal, load_decimal, to_decimal)
 from ...format.kind_storage import dump_kind_storage, load_kind_storage, storage_text_starts
 from ...format.meta import StorageMeta, load_sizes
@@ -50,7 +50,7 @@ def decimal_carray_meta(meta: DecimalMeta, cparams, chunklen: int, expectedlen: 
     fill = np.empty((), dtype=object)
     fill[()] = _dec.Decimal(unscaled).scaleb(-meta.scale)
     out = CarrayMeta(np.dtype(object), cparams, int(chunklen), int(expectedlen), fill,
-                     length, cbytes, composite=meta)
+                     length, cbytes, kind=DecimalLayout(meta))
     out.nbytes = length * meta.itemsize
     return out
 
@@ -62,7 +62,7 @@ class _DecimalKind(KindFiles):
         return storage_text_starts(data, ("decimal128-", "decimal256-"))
 
     def of_meta(self, meta) -> bool:
-        return isinstance(meta.composite, DecimalMeta)
+        return isinstance(meta.kind, DecimalLayout)
 
     def of_engine(self, engine) -> bool:
         return isinstance(engine, DecimalEngine)
@@ -101,7 +101,7 @@ class _DecimalKind(KindFiles):
         if meta.nullable:           # its validity, checked as a nullable carray's
             values = dataclasses.replace(out, atom=meta.storage)
             load_validity(store, values, NullableMeta("zeros", "dflt"))
-            out.validity = values.validity
+            out.kind.nulls = values.kind
         return out
 
     @staticmethod
@@ -109,7 +109,7 @@ class _DecimalKind(KindFiles):
         """A DecimalEngine over its integers (and validity); a 128-bit decimal's
         integers keep chunk statistics."""
         engine = _engine(meta, store, cache_budget, new)
-        dec = meta.composite
+        dec = meta.kind.decimal
         if dec.bits == 128:
             values = engine.values
             nullable = values if isinstance(values, NullableEngine) else None
@@ -122,7 +122,7 @@ class _DecimalKind(KindFiles):
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
         """bcolz's keys, the ``dtype`` text naming the carray by its folder ``name``
         and the ``decimal`` entry."""
-        dec = meta.composite
+        dec = meta.kind.decimal
         store.set("meta/storage", dump_kind_storage(
             decimal_dtype_text(dec, name), meta.cparams.to_dict(), meta.chunklen,
             meta.expectedlen, str(meta.dflt[()]), DECIMAL_KEY, dump_decimal(dec)))
@@ -131,11 +131,11 @@ class _DecimalKind(KindFiles):
 def _engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> DecimalEngine:
     """A DecimalEngine over a ChunkEngine of its integers, or a NullableEngine of
     them and a validity (a nullable decimal's)."""
-    dec = meta.composite
+    dec = meta.kind.decimal
     where = store.root if store is not None else "decimal carray"
     if dec.nullable:        # V16/V32 values and a validity, as a nullable carray's
-        values = nullable_engine(dataclasses.replace(meta, atom=dec.storage), store,
-                                  cache_budget, new)
+        values = nullable_engine(dataclasses.replace(meta, atom=dec.storage, kind=meta.kind.nulls),
+                                 store, cache_budget, new)
     else:
         values = chunk_engine(meta, store, cache_budget, new, dec.storage)
     return DecimalEngine(values, dec, where)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..nullable.engine import NullableEngine
-from .meta import DecimalMeta, check_decimal, decode_decimals
+from .meta import DecimalMeta, check_decimal, decimal_meta, decode_decimals
 from .types import decimal, decimal_of, decimal_request, new_decimal_meta
 from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import register
@@ -68,8 +68,13 @@ class DecimalKind(CompositeKind):
 
     @classmethod
     def of_meta(cls, meta):
-        found = getattr(meta, "composite", None)
-        return cls(found.precision, found.scale) if isinstance(found, DecimalMeta) else None
+        found = decimal_meta(meta)
+        return cls(found.precision, found.scale) if found is not None else None
+
+    @classmethod
+    def composite(cls, meta) -> DecimalMeta:
+        """The ``decimal`` entry (nullable or not, growing with nulls or ``dflt``)."""
+        return meta.kind.decimal
 
     # ------------------------------------------------------------ its carrays
 

@@ -36,9 +36,10 @@ import numpy as np
 
 from ...errors import FormatError, LimitError
 
-__all__ = ["DECIMAL_KEY", "DecimalMeta", "MAX_DECIMAL_TEXT", "MAX_PRECISION", "check_decimal",
-           "decimal_bits", "decimal_dtype_text", "decimal_of_text", "decode_decimals",
-           "dump_decimal", "encode_decimals", "load_decimal", "to_decimal", "too_wide"]
+__all__ = ["DECIMAL_KEY", "DecimalLayout", "DecimalMeta", "MAX_DECIMAL_TEXT", "MAX_PRECISION",
+           "check_decimal", "decimal_bits", "decimal_dtype_text", "decimal_meta",
+           "decimal_of_text", "decode_decimals", "dump_decimal", "encode_decimals",
+           "load_decimal", "to_decimal", "too_wide"]
 
 DECIMAL_KEY = "decimal"
 MAX_PRECISION = 76
@@ -110,6 +111,32 @@ def decimal_of_text(text) -> tuple | None:
     if found is None:
         return None
     return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+@dataclass
+class DecimalLayout:
+    """What a decimal carray's metadata (a ``CarrayMeta`` of object atoms, its
+    ``dflt`` a Decimal) keeps in its ``kind`` slot.
+
+    Attributes
+    ----------
+    decimal : DecimalMeta
+        The ``decimal`` entry.
+    nulls : NullableLayout or None
+        A stored nullable decimal's integers as a nullable carray's
+        (:class:`~bcolz_store.kinds.nullable.meta.NullableLayout`: its
+        validity's metadata); None for one that is not nullable, or new.
+    """
+
+    decimal: DecimalMeta
+    nulls: object = None
+
+
+def decimal_meta(meta) -> DecimalMeta | None:
+    """The ``decimal`` entry of a carray's metadata (a ``CarrayMeta``), or None
+    when it is not a decimal carray."""
+    slot = getattr(meta, "kind", None)
+    return slot.decimal if isinstance(slot, DecimalLayout) else None
 
 
 def dump_decimal(meta: DecimalMeta) -> dict:

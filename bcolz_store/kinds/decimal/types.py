@@ -23,7 +23,7 @@ import numpy as np
 
 from ...datasets.carray_files import CarrayMeta
 from .files import decimal_carray_meta
-from .meta import DecimalMeta, check_decimal
+from .meta import DecimalMeta, check_decimal, decimal_meta
 from ...indexing import calc_chunklen, is_int, iterates_blocks
 
 __all__ = ["decimal", "decimal_of", "decimal_request", "new_decimal_meta"]
@@ -91,8 +91,8 @@ class decimal:
 
 def decimal_of(meta) -> decimal | None:
     """The :class:`decimal` type of a carray's metadata (None unless a decimal carray)."""
-    found = getattr(meta, "composite", None)
-    if isinstance(found, DecimalMeta):
+    found = decimal_meta(meta)
+    if found is not None:
         return decimal(found.precision, found.scale, found.nullable)
     return None
 

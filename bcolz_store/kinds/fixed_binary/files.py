@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ...datasets.carray_files import KIND_FILES, KindFiles
 from ...errors import FormatError
+from ..nullable.meta import nullable_layout
 from .meta import FIXED_BINARY_KEY, is_fixed_binary_atom
 
 __all__ = ["FIXED_BINARY_VERSION", "STORAGE_ENTRY"]
@@ -36,7 +37,7 @@ class _FixedBinaryEntry(KindFiles):
         if not is_fixed_binary_atom(meta):
             return None
         return {"version": FIXED_BINARY_VERSION, "byte_width": int(meta.atom.itemsize),
-                "nullable": meta.nullable is not None}
+                "nullable": nullable_layout(meta) is not None}
 
     @staticmethod
     def check(meta, value, where: str) -> None:
@@ -63,9 +64,10 @@ class _FixedBinaryEntry(KindFiles):
         if width != meta.atom.itemsize or not isinstance(width, int):
             raise FormatError(f"{where}: {FIXED_BINARY_KEY!r} says byte_width {width!r:.20}, "
                               f"the carray's items have {meta.atom.itemsize} bytes")
-        if nullable is not (meta.nullable is not None):
+        has = nullable_layout(meta) is not None
+        if nullable is not has:
             raise FormatError(f"{where}: {FIXED_BINARY_KEY!r} says nullable {nullable!r:.20}, "
-                              f"the carray {'has' if meta.nullable else 'has no'} validity")
+                              f"the carray {'has' if has else 'has no'} validity")
 
 
 STORAGE_ENTRY = _FixedBinaryEntry()

@@ -31,6 +31,7 @@ import numpy as np
 from ..base import ColumnKind, register
 from .codec import FIXED_BINARY_KEY, decode_rows, encode_rows, is_fixed_binary_atom
 from .files import STORAGE_ENTRY
+from ..nullable.meta import nullable_layout
 
 __all__ = ["FIXED_BINARY_KEY", "FixedBinaryKind", "STORAGE_ENTRY"]
 
@@ -67,13 +68,13 @@ class FixedBinaryKind(ColumnKind):
         """The kind of a carray of ``V{n}`` atoms (one-dimensional, no fields)."""
         if not is_fixed_binary_atom(meta):
             return None
-        return cls(meta.atom.itemsize, meta.nullable is not None)
+        return cls(meta.atom.itemsize, nullable_layout(meta) is not None)
 
     @classmethod
     def holds(cls, meta) -> bool:
         """A carray of ``V{n}`` atoms that is not nullable: a nullable one's
         chunks and items are those of the nullable kind, which holds it."""
-        return meta.nullable is None and is_fixed_binary_atom(meta)
+        return nullable_layout(meta) is None and is_fixed_binary_atom(meta)
 
     @classmethod
     def of_arrow(cls, pa, typ) -> "FixedBinaryKind | None":

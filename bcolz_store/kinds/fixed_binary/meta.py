@@ -11,6 +11,8 @@ Pure functions: nothing here opens a file.
 
 from __future__ import annotations
 
+from ..nullable.meta import NullableLayout
+
 __all__ = ["FIXED_BINARY_KEY", "is_fixed_binary_atom"]
 
 #: The key of the kind's entry in ``meta/storage`` (and in the kinds' registry).
@@ -19,8 +21,9 @@ FIXED_BINARY_KEY = "fixed_binary"
 
 def is_fixed_binary_atom(meta) -> bool:
     """Whether a carray's metadata (a ``CarrayMeta``) describes items of ``V{n}``:
-    raw bytes, no fields, no sub-array shape, of no other kind."""
+    raw bytes, no fields, no sub-array shape, of bcolz's layout (nullable or
+    not: no other kind's)."""
     atom = meta.atom
     return (atom.kind == "V" and atom.names is None and atom.subdtype is None
-            and atom.itemsize >= 1 and meta.vlen is None and meta.composite is None
-            and meta.categorical is None and meta.listtype is None)
+            and atom.itemsize >= 1
+            and (meta.kind is None or isinstance(meta.kind, NullableLayout)))

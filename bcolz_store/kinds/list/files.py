@@ -30,7 +30,6 @@ inside bcolz format v1.0's folder layout (seeds/001).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field as _field
 
 import numpy as np
 
@@ -43,9 +42,11 @@ from ...format.layout import ATTRS_FILE
 from .meta_items import decode_list_dflt, encode_list_dflt
 from .engine import ListEngine
 from .meta_storage import LIST_STORAGE
-from .meta import LIST_KEY, ListType, MapType, list_dtype_text, type_from_json, type_to_json
+from .meta import (LIST_KEY, ListLayout, ListLayout2, ListType, MapType, list_dtype_text,
+                   type_from_json, type_to_json)
 from ...format.meta import StorageMeta, dump_storage, load_sizes
-from ..nullable.meta import VALIDITY_DIR, NullableMeta, fill_kind
+from ..nullable.meta import (VALIDITY_DIR, NullableLayout, NullableMeta, fill_kind,
+                             nullable_layout)
 from ..vlen.engine import VlenEngine
 from ..vlen.files import load_vlen_carray
 from ..vlen.meta import VlenMeta
@@ -101,17 +102,6 @@ def _verify_part_attrs(store, folders) -> None:
             sub.get("__attrs__")
 
 
-@dataclass
-class ListLayout2:
-    """A version-2 list carray's layout: its type, zstd level of text
-    children, children (folder -> CarrayMeta) and the fill of ``resize``."""
-
-    listtype: object
-    level: int
-    children: dict = _field(default_factory=dict)
-    nullable: bool = True
-
-
 def _child_meta(item, nullable: bool, cparams, expectedlen: int, level: int) -> CarrayMeta:
     """The metadata of a new child carray of elements ``item``."""
     if item in ("str", "bytes"):
@@ -119,19 +109,19 @@ def _child_meta(item, nullable: bool, cparams, expectedlen: int, level: int) -> 
         fill = np.empty((), dtype=vlen.dtype)
         fill[()] = None if nullable else ("" if item == "str" else b"")
         return CarrayMeta(vlen.dtype, cparams, vlen_chunklen(expectedlen, 16), expectedlen,
-                          fill, vlen=vlen)
+                          fill, kind=vlen)
     meta = CarrayMeta(item, cparams, calc_chunklen(expectedlen, item.itemsize), expectedlen,
                       np.zeros((), dtype=item))
     if nullable:
-        meta.nullable = NullableMeta(fill_kind(item), "null")
+        meta.kind = NullableLayout(NullableMeta(fill_kind(item), "null"))
     return meta
 
 
 def new_list_layout(meta: CarrayMeta) -> bool:
-    """Make the new list carray ``meta`` one of layout version 2 (its ``lists2``),
-    when its type's elements all go in child carrays and new list carrays
-    are written so; whether it did."""
-    typ = meta.listtype
+    """Make the new list carray ``meta`` one of layout version 2 (its ``kind`` a
+    :class:`ListLayout2`), when its type's elements all go in child carrays
+    and new list carrays are written so; whether it did."""
+    typ = meta.kind.listtype
     if LIST_LAYOUT["new"] != LIST2_VERSION or not isinstance(typ, (ListType, MapType)):
         return False
     if isinstance(typ, ListType) and typ.size is not None:
@@ -140,17 +130,18 @@ def new_list_layout(meta: CarrayMeta) -> bool:
     if not all(list2_element(t) for _, t, _ in parts):
         return False
     expected = max(int(meta.expectedlen), 1) * 8
-    layout = ListLayout2(typ, meta.listlevel, nullable=bool(typ.nullable))
+    level = meta.kind.level
+    layout = ListLayout2(typ, level, nullable=bool(typ.nullable))
     for folder, item, nullable in parts:
-        layout.children[folder] = _child_meta(item, nullable, meta.cparams, expected,
-                                              meta.listlevel)
-    meta.lists2 = layout
+        layout.children[folder] = _child_meta(item, nullable, meta.cparams, expected, level)
+    meta.kind = layout
     return True
 
 
 def list2_layout(meta) -> "ListLayout2 | None":
     """The version-2 layout of a carray's metadata, or None."""
-    return getattr(meta, "lists2", None)
+    slot = getattr(meta, "kind", None)
+    return slot if isinstance(slot, ListLayout2) else None
 
 
 def _load_entry(obj, where: str) -> tuple:
@@ -180,7 +171,7 @@ class _ListKind2(KindFiles):
         return _MARK in bytes(data[:4096])
 
     def of_meta(self, meta) -> bool:
-        return isinstance(meta.lists2, ListLayout2)
+        return isinstance(meta.kind, ListLayout2)
 
     @staticmethod
     def load(store, data: bytes, storage=None, sizes=None) -> CarrayMeta:
@@ -218,12 +209,8 @@ class _ListKind2(KindFiles):
                                   f"is {length} bools in chunks of {storage.chunklen}")
         fill = np.empty((), dtype=object)
         fill[()] = decode_list_dflt(entry.get("dflt"), typ, where)
-        out = CarrayMeta(np.dtype(object), stored_cparams(store, storage), storage.chunklen,
-                         storage.expectedlen, fill, length, sizes.cbytes, listtype=typ,
-                         listlevel=level)
-        out.nbytes = sizes.nbytes
-        out.lists2 = layout
-        return out
+        return CarrayMeta(np.dtype(object), stored_cparams(store, storage), storage.chunklen,
+                          storage.expectedlen, fill, length, sizes.cbytes, sizes.nbytes, layout)
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> ListV2Engine:
@@ -235,7 +222,7 @@ class _ListKind2(KindFiles):
         FormatError
             No codec of version-2 list carrays is installed.
         """
-        layout = meta.lists2
+        layout = meta.kind
         where = store.root if store is not None else "list carray"
 
         def open_part(folder, pmeta):
@@ -278,7 +265,7 @@ class _ListKind2(KindFiles):
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
         """The offsets' bcolz keys (``<i8``, which bcolz reads) and the ``list``
         entry of version 2."""
-        layout = meta.lists2
+        layout = meta.kind
         typ = layout.listtype
         dflt = meta.dflt[()] if meta.dflt is not None else None
         entry = {"version": LIST2_VERSION, "level": int(layout.level),
@@ -293,11 +280,12 @@ class _ListKind2(KindFiles):
 def _offsets_cbytes(store, meta: CarrayMeta) -> int:
     """The compressed bytes of the offsets' chunks (the column's sizes less its parts')."""
     total = int(meta.cbytes)
-    for folder, cmeta in meta.lists2.children.items():
+    for folder, cmeta in meta.kind.children.items():
         total -= int(cmeta.cbytes)
-        if cmeta.validity is not None:
-            total -= int(cmeta.validity.cbytes)
-    if meta.lists2.nullable and store is not None:
+        valid = getattr(nullable_layout(cmeta), "validity", None)
+        if valid is not None:
+            total -= int(valid.cbytes)
+    if meta.kind.nullable and store is not None:
         try:
             total -= int(json.loads(bytes(store.sub(VALIDITY_DIR).get("meta/sizes")))["cbytes"])
         except (ValueError, KeyError, TypeError):
@@ -313,8 +301,7 @@ class _ListKind1(KindFiles):
         return storage.kind is LIST_STORAGE
 
     def of_meta(self, meta) -> bool:
-        return meta.listtype is not None and meta.lists2 is None and \
-            meta.nullable is None and meta.categorical is None
+        return isinstance(meta.kind, ListLayout) and not isinstance(meta.kind, ListLayout2)
 
     @staticmethod
     def load(store, data: bytes, storage, sizes) -> CarrayMeta:
@@ -325,17 +312,18 @@ class _ListKind1(KindFiles):
                             storage.expectedlen, storage.dflt, kind=VLEN_STORAGE,
                             entry=VlenMeta("bytes", nullable=True))
         meta = load_vlen_carray(store, sizes, plain)
-        meta.vlen, (meta.listtype, meta.listlevel) = None, storage.entry
+        meta.kind = ListLayout(*storage.entry)
         return meta
 
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> ListEngine:
         """A ListEngine over a VlenEngine of the encoded items (bytes, missing allowed)."""
         nfull, nleft = divmod(0 if new else meta.length, meta.chunklen)
-        items = VlenMeta("bytes", meta.listlevel, True)
+        layout = meta.kind
+        items = VlenMeta("bytes", layout.level, True)
         return ListEngine(VlenEngine(items, meta.chunklen, store, nfull, nleft,
                                      0 if new else meta.nbytes, 0 if new else meta.cbytes,
-                                     cache_budget=cache_budget), meta.listtype)
+                                     cache_budget=cache_budget), layout.listtype)
 
     @staticmethod
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
@@ -343,7 +331,7 @@ class _ListKind1(KindFiles):
         ``name``, the ``dflt`` and ``list`` entry of its type."""
         store.set("meta/storage", dump_storage(StorageMeta(
             meta.atom, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-            list_dtype_text(name), LIST_STORAGE, (meta.listtype, meta.listlevel))))
+            list_dtype_text(name), LIST_STORAGE, (meta.kind.listtype, meta.kind.level))))
 
 
 LIST2_KIND = _ListKind2()

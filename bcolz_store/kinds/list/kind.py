@@ -20,7 +20,7 @@ import numpy as np
 
 from .engine2 import ListV2Engine
 from .engine import PreparedLists
-from .meta import ListType, MapType
+from .meta import ListType, MapType, list_layout
 from .types import as_list_items
 from ..arrow import from_pyarrow, to_pyarrow
 from .types import list_request, new_list_meta
@@ -85,7 +85,7 @@ class ListKind(ColumnKind):
 
     @classmethod
     def of_meta(cls, meta) -> "ListKind | None":
-        typ = getattr(meta, "listtype", None)
+        typ = getattr(list_layout(meta), "listtype", None)
         if isinstance(typ, (ListType, MapType)) and fast_type(typ) and _recorded_fast(typ):
             return cls(typ)
         return None
@@ -93,11 +93,11 @@ class ListKind(ColumnKind):
     @classmethod
     def holds(cls, meta) -> bool:
         """A list or map carray of any type (one the codec does not take as well)."""
-        return meta.listtype is not None
+        return list_layout(meta) is not None
 
     @classmethod
     def list_type(cls, meta):
-        return meta.listtype
+        return meta.kind.listtype
 
     @classmethod
     def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
@@ -119,8 +119,9 @@ class ListKind(ColumnKind):
         ValueError
             Items not of the list type, or not broadcast to ``arrlen``.
         """
-        return as_list_items(value, meta.listtype, arrlen, where)
+        return as_list_items(value, meta.kind.listtype, arrlen, where)
 
+    variable_items = True
     ordered_items = False       # (no order: a table is not sorted by them)
 
     @classmethod

@@ -55,9 +55,10 @@ import numpy as np
 
 from ...errors import FormatError, LimitError
 
-__all__ = ["DecimalItems", "LIST_KEY", "LIST_VERSION", "ListType", "MAX_LIST_DEPTH", "MapType",
-           "StructItems", "dump_list", "item_type", "list_dtype_text", "list_type_of_text",
-           "load_list", "nesting", "type_from_json", "type_to_json"]
+__all__ = ["DecimalItems", "LIST_KEY", "LIST_VERSION", "ListLayout", "ListLayout2", "ListType",
+           "MAX_LIST_DEPTH", "MapType", "StructItems", "dump_list", "item_type", "list_dtype_text",
+           "list_layout", "list_type_of_text", "load_list", "nesting", "type_from_json",
+           "type_to_json"]
 
 LIST_KEY = "list"
 LIST_VERSION = 1
@@ -173,6 +174,42 @@ class MapType:
         """The entries as struct elements (key never missing)."""
         return StructItems(((self.names[1], self.key, False),
                             (self.names[2], self.value, self.value_nullable)))
+
+
+@dataclass
+class ListLayout:
+    """What a list carray's metadata (a ``CarrayMeta`` of object atoms) keeps in
+    its ``kind`` slot: its list type and the zstd level of its chunks.  This
+    class describes one of layout version 1 (a vlen carray of the encoded
+    items); its subclass :class:`ListLayout2` one of version 2.
+
+    Attributes
+    ----------
+    listtype : ListType or MapType
+        The type of its items.
+    level : int
+        The zstd level of its vlen chunks (of text children, version 2).
+    """
+
+    listtype: object
+    level: int = 6
+
+
+@dataclass
+class ListLayout2(ListLayout):
+    """A version-2 list carray's layout (its metadata's ``kind``): its type,
+    zstd level of text children, children (folder -> CarrayMeta: kinds/list/files.py)
+    and whether it has a validity (its type's lists may be missing)."""
+
+    children: dict = _field(default_factory=dict)
+    nullable: bool = True
+
+
+def list_layout(meta) -> ListLayout | None:
+    """The :class:`ListLayout` of a carray's metadata (a ``CarrayMeta``), or None
+    when it is not a list carray."""
+    slot = getattr(meta, "kind", None)
+    return slot if isinstance(slot, ListLayout) else None
 
 
 def nesting(typ) -> int:

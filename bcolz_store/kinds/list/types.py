@@ -27,7 +27,7 @@ from ...datasets.carray_files import CarrayMeta
 from ..vlen.files import MAX_VLEN_CHUNKLEN
 from .files import new_list_layout
 from .meta_items import encode_item, encode_items
-from .meta import ListType, MapType, StructItems
+from .meta import ListLayout, ListType, MapType, StructItems
 from ...items import masked_to_objects
 from ..vlen.meta import VLEN_DEFAULT_LEVEL
 from ...indexing import is_int, iterates_blocks
@@ -341,6 +341,6 @@ def new_list_meta(request, array, cparams, dflt, expectedlen, chunklen):
     fill = np.empty((), dtype=object)
     fill[()] = dflt
     meta = CarrayMeta(np.dtype(object), cparams, int(chunklen), expectedlen, fill,
-                      listtype=request, listlevel=VLEN_DEFAULT_LEVEL)
+                      kind=ListLayout(request, VLEN_DEFAULT_LEVEL))
     new_list_layout(meta)       # layout version 2 where its elements allow
     return meta, items

@@ -22,7 +22,7 @@ from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, chunk_e
                                       fixed_meta, load_carray, stage_sizes, stage_storage,
                                       storage_entries)
 from .engine import NullableEngine
-from .meta import VALIDITY_DIR, NullableMeta
+from .meta import VALIDITY_DIR, NullableLayout, NullableMeta, nullable_layout
 from .meta_storage import NULLABLE_STORAGE
 
 __all__ = ["NULLABLE_FILES", "load_validity", "new_validity_meta", "nullable_engine",
@@ -31,7 +31,7 @@ __all__ = ["NULLABLE_FILES", "load_validity", "new_validity_meta", "nullable_eng
 
 def load_validity(store, meta: CarrayMeta, nullable: NullableMeta) -> None:
     """The validity of a nullable carray (kinds/nullable/meta.py), checked, set
-    in ``meta`` with its entry ``nullable``.
+    in ``meta`` with its entry ``nullable`` (its ``kind``, a :class:`NullableLayout`).
 
     Raises
     ------
@@ -47,14 +47,13 @@ def load_validity(store, meta: CarrayMeta, nullable: NullableMeta) -> None:
     except DatasetNotFoundError as err:
         raise FormatError(f"{where}: the validity of this nullable carray is missing "
                           f"({err})") from None
-    if (validity.atom != np.dtype(bool) or validity.vlen is not None
-            or validity.nullable is not None or validity.categorical is not None):
+    if validity.atom != np.dtype(bool) or validity.kind is not None:
         raise FormatError(f"{where}: the validity of a nullable carray must be a carray of "
                           f"bool, not of {validity.atom}")
     if validity.chunklen != meta.chunklen:
         raise FormatError(f"{where}: chunklen {validity.chunklen} of the validity differs "
                           f"from the values' {meta.chunklen}")
-    meta.nullable, meta.validity = nullable, validity
+    meta.kind = NullableLayout(nullable, validity)
 
 
 def new_validity_meta(meta: CarrayMeta) -> CarrayMeta:
@@ -74,7 +73,7 @@ def nullable_engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> Nu
             sub.makedirs("data", "meta")
             stage_storage(sub, valid)
     else:
-        valid = meta.validity
+        valid = meta.kind.validity
     return NullableEngine(chunk_engine(meta, store, cache_budget, new),
                           chunk_engine(valid, sub, cache_budget, new))
 
@@ -97,8 +96,7 @@ class _NullableFiles(KindFiles):
         return storage.kind is NULLABLE_STORAGE
 
     def of_meta(self, meta) -> bool:
-        return meta.nullable is not None and meta.categorical is None and \
-            meta.composite is None and meta.lists2 is None
+        return nullable_layout(meta) is not None
 
     def of_engine(self, engine) -> bool:
         return isinstance(engine, NullableEngine)
@@ -131,7 +129,7 @@ class _NullableFiles(KindFiles):
         """bcolz's keys, the ``nullable`` entry and the keys the kinds add."""
         store.set("meta/storage", dump_storage(StorageMeta(
             meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-            kind=NULLABLE_STORAGE, entry=meta.nullable, entries=storage_entries(meta))))
+            kind=NULLABLE_STORAGE, entry=meta.kind.nullable, entries=storage_entries(meta))))
 
 
 NULLABLE_FILES = _NullableFiles()

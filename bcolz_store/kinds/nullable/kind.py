@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...format.meta import storage_kind
+from .meta import nullable_layout
 from ...indexing import is_carray
 from .types import as_masked, new_nullable, nullable_request
 from . import files  # noqa: F401  (registers how its carrays are read and written)
@@ -105,9 +106,7 @@ class NullableKind(ColumnKind):
 
     @classmethod
     def of_meta(cls, meta):
-        if getattr(meta, "nullable", None) is None or meta.composite is not None or \
-                meta.vlen is not None or meta.listtype is not None or \
-                meta.categorical is not None:
+        if nullable_layout(meta) is None:
             return None
         if arrow_of_dtype(meta.atom) is None:
             return None
@@ -116,8 +115,7 @@ class NullableKind(ColumnKind):
     @classmethod
     def holds(cls, meta) -> bool:
         """A nullable carray of any fixed dtype (one without an Arrow type as well)."""
-        return meta.nullable is not None and meta.composite is None and meta.vlen is None \
-            and meta.listtype is None and meta.categorical is None
+        return nullable_layout(meta) is not None
 
     @classmethod
     def may_hold_nulls(cls, meta) -> bool:
@@ -125,7 +123,7 @@ class NullableKind(ColumnKind):
 
     @classmethod
     def grows_null(cls, meta) -> bool:
-        return meta.nullable.grow == "null"
+        return meta.kind.nullable.grow == "null"
 
     @classmethod
     def isnull(cls, engine, meta, length: int, items) -> np.ndarray:

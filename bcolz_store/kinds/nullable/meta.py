@@ -37,8 +37,8 @@ import numpy as np
 
 from ...errors import FormatError
 
-__all__ = ["NULLABLE_KEY", "NullableMeta", "VALIDITY_DIR", "dump_nullable", "fill_kind",
-           "fill_value", "load_nullable"]
+__all__ = ["NULLABLE_KEY", "NullableLayout", "NullableMeta", "VALIDITY_DIR", "dump_nullable",
+           "fill_kind", "fill_value", "load_nullable", "nullable_layout"]
 
 NULLABLE_KEY = "nullable"
 VALIDITY_DIR = "valid"
@@ -63,6 +63,31 @@ class NullableMeta:
     fill: str
     grow: str = "null"
     validity: str = VALIDITY_DIR
+
+
+@dataclass
+class NullableLayout:
+    """What a nullable carray's metadata (a ``CarrayMeta``) keeps in its
+    ``kind`` slot: its values are the carray's own atoms, in bcolz's layout.
+
+    Attributes
+    ----------
+    nullable : NullableMeta
+        The ``nullable`` entry.
+    validity : CarrayMeta or None
+        The metadata of the validity carray (``ROOT/valid``) of a stored
+        carray; None for a new one (its validity is made with its engine).
+    """
+
+    nullable: NullableMeta
+    validity: object = None
+
+
+def nullable_layout(meta) -> NullableLayout | None:
+    """The :class:`NullableLayout` of a carray's metadata (a ``CarrayMeta``), or
+    None when it is not a nullable carray."""
+    slot = getattr(meta, "kind", None)
+    return slot if isinstance(slot, NullableLayout) else None
 
 
 def fill_kind(dtype: np.dtype) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import row_mask
-from .meta import NullableMeta, fill_kind, fill_value
+from .meta import NullableLayout, NullableMeta, fill_kind, fill_value
 from ...indexing import iterates_blocks
 
 __all__ = ["as_masked", "is_null_item", "new_nullable", "nullable_request", "pandas_masked"]
@@ -174,8 +174,10 @@ def _as_masked(value, dtype, where: str) -> np.ma.MaskedArray:
 
 
 def new_nullable(meta, dflt) -> None:
-    """Make ``meta`` (a new fixed carray's CarrayMeta) nullable: its ``nullable``
-    entry set, and without ``dflt`` its dflt the fill (growing adds nulls)."""
-    meta.nullable = NullableMeta(fill_kind(meta.atom), "null" if dflt is None else "dflt")
+    """Make ``meta`` (a new fixed carray's CarrayMeta) nullable: its ``kind`` a
+    :class:`~.meta.NullableLayout` of its ``nullable`` entry, and without
+    ``dflt`` its dflt the fill (growing adds nulls)."""
+    meta.kind = NullableLayout(NullableMeta(fill_kind(meta.atom),
+                                            "null" if dflt is None else "dflt"))
     if dflt is None:
         meta.dflt = fill_value(meta.atom)

@@ -21,6 +21,7 @@ from ...format.kind_storage import dump_kind_storage, load_kind_storage, storage
 from ...format.meta import load_sizes
 from .meta import (STRUCT_KEY, StructMeta, VALIDITY_DIR, dump_struct,
                                   load_struct, struct_dtype_text)
+from ..category.meta import CategoryLayout
 from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, stored_cparams,
                                       load_carray, new_engine, stage_sizes, stage_stats,
                                       stage_storage)
@@ -30,11 +31,11 @@ __all__ = ["STRUCT_KIND", "field_fill", "struct_carray_meta", "validity_meta"]
 
 def field_fill(meta: CarrayMeta):
     """The item a missing struct stores in a field of metadata ``meta``."""
-    if isinstance(meta.composite, StructMeta):
-        return None if meta.composite.nullable else \
-            {f.name: field_fill(f.meta) for f in meta.composite.fields}
+    slot = meta.kind
+    if isinstance(slot, StructMeta):
+        return None if slot.nullable else {f.name: field_fill(f.meta) for f in slot.fields}
     value = meta.dflt[()] if meta.dflt is not None and meta.dflt.shape == () else None
-    if meta.dflt_code >= 0:
+    if isinstance(slot, CategoryLayout) and slot.dflt_code >= 0:
         return None
     return value
 
@@ -46,7 +47,7 @@ def struct_carray_meta(smeta: StructMeta, cparams, chunklen: int, expectedlen: i
     fill = np.empty((), dtype=object)
     fill[()] = None if smeta.nullable else {f.name: field_fill(f.meta) for f in smeta.fields}
     return CarrayMeta(np.dtype(object), cparams, int(chunklen), int(expectedlen), fill,
-                      length, cbytes, composite=smeta)
+                      length, cbytes, kind=smeta)
 
 
 def validity_meta(meta: CarrayMeta) -> CarrayMeta:
@@ -62,7 +63,7 @@ class _StructKind(KindFiles):
         return storage_text_starts(data, ("struct:",))
 
     def of_meta(self, meta) -> bool:
-        return isinstance(meta.composite, StructMeta)
+        return isinstance(meta.kind, StructMeta)
 
     @staticmethod
     def load(store, data: bytes, storage=None, sizes=None) -> CarrayMeta:
@@ -107,7 +108,7 @@ class _StructKind(KindFiles):
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> StructEngine:
         """A StructEngine over its fields' engines (and validity's), each with
         its own statistics; new ones' ``meta/storage`` staged at once."""
-        smeta = meta.composite
+        smeta = meta.kind
         fields = []
         folders = {}
 
@@ -146,7 +147,7 @@ class _StructKind(KindFiles):
         and the ``struct`` entry."""
         store.set("meta/storage", dump_kind_storage(
             struct_dtype_text(name), meta.cparams.to_dict(), meta.chunklen, meta.expectedlen,
-            None, STRUCT_KEY, dump_struct(meta.composite)))
+            None, STRUCT_KEY, dump_struct(meta.kind)))
 
 
 STRUCT_KIND = _StructKind()

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from .meta import StructMeta
-from .types import arrow_type_of, column_type_of_arrow, struct_of
+from ..nullable.meta import NullableLayout
+from ..vlen.meta import VlenMeta
+from .types import arrow_type_of, column_type_of_arrow, field_holds_nulls, struct_of
 from .new import new_struct_meta, struct_request
 from . import files  # noqa: F401  (registers how its carrays are read and written)
 from ..base import kind_for_arrow, kind_of, register
@@ -21,15 +23,6 @@ from ..buffers import ArrowBuffers
 from .codec import decode_struct, encode_struct
 
 __all__ = ["StructKind"]
-
-
-def _holds_nulls(meta) -> bool:
-    """Whether a field's carray (metadata ``meta``) may hold nulls."""
-    composite = getattr(meta, "composite", None)
-    listtype = getattr(meta, "listtype", None)
-    return meta.nullable is not None or bool(getattr(composite, "nullable", False)) or \
-        meta.categorical is not None or bool(getattr(meta.vlen, "nullable", False)) or \
-        bool(getattr(listtype, "nullable", False))
 
 
 def _plain_field(pa, typ) -> bool:
@@ -57,17 +50,17 @@ def _python_plain(smeta: StructMeta) -> bool:
     pyarrow's ``to_pylist`` as through numpy's ``tolist``."""
     for field in smeta.fields:
         meta = field.meta
-        composite = getattr(meta, "composite", None)
-        if isinstance(composite, StructMeta):
-            if not _python_plain(composite):
+        slot = getattr(meta, "kind", None)
+        text = isinstance(slot, VlenMeta)
+        if isinstance(slot, StructMeta):
+            if not _python_plain(slot):
                 return False
-        elif composite is not None or getattr(meta, "listtype", None) is not None or \
-                meta.categorical is not None:
+        elif slot is not None and not isinstance(slot, (VlenMeta, NullableLayout)):
+            return False        # a decimal, list or categorical field
+        elif not text and not (meta.atom.kind in "iub" or
+                               (meta.atom.kind == "f" and meta.atom.itemsize >= 4)):
             return False
-        elif meta.vlen is None and not (meta.atom.kind in "iub" or
-                                        (meta.atom.kind == "f" and meta.atom.itemsize >= 4)):
-            return False
-        elif meta.vlen is None and meta.atom.shape:
+        elif not text and meta.atom.shape:
             return False
     return True
 
@@ -107,7 +100,7 @@ class StructKind(CompositeKind):
 
     @classmethod
     def of_meta(cls, meta):
-        smeta = getattr(meta, "composite", None)
+        smeta = getattr(meta, "kind", None)
         if not isinstance(smeta, StructMeta):
             return None
         return cls(struct_of(meta), smeta)
@@ -126,7 +119,7 @@ class StructKind(CompositeKind):
             No such field.
         """
         found = engine.field_engine(name)     # (KeyError naming the fields)
-        return found, next(f.meta for f in meta.composite.fields if f.name == name)
+        return found, next(f.meta for f in meta.kind.fields if f.name == name)
 
     @classmethod
     def column_type(cls, meta, engine):
@@ -171,7 +164,7 @@ class StructKind(CompositeKind):
         return out
 
     def arrow_type(self, pa):
-        flags = [flag or (f.meta is not None and _holds_nulls(f.meta))
+        flags = [flag or (f.meta is not None and field_holds_nulls(f.meta))
                  for (_, _, flag), f in zip(self.stype.fields, self._smeta.fields)] \
             if self._smeta is not None else [flag for _, _, flag in self.stype.fields]
         return pa.struct([pa.field(name, ftype, nullable=flag)

@@ -18,6 +18,7 @@ from ...indexing import calc_chunklen, is_int, iterates_blocks
 from ...items import composite_items
 from ..arrow import from_pyarrow
 from ..category.types import category
+from ..decimal.meta import DecimalLayout
 from ..decimal.types import decimal
 from ..vlen.types import vlen
 from .files import struct_carray_meta
@@ -103,7 +104,8 @@ def new_struct_meta(request: struct, making):
         elif flag and isinstance(kind, np.dtype) and kind.kind not in "OV":
             nullable = True
         fmeta, _ = making.any(sample, kind, nullable, expectedlen, int(chunklen))
-        if fmeta.chunklen != int(chunklen) or (fmeta.composite is None and fmeta.atom.shape):
+        composite = isinstance(fmeta.kind, (DecimalLayout, StructMeta))
+        if fmeta.chunklen != int(chunklen) or (not composite and fmeta.atom.shape):
             raise TypeError(f"struct field {name!r}: its carray cannot share the struct's "
                             f"chunks")
         fields.append(FieldMeta(name, folders.get(name, name), flag, fmeta))

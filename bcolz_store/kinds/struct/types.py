@@ -25,14 +25,17 @@ import numpy as np
 
 from ..category.types import category
 from ..decimal.types import decimal
-from ..list.meta import ListType, MapType
-from ..decimal.meta import DecimalMeta
+from ..category.meta import CategoryLayout
+from ..list.meta import ListLayout, ListType, MapType
+from ..decimal.meta import DecimalLayout
+from ..nullable.meta import NullableLayout
+from ..vlen.meta import VlenMeta
 from ...format.names import check_name
 from .meta import StructMeta
 from ..vlen.types import vlen, vlen_of
 
 __all__ = ["ARROW_TYPE_HOOKS", "KIND_OF_ARROW_HOOKS", "arrow_type_of", "column_type_of_arrow",
-           "field_type", "struct", "struct_of"]
+           "field_holds_nulls", "field_type", "struct", "struct_of"]
 
 _VLEN_NAMES = {"str": "str", "bytes": "bytes", "vlen-str": "str", "vlen-bytes": "bytes",
                str: "str", bytes: "bytes"}
@@ -145,13 +148,16 @@ def _default_nullable(kind) -> bool:
     return isinstance(kind, category)
 
 
-def _holds_nulls(meta) -> bool:
+def field_holds_nulls(meta) -> bool:
     """Whether the carray of metadata ``meta`` (a struct's field) may hold nulls."""
-    composite = getattr(meta, "composite", None)
-    listtype = getattr(meta, "listtype", None)
-    return meta.nullable is not None or bool(getattr(composite, "nullable", False)) or \
-        meta.categorical is not None or bool(getattr(meta.vlen, "nullable", False)) or \
-        bool(getattr(listtype, "nullable", False))
+    slot = getattr(meta, "kind", None)
+    if isinstance(slot, (NullableLayout, CategoryLayout)):
+        return True
+    if isinstance(slot, DecimalLayout):
+        return bool(slot.decimal.nullable)
+    if isinstance(slot, ListLayout):
+        return bool(getattr(slot.listtype, "nullable", False))
+    return isinstance(slot, (VlenMeta, StructMeta)) and bool(slot.nullable)
 
 
 def _show(kind) -> str:
@@ -163,28 +169,29 @@ def struct_of(meta, engine=None):
     carray); with its engine, the categories of categorical fields too.  A
     field that may hold nulls (its carray's kind allows them) is nullable,
     whatever its entry says, so that its Arrow field says so."""
-    found = getattr(meta, "composite", None)
+    found = getattr(meta, "kind", None)
     if not isinstance(found, StructMeta):
         return None
     engines = [f[1] for f in engine.fields] if engine is not None else [None] * len(found.fields)
-    return struct([(f.name, _kind_of_meta(f.meta, e), f.nullable or _holds_nulls(f.meta))
+    return struct([(f.name, _kind_of_meta(f.meta, e), f.nullable or field_holds_nulls(f.meta))
                    for f, e in zip(found.fields, engines)], found.nullable)
 
 
 def _kind_of_meta(meta, engine=None):
     """The type of a field from its carray metadata (and engine)."""
-    composite = getattr(meta, "composite", None)
-    if isinstance(composite, DecimalMeta):
-        return decimal(composite.precision, composite.scale, composite.nullable)
-    if isinstance(composite, StructMeta):
+    slot = getattr(meta, "kind", None)
+    if isinstance(slot, DecimalLayout):
+        dec = slot.decimal
+        return decimal(dec.precision, dec.scale, dec.nullable)
+    if isinstance(slot, StructMeta):
         return struct_of(meta, engine)
-    if meta.categorical is not None:
+    if isinstance(slot, CategoryLayout):
         cats = engine.lookup()[:-1].tolist() if engine is not None else None
-        return category(cats, meta.categorical.ordered)
-    if meta.vlen is not None:
-        return vlen_of(meta.vlen)
-    if getattr(meta, "listtype", None) is not None:
-        return meta.listtype
+        return category(cats, slot.categorical.ordered)
+    if isinstance(slot, VlenMeta):
+        return vlen_of(slot)
+    if isinstance(slot, ListLayout):
+        return slot.listtype
     return meta.atom
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from ...indexing import is_carray
 from ..base import ColumnKind, register
 from ..fixed_binary.kind import FixedBinaryKind
+from ..nullable.meta import nullable_layout
 from ..nullable.types import new_nullable
 from .files import UUID_ENTRY  # noqa: F401  (registers the entry)
 from .meta import UUID_ATOM, UUID_KEY, UUID_VERSION, is_uuid_meta
@@ -112,13 +113,13 @@ class UuidKind(ColumnKind):
 
     @classmethod
     def of_meta(cls, meta) -> "UuidKind | None":
-        return cls(meta.nullable is not None) if is_uuid_meta(meta) else None
+        return cls(nullable_layout(meta) is not None) if is_uuid_meta(meta) else None
 
     @classmethod
     def holds(cls, meta) -> bool:
         """A uuid carray without nulls (a nullable one's chunks and items are
         the nullable kind's, as a nullable fixed-size binary carray's)."""
-        return meta.nullable is None and is_uuid_meta(meta)
+        return nullable_layout(meta) is None and is_uuid_meta(meta)
 
     @classmethod
     def of_arrow(cls, pa, typ) -> "UuidKind | None":

@@ -19,7 +19,7 @@ from ...datasets.carray_files import (KIND_FILES, CarrayMeta, KindFiles, check_e
 from .chunk import dictionary_id
 from .chunk_files import vlen_chunk_key
 from .engine import VlenEngine
-from .meta import vlen_dtype_text
+from .meta import VlenMeta, vlen_dtype_text
 from .meta_storage import VLEN_STORAGE
 
 __all__ = ["MAX_VLEN_CHUNKLEN", "VLEN_FILES", "load_vlen_carray", "vlen_engine"]
@@ -56,7 +56,7 @@ def load_vlen_carray(store, sizes, storage: StorageMeta) -> CarrayMeta:
             raise FormatError(f"{store.path('meta/storage')}: the vlen dictionary is not a "
                               f"zstd dictionary ({err})") from err
     meta = CarrayMeta(storage.dtype, cparams, storage.chunklen, storage.expectedlen,
-                      storage.dflt, sizes.shape[0], sizes.cbytes, vlen, sizes.nbytes)
+                      storage.dflt, sizes.shape[0], sizes.cbytes, sizes.nbytes, vlen)
     check_end_files(store, meta, -(-meta.length // meta.chunklen), vlen_chunk_key)
     return meta
 
@@ -80,8 +80,7 @@ class _VlenFiles(KindFiles):
         return storage.kind is VLEN_STORAGE
 
     def of_meta(self, meta) -> bool:
-        return meta.vlen is not None and meta.categorical is None and \
-            meta.nullable is None and meta.listtype is None and meta.composite is None
+        return isinstance(meta.kind, VlenMeta)
 
     def of_engine(self, engine) -> bool:
         return isinstance(engine, VlenEngine)
@@ -94,8 +93,9 @@ class _VlenFiles(KindFiles):
     @staticmethod
     def engine(meta: CarrayMeta, store, cache_budget: int, new: bool) -> VlenEngine:
         """A VlenEngine with the statistics of its items (``vlen:`` kinds: no index)."""
-        engine = vlen_engine(meta.vlen, meta, store, cache_budget, new)
-        attach_stats(engine, stats_kind(meta.atom, meta.vlen.kind), meta.chunklen, store,
+        vlen = meta.kind
+        engine = vlen_engine(vlen, meta, store, cache_budget, new)
+        attach_stats(engine, stats_kind(meta.atom, vlen.kind), meta.chunklen, store,
                      meta.length, new)
         return engine
 
@@ -103,9 +103,10 @@ class _VlenFiles(KindFiles):
     def stage_storage(store, meta: CarrayMeta, name: str) -> None:
         """bcolz's keys, the ``dtype`` text naming the carray by its folder ``name``
         (so that bcolz's refusal to open it says which it is) and the ``vlen`` entry."""
+        vlen = meta.kind
         store.set("meta/storage", dump_storage(StorageMeta(
             meta.atom.base, meta.cparams.to_dict(), meta.chunklen, meta.expectedlen, meta.dflt,
-            vlen_dtype_text(meta.vlen.kind, name), VLEN_STORAGE, meta.vlen,
+            vlen_dtype_text(vlen.kind, name), VLEN_STORAGE, vlen,
             entries=storage_entries(meta))))
 
 

@@ -1,5 +1,5 @@
 """The column kind of variable-length ``str`` and ``bytes`` items (vlen carrays:
-``meta.vlen`` set, neither categorical nor list), as Arrow ``string`` and
+their metadata's ``kind`` a :class:`~.meta.VlenMeta`), as Arrow ``string`` and
 ``binary`` columns.
 
 Arrow rows encode straight into vlen chunks and decode straight back to
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .chunk_items import as_items
-from .meta import vlen_result_dtype
+from .meta import VlenMeta, vlen_result_dtype
 from ...errors import KindMismatchError
 from .types import vlen, vlen_of
 from .types import new_vlen_meta, vlen_request
@@ -55,9 +55,10 @@ def _described(source, kind) -> str:
     return f"a carray of {source.dtype}"
 
 
-def check_appended(meta, engine, source, categorical: bool = False):
+def check_appended(items: VlenMeta, engine, source, categorical: bool = False):
     """``(where, kind, theirs)``: the carray's name in messages, the kind of
-    its items ('str' or 'bytes', ``meta``'s) and of those of the carray
+    its items ('str' or 'bytes', ``items``'s, the VlenMeta of the carray's
+    items) and of those of the carray
     ``source`` appended to it (:func:`appended_kind`).
 
     Raises
@@ -67,7 +68,7 @@ def check_appended(meta, engine, source, categorical: bool = False):
         neither (but to a ``categorical`` carray without categories yet).
     """
     where = engine.store.root if engine.store is not None else "carray"
-    kind, theirs = meta.vlen.kind, appended_kind(source)
+    kind, theirs = items.kind, appended_kind(source)
     if theirs is not None and theirs != kind and not (categorical and not engine.index):
         raise KindMismatchError(
             f"{where}: {_described(source, theirs)} cannot be appended to this carray of {kind} "
@@ -116,13 +117,13 @@ class VlenKind(ColumnKind):
 
     @classmethod
     def of_meta(cls, meta):
-        """The kind of a vlen carray's metadata (not a categorical's, nor a list's)."""
-        if meta.vlen is None or meta.categorical is not None or meta.listtype is not None:
-            return None
-        return cls(vlen_of(meta.vlen))
+        """The kind of a vlen carray's metadata (its ``kind`` a VlenMeta)."""
+        items = getattr(meta, "kind", None)
+        return cls(vlen_of(items)) if isinstance(items, VlenMeta) else None
 
     # ------------------------------------------------------------ its carrays
     vlen_items = True
+    variable_items = True
     direct_appends = False
 
     @classmethod
@@ -131,7 +132,7 @@ class VlenKind(ColumnKind):
 
     @classmethod
     def vlen_type(cls, meta):
-        return vlen_of(meta.vlen)
+        return vlen_of(meta.kind)
 
     @classmethod
     def isnull(cls, engine, meta, length: int, items) -> np.ndarray:
@@ -146,8 +147,8 @@ class VlenKind(ColumnKind):
         ValueError
             Items not of the carray's kind, or not broadcast to ``arrlen``.
         """
-        vlen_meta = meta.vlen
-        return as_items(value, vlen_meta.kind, meta.atom, vlen_meta.nullable, arrlen, where)
+        items = meta.kind
+        return as_items(value, items.kind, meta.atom, items.nullable, arrlen, where)
 
     @classmethod
     def prepare_carray(cls, meta, engine, source, convert) -> AppendBlocks:
@@ -164,7 +165,7 @@ class VlenKind(ColumnKind):
         ValueError
             A missing item where none is allowed.
         """
-        _, _, theirs = check_appended(meta, engine, source)
+        _, _, theirs = check_appended(meta.kind, engine, source)
         atom = meta.atom
         missing = source.category is not None or (source.vlen is not None and
                                                   source.vlen.nullable)
@@ -175,7 +176,7 @@ class VlenKind(ColumnKind):
             for _, block in item_blocks(source):
                 yield convert(block.astype(object) if plain else block, atom)
 
-        if theirs is None or source.dtype.kind == "U" or (missing and not meta.vlen.nullable):
+        if theirs is None or source.dtype.kind == "U" or (missing and not meta.kind.nullable):
             for _ in blocks():
                 pass
         return AppendBlocks(blocks)

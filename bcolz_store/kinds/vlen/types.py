@@ -324,4 +324,4 @@ def new_vlen_meta(request: vlen, array, cparams, dflt, expectedlen, chunklen,
     meta = VlenMeta(kind, request.level, nullable, _dictionary(request, sample))
     fill = np.empty((), dtype=dtype)
     fill[()] = _fill_value(dflt, kind, nullable)
-    return CarrayMeta(dtype, cparams, int(chunklen), expectedlen, fill, vlen=meta), items
+    return CarrayMeta(dtype, cparams, int(chunklen), expectedlen, fill, kind=meta), items
