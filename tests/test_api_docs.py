@@ -116,8 +116,10 @@ def test_checker_finds_what_a_docstring_lacks():
                                       "C.bad: no Raises"]
 
 
-@pytest.mark.parametrize("name,method", public_methods(bcolz_store.carray)
-                         + public_methods(bcolz_store.ctable), ids=lambda v: str(v))
+METHODS = public_methods(bcolz_store.carray) + public_methods(bcolz_store.ctable)
+
+
+@pytest.mark.parametrize("name,method", METHODS, ids=[name for name, _ in METHODS])
 def test_public_method_has_its_numpydoc(name, method):
     assert problems(name, method) == []
 
