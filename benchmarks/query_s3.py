@@ -35,7 +35,7 @@ import statistics
 import time
 
 from . import query_libs as L
-from .queries import Data, check, conditions, make_queries, write_bcolz, write_parquet
+from .query_table import Data, best, check, conditions, make_queries, write_bcolz, write_parquet
 
 PREFIX = "queries"
 
@@ -114,7 +114,6 @@ def measure_s3(side, queries, points, data, server, repeats: int, log=print) -> 
 def _blosc2(work, parquet, fs, server, build, queries, points, data, repeats, log) -> dict:
     """blosc2's RemoteCTable of ``.b2z`` archives of its table, with the
     SUMMARY indexes and then with FULL ones; per query the faster counts."""
-    from .queries import _best
     from .remote import BUCKET
     local = L.Blosc2(os.path.join(work, "table.b2d"))
     build["blosc2"] = local.build(parquet)
@@ -128,7 +127,7 @@ def _blosc2(work, parquet, fs, server, build, queries, points, data, repeats, lo
         log(f"  blosc2 ({variant.upper()} indexes, a .b2z archive)")
         side = L.Blosc2Remote(f"s3://{BUCKET}/{PREFIX}/{variant}.b2z", server.options, variant)
         variants[variant] = measure_s3(side, queries, points, data, server, repeats, log)
-    return _best(variants)
+    return best(variants)
 
 
 def run_s3(args, work: str, log=print) -> dict:

@@ -23,6 +23,7 @@ if int(np.__version__.split(".")[0]) < 2:
     pytest.skip("the benchmark's text column is a numpy 2 StringDType", allow_module_level=True)
 pytest.importorskip("pyarrow")
 queries = pytest.importorskip("benchmarks.queries")
+table = pytest.importorskip("benchmarks.query_table")
 
 
 @pytest.fixture(scope="module")
@@ -94,10 +95,10 @@ def test_the_expressions_of_each_library():
 def test_the_planned_side_builds_its_indexes_and_explains(tmp_path):
     """The planned read switches planning on, builds its two indexes and
     records each query's plan; the scan records none."""
-    data = queries.Data(5000, 1)
-    qs, points = queries.make_queries(data, 1, 1)
+    data = table.Data(5000, 1)
+    qs, points = table.make_queries(data, 1, 1)
     path = str(tmp_path / "t.bcolz")
-    queries.write_bcolz(data, path)
+    table.write_bcolz(data, path)
     results = {}
     for planned in (False, True):
         side = queries.L.BcolzStore(planned, path)
