@@ -119,8 +119,7 @@ LAYERS = [
       "bcolz_store.handles", "bcolz_store.carray_index"]],
     # The Arrow column types (arrow_types, arrow_meta, the kinds' interop_arrow) sit with
     # interop/: the carray and ctable classes' Arrow C stream builds its batches with them.
-    [["bcolz_store.interop", "bcolz_store.converters.arrow_types",
-      "bcolz_store.converters.arrow_meta", "bcolz_store.kinds.*.interop_*"],
+    [["bcolz_store.interop", "bcolz_store.kinds.*.interop_*"],
      ["bcolz_store.query"], ["bcolz_store.printing"],
      ["bcolz_store.integrity"], ["bcolz_store.attrs"]],
     # The column kinds (kinds/base.py): each kind's class and codec over its types, files

@@ -12,7 +12,7 @@ timestamps, durations, dates, strings, binary), else as int64 counts or raw
 fixed-size binary, rows that are arrays as fixed-size lists, with the exact
 dtype, the kind and the attrs recorded in the schema metadata
 (``b"bcolz_store"``).  Object columns are refused.  The mapping each way and
-the metadata are drawn in :mod:`.arrow_types`.
+the metadata are drawn in :mod:`bcolz_store.interop.arrow_types`.
 
 What a column cannot hold is refused, never cut (docs/converting.md, "Data
 from elsewhere"); nulls become missing items of nullable, vlen and list
@@ -36,7 +36,7 @@ from ..kinds.vlen.types import vlen
 from ._common import Sink, destination_kwargs, local_path, progress_bar
 from .base import Converter, register_converter, require
 from ..kinds.nullable.interop_arrow import column_reader, nullable_names
-from .arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
+from ..interop.arrow_types import (META_KEY, ColumnType, arrow_type, from_arrow_array, import_pyarrow,
                           numpy_atom, read_metadata, sized_atoms)
 
 __all__ = ["ArrowConverter", "ColumnType", "META_KEY", "ParquetConverter", "arrow_type", "from_arrow",

@@ -4,7 +4,7 @@ fields they are written as.
 A column of a column kind (:mod:`bcolz_store.kinds`) is read straight into
 Arrow buffers by its kind (:meth:`~bcolz_store.kinds.base.ColumnKind.decode`),
 wrapped by pyarrow without a copy; any other column is read as numpy rows and
-converted by :func:`~bcolz_store.converters.arrow_types.to_arrow_array`.  The
+converted by :func:`~bcolz_store.interop.arrow_types.to_arrow_array`.  The
 other way, :func:`as_kind_buffers` gives the Arrow buffers of rows appended
 to a carray of a column kind.
 
@@ -26,9 +26,9 @@ __all__ = ["SMALL_VLEN_BYTES", "arrow_schema", "arrow_types", "as_kind_buffers",
 
 
 def arrow_types():
-    """:mod:`bcolz_store.converters.arrow_types`, imported when first used (so
+    """:mod:`bcolz_store.interop.arrow_types`, imported when first used (so
     that ``import bcolz_store`` loads no converter)."""
-    from ..converters import arrow_types
+    from . import arrow_types
     return arrow_types
 
 
@@ -68,7 +68,7 @@ def _read(col, start: int, stop: int) -> np.ndarray:
 
 def arrow_schema(pa, obj):
     """The Arrow schema of a carray or ctable (a carray is one column ``data``),
-    with bcolz_store's schema metadata (:mod:`~bcolz_store.converters.arrow_meta`).
+    with bcolz_store's schema metadata (:mod:`~bcolz_store.interop.arrow_meta`).
 
     Raises
     ------

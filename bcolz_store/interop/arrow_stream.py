@@ -6,11 +6,11 @@ The Arrow PyCapsule interface
 ``carray.__arrow_c_stream__`` arrays of its column type, one block of whole
 chunks (about :data:`STREAM_BLOCK_BYTES` of all columns) at a time, each
 block read when the consumer asks for it: a table is never held whole.  Each
-column becomes Arrow as :func:`~bcolz_store.converters.arrow_types.to_arrow_array`
+column becomes Arrow as :func:`~bcolz_store.interop.arrow_types.to_arrow_array`
 makes it (categoricals as dictionaries, zoned datetimes as zoned timestamps,
 vlen columns as strings or binary, large ones only past
 :data:`SMALL_VLEN_BYTES`), with the schema metadata of
-:mod:`~bcolz_store.converters.arrow_meta`.
+:mod:`~bcolz_store.interop.arrow_meta`.
 
 The other way, the carray and ctable constructors take any object exporting
 ``__arrow_c_stream__`` (a pyarrow Table or RecordBatchReader, a polars
@@ -156,7 +156,7 @@ def _kind_dtype(pa, typ):
     (:func:`~bcolz_store.kinds.base.kind_for_arrow`), when the kind's carrays
     are made of one (:meth:`~bcolz_store.kinds.base.ColumnKind.dtype`); else None.
     The nullable kind's types (numbers, bool, times) are left to
-    :func:`~bcolz_store.converters.arrow_types.numpy_atom`, whose dtype it
+    :func:`~bcolz_store.interop.arrow_types.numpy_atom`, whose dtype it
     holds (and which gives a zoned timestamp its ``timezone`` attr)."""
     kind = kind_for_arrow(pa, typ)
     dtype = None if kind is None or isinstance(kind, NullableKind) else kind.dtype()

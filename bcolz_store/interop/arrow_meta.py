@@ -25,7 +25,7 @@ import numpy as np
 from ..kinds.category.types import category_from_json, category_to_json
 from ..errors import FormatError
 from ..kinds.vlen.types import vlen_from_json, vlen_to_json
-from ..interop.columns import column_attrs, columns_of, kind_of
+from .columns import column_attrs, columns_of, kind_of
 
 __all__ = ["META_KEY", "META_VERSION", "read_metadata", "recorded_dtype", "recorded_vlen",
            "schema_metadata"]

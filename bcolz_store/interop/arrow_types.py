@@ -1,12 +1,15 @@
 """numpy <-> Arrow, column by column: the type of a column each way, its values
 block by block, and the schema metadata that records what Arrow cannot say.
 
-:mod:`.arrow` moves whole tables and files with these; how each column kind
-maps is drawn in docs/converting.md ("Arrow types").  :func:`arrow_type` (with
-:func:`to_arrow_array`) and :func:`numpy_atom` (with :func:`from_arrow_array`)
-are the one place each way where a column's type is decided (a new column kind
-is added there: nullable columns through :mod:`.arrow_nullable`, decimal and
-struct columns :mod:`.arrow_structs`, lists and maps
+:mod:`bcolz_store.converters.arrow` moves whole tables and files with these;
+the Arrow C stream of a carray or ctable (:mod:`.arrow_columns`) builds its
+batches with them; how each column kind maps is drawn in docs/converting.md
+("Arrow types").  :func:`arrow_type` (with :func:`to_arrow_array`) and
+:func:`numpy_atom` (with :func:`from_arrow_array`) are the one place each way
+where a column's type is decided for the columns of bcolz's dtypes; the
+kinds' own ``interop_arrow`` modules map theirs (nullable columns
+:mod:`bcolz_store.kinds.nullable.interop_arrow`, decimal and struct columns
+:mod:`bcolz_store.kinds.struct.interop_arrow`, lists and maps
 :mod:`bcolz_store.kinds.list.interop_arrow`).  Arrow data that a column cannot hold
 is refused, never cut.
 """
@@ -22,8 +25,8 @@ from ..kinds.list.meta import ListType, MapType
 from ..kinds.vlen.meta import vlen_result_dtype
 from ..kinds.list.interop_arrow import (arrow_list_type, is_arrow_list, list_arrow_type,
                                    lists_from_arrow, lists_to_arrow)
-from ..interop.columns import check_fixed_width
-from ..interop.optional import require
+from .columns import check_fixed_width
+from .optional import require
 from ..kinds.struct.interop_arrow import (column_kind_of_arrow, composite_arrow_type, composite_from_arrow,
                             composite_to_arrow, is_composite)
 from ..kinds.nullable.interop_arrow import masked_to_arrow
@@ -197,7 +200,7 @@ def to_arrow_array(pa, block: np.ndarray, name: str, vlen=None, tz=None, categor
     """
     if category is not None:
         return _category_to_arrow(pa, block, category)
-    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+    if is_composite(vlen):                  # decimal or struct (kinds/struct/interop_arrow.py)
         return composite_to_arrow(pa, block, vlen, name)
     if isinstance(vlen, (ListType, MapType)):       # a list column (kinds/list/interop_arrow.py)
         return lists_to_arrow(pa, block, vlen, name)
@@ -244,7 +247,7 @@ def arrow_type(atom, vlen=None, tz=None, category=None, name="?"):
     pa = import_pyarrow()
     if category is not None:
         return _category_to_arrow(pa, np.empty(0, dtype=atom), category).type
-    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+    if is_composite(vlen):                  # decimal or struct (kinds/struct/interop_arrow.py)
         return composite_arrow_type(vlen)
     if isinstance(vlen, (ListType, MapType)):
         return list_arrow_type(pa, vlen)
@@ -589,7 +592,7 @@ def from_arrow_array(pa, arr, atom: np.dtype, name: str, vlen=None) -> np.ndarra
     TypeError
         When the rows are not lists of the atom's row shape.
     """
-    if is_composite(vlen):                  # decimal or struct (arrow_structs.py)
+    if is_composite(vlen):                  # decimal or struct (kinds/struct/interop_arrow.py)
         return composite_from_arrow(pa, arr, vlen, name)
     if isinstance(vlen, (ListType, MapType)):
         return lists_from_arrow(pa, arr, vlen)
