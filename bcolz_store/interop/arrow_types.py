@@ -1,17 +1,12 @@
 """numpy <-> Arrow, column by column: the type of a column each way, its values
 block by block, and the schema metadata that records what Arrow cannot say.
 
-:mod:`bcolz_store.converters.arrow` moves whole tables and files with these;
-the Arrow C stream of a carray or ctable (:mod:`.arrow_columns`) builds its
-batches with them; how each column kind maps is drawn in docs/converting.md
-("Arrow types").  :func:`arrow_type` (with :func:`to_arrow_array`) and
-:func:`numpy_atom` (with :func:`from_arrow_array`) are the one place each way
-where a column's type is decided for the columns of bcolz's dtypes; the
-kinds' own ``interop_arrow`` modules map theirs (nullable columns
-:mod:`bcolz_store.kinds.nullable.interop_arrow`, decimal and struct columns
-:mod:`bcolz_store.kinds.struct.interop_arrow`, lists and maps
-:mod:`bcolz_store.kinds.list.interop_arrow`).  Arrow data that a column cannot hold
-is refused, never cut.
+:mod:`bcolz_store.converters.arrow` and the Arrow C stream (:mod:`.arrow_columns`)
+move columns with these (docs/converting.md, "Arrow types").  :func:`arrow_type`
+(:func:`to_arrow_array`) and :func:`numpy_atom` (:func:`from_arrow_array`) decide
+a column's type each way; the kinds' ``interop_arrow`` modules map theirs
+(``kinds/nullable``, ``kinds/struct``: decimal and struct, ``kinds/list``).
+Arrow data that a column cannot hold is refused, never cut.
 """
 
 from __future__ import annotations
