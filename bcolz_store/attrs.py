@@ -8,7 +8,7 @@ by tests/format/test_meta.py against the fixtures.
 from __future__ import annotations
 
 
-from .apidoc import public_signature
+from .params import public_signature
 from .errors import ReadOnlyError
 from .format.meta import dump_attrs, load_attrs
 

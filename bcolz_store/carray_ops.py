@@ -212,15 +212,38 @@ def copy_dflt(c):
     return None if c._column.grows_null(c._meta) else c.dflt
 
 
-# carray.isnull and carray.notnull themselves (their docs: apidoc/carray.py)
+# carray.isnull and carray.notnull themselves
 
 def isnull(self) -> np.ndarray:
     # Whether each item of the carray ``self`` is null: a bool array of its length.
+    """Which items are null (a nullable carray's nulls; None items of a vlen or
+    categorical carray).
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (len,)
+
+    Raises
+    ------
+    FormatError
+        A damaged validity.
+    """
     c = self
     return c._column.isnull(c._engine, c._meta, c.len, lambda: c[:])
 
 
 def notnull(self) -> np.ndarray:
+    """Which items are present: ``~isnull()``.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (len,)
+
+    Raises
+    ------
+    FormatError
+        A damaged validity.
+    """
     return ~isnull(self)
 
 

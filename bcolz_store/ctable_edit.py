@@ -7,7 +7,7 @@ dataset and mode), ``then_flush`` (the table's ``flush`` method when it
 flushes after each change, ``auto_flush``; else None), its length; then the
 method's arguments.
 A function that is the work of a ctable method says which; the method's
-docstring, in :mod:`bcolz_store.apidoc.ctable`, documents its arguments.  Each change is one table operation: on
+own docstring documents its arguments.  Each change is one table operation: on
 disk its changes to every column and to ``__rootdirs__`` are one commit, and
 when it fails the table returns to its last committed state
 (:meth:`Commits.operation`).
@@ -235,7 +235,7 @@ def _create_columns(cols, commits, columns, names, kwargs, root_state) -> int:
 def flush(cols, commits) -> None:
     """Commit the buffered rows of every column as one commit (no-op in memory or
     mode 'r').  The work of :meth:`bcolz_store.ctable.flush` over the table's parts;
-    its docstring (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the
+    its docstring (on the method) gives the arguments after the
     parts, the result and the errors."""
     if commits.mode == "r":
         return
@@ -268,7 +268,7 @@ def capture_appends(cols, start: int):
 def append(columns, commits, then_flush, cols) -> None:
     """Append rows; on disk one commit (with ``auto_flush``).  The work of
     :meth:`bcolz_store.ctable.append` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     commits.check_writable("append")
     values = columns_of(columns, cols)     # (``cols``: the rows, bcolz's name)
@@ -286,7 +286,7 @@ def append(columns, commits, then_flush, cols) -> None:
 
 def trim(cols, commits, length: int, nitems: int) -> int:
     """Remove the last ``nitems`` rows.  The work of :meth:`bcolz_store.ctable.trim`
-    over the table's parts; its docstring (:mod:`bcolz_store.apidoc.ctable`) gives
+    over the table's parts; its docstring (on the method) gives
     the arguments after the parts, the result and the errors."""
     commits.check_writable("trim")
     if nitems > length:
@@ -300,7 +300,7 @@ def trim(cols, commits, length: int, nitems: int) -> int:
 def resize(cols, commits, nitems: int) -> int:
     """Make the table ``nitems`` rows long; new rows hold each column's dflt.  The
     work of :meth:`bcolz_store.ctable.resize` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     commits.check_writable("resize")
     with commits.operation("resize"):
@@ -322,7 +322,7 @@ def _position(pos, count: int, past_end: bool) -> int:
 def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=None,
            pos=None, move=False, **kwargs) -> None:
     """Add a column.  The work of :meth:`bcolz_store.ctable.addcol` over the table's
-    parts; its docstring (:mod:`bcolz_store.apidoc.ctable`) gives the arguments
+    parts; its docstring (on the method) gives the arguments
     after the parts, the result and the errors."""
     commits.check_writable("add a column")
     pos = len(cols.names) if pos is None else _position(pos, len(cols.names), True)
@@ -367,7 +367,7 @@ def addcol(cols, commits, then_flush, length: int, table_cparams, newcol, name=N
 def delcol(cols, commits, then_flush, name=None, pos=None, keep=False) -> None:
     """Remove a column, by ``name`` or by ``pos`` (not both).  The work of
     :meth:`bcolz_store.ctable.delcol` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     commits.check_writable("remove a column")
     if name is None and pos is None:
@@ -400,7 +400,7 @@ def delcol(cols, commits, then_flush, name=None, pos=None, keep=False) -> None:
 def set_item(cols, commits, length: int, frame, key, value) -> None:
     """t[key] = value: replace a column, or set rows.  The work of
     :meth:`bcolz_store.ctable.__setitem__` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     commits.check_writable("modify data")
     if isinstance(key, str) and key in cols:
@@ -441,7 +441,7 @@ def _nullable_rows(cols, value):
 def purge(commits) -> None:
     """Remove the whole on-disk table, as one commit (no-op in memory).  The work of
     :meth:`bcolz_store.ctable.purge` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     commits.check_writable("purge")
     dataset = commits.dataset
@@ -463,7 +463,7 @@ def _column(cols, name):
 def create_index(cols, commits, name, kind="sorted") -> None:
     """Build an index of ``kind`` over column ``name`` and commit it.  The work of
     :meth:`bcolz_store.ctable.create_index` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     commits.check_writable("create an index")
     column = _column(cols, name)

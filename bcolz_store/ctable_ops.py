@@ -4,7 +4,7 @@ Plain functions over the table's parts, given as their first arguments: its
 columns (a :class:`~bcolz_store.columns.cols`), its length in rows, the
 caller's frame (the variables an expression sees), the class that makes new
 tables; then the method's arguments.  A function that is the work of a ctable
-method says which; the method's docstring, in :mod:`bcolz_store.apidoc.ctable`,
+method says which; the method's own docstring
 documents its arguments.  Row queries are in :mod:`bcolz_store.ctable_query`, changes in
 :mod:`bcolz_store.ctable_edit`.
 
@@ -117,7 +117,7 @@ def _unknown_name(cols, frame, name: str) -> bool:
 def get_item(cols, length, frame, make_table, key, indexes=None):
     """t[key]: a column, rows, or the rows where an expression holds.  The work of
     :meth:`bcolz_store.ctable.__getitem__` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors.  A condition is planned (``indexes``: see
     :func:`bcolz_store.ctable_query.matching`)."""
     if isinstance(key, str) and key in cols:
@@ -233,7 +233,7 @@ def resolve(root_arg, rootdir, dataset, columns, mode, storage_options) -> tuple
 
 def copy_table(cols, table_rootdir, make_table, **kwargs):
     """A copy of this table.  The work of :meth:`bcolz_store.ctable.copy` over the
-    table's parts; its docstring (:mod:`bcolz_store.apidoc.ctable`) gives the
+    table's parts; its docstring (on the method) gives the
     arguments after the parts, the result and the errors."""
     target = kwargs.get("rootdir")
     if target and table_rootdir and same_root(target, table_rootdir):

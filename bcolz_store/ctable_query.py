@@ -5,7 +5,7 @@ The functions take the table's parts as their first arguments: its columns
 (a :class:`~bcolz_store.columns.cols`), its length in rows, the caller's
 frame (the variables an expression sees), the class that makes new tables;
 then what the query asks.  A function that is the work of a ctable method
-says which; the method's docstring, in :mod:`bcolz_store.apidoc.ctable`,
+says which; the method's own docstring
 documents its arguments.
 
 A condition string is planned first (:mod:`bcolz_store.ctable_plan`): when
@@ -206,7 +206,7 @@ def explain(cols, length, frame, expression, user_dict=None, vm=None,
             indexes=None) -> QueryPlan:
     """How ``expression`` would be evaluated.  The work of
     :meth:`bcolz_store.ctable.explain` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    (on the method) gives the arguments after the
     parts, the result and the errors."""
     if not isinstance(expression, str):
         raise TypeError(f"explain() needs a condition (a str), not {type(expression).__name__}")
@@ -328,7 +328,7 @@ def _scan_blen(cols) -> int:
 def table_eval(cols, frame, expression, indexes=None, **kwargs):
     """Evaluate ``expression`` over the columns (and the caller's variables).  The
     work of :meth:`bcolz_store.ctable.eval` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    (on the method) gives the arguments after the
     parts, the result and the errors.
 
     A condition is planned (``indexes`` as :func:`matching`) when no other
@@ -355,7 +355,7 @@ def where(cols, length, frame, expression, outcols=None, limit=None, skip=0,
           out_flavor=namedtuple, user_dict=None, vm=None, indexes=None):
     """Iterate over the rows where ``expression`` is true.  The work of
     :meth:`bcolz_store.ctable.where` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    (on the method) gives the arguments after the
     parts, the result and the errors."""
     mask = matching(cols, length, frame, expression, user_dict, vm, indexes=indexes)
     return where_rows(cols, length, mask, outcols, limit, skip, out_flavor)
@@ -365,7 +365,7 @@ def whereblocks(cols, length, frame, expression, blen=None, outcols=None, limit=
                 user_dict=None, vm=None, indexes=None):
     """Iterate over the rows where ``expression`` is true, in structured arrays.
     The work of :meth:`bcolz_store.ctable.whereblocks` over the table's parts; its
-    docstring (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments
+    docstring (on the method) gives the arguments
     after the parts, the result and the errors."""
     mask = matching(cols, length, frame, expression, user_dict, vm, indexes=indexes)
     return where_blocks(cols, length, mask, blen, outcols, limit, skip)
@@ -375,7 +375,7 @@ def fetchwhere(cols, length, frame, make_table, expression, outcols=None, limit=
                out_flavor=None, user_dict=None, vm=None, indexes=None, **kwargs):
     """Return the rows where ``expression`` is true, all at once.  The work of
     :meth:`bcolz_store.ctable.fetchwhere` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable_query`) gives the arguments after the
+    (on the method) gives the arguments after the
     parts, the result and the errors."""
     mask = matching(cols, length, frame, expression, user_dict, vm, indexes=indexes)
     return fetch_where(cols, length, mask, make_table, outcols, limit, skip, out_flavor, kwargs)
@@ -385,7 +385,7 @@ def iter_rows(cols, length, start=0, stop=None, step=1, outcols=None, limit=None
               out_flavor=namedtuple):
     """Iterate over the rows ``start:stop:step``.  The work of
     :meth:`bcolz_store.ctable.iter` over the table's parts; its docstring
-    (:mod:`bcolz_store.apidoc.ctable`) gives the arguments after the parts, the
+    (on the method) gives the arguments after the parts, the
     result and the errors."""
     names = check_outcols(cols, outcols)
     step = 1 if step is None else step

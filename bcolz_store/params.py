@@ -1,4 +1,6 @@
-"""Checks of compression parameters, below the ``cparams`` class and the defaults.
+"""Checks of compression parameters, below the ``cparams`` class and the
+defaults; and :func:`public_signature`, the constructor parameters that the
+classes show (carray, ctable, chunk, attrs).
 
 Both :mod:`bcolz_store.defaults` (whose ``cparams`` setter validates) and
 :class:`bcolz_store.cparams.cparams` use :func:`check_cparams`.
@@ -9,9 +11,12 @@ SHUFFLE 1, BITSHUFFLE 2; cname one of Blosc's compressors).
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-__all__ = ["BITSHUFFLE", "CPARAMS_ENTRIES", "NOSHUFFLE", "SHUFFLE", "check_cparams"]
+__all__ = ["BITSHUFFLE", "CPARAMS_ENTRIES", "NOSHUFFLE", "SHUFFLE", "check_cparams",
+           "public_signature"]
 
 NOSHUFFLE = 0
 SHUFFLE = 1
@@ -64,3 +69,22 @@ def check_cparams(clevel=None, shuffle=None, cname=None, quantize=None) -> tuple
         if quantize > 300:
             raise ValueError("`quantize` must be at most 300 (significant digits of a double).")
     return clevel, shuffle, cname, quantize
+
+
+def public_signature(cls):
+    """A class decorator: ``inspect.signature`` and ``help()`` of the class
+    and of its ``__init__`` show only the public parameters.
+
+    The ``_private`` parameters, which only the package's own modules pass
+    (a store, a dataset or a lock already opened), stay accepted; they are
+    not part of the API, so the signature users see leaves them out.
+    """
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return cls
+    full = inspect.signature(init)
+    shown = full.replace(parameters=[p for name, p in full.parameters.items()
+                                     if not name.startswith("_")])
+    init.__signature__ = shown
+    cls.__signature__ = shown.replace(parameters=list(shown.parameters.values())[1:])
+    return cls

@@ -1,6 +1,8 @@
 """Every public method of carray and ctable has its numpydoc reference:
 Parameters naming each parameter, Returns when it returns something, Raises
-unless it raises nothing of its own (the short list below says which)."""
+unless it raises nothing of its own (the short list below says which); and
+that reference is the docstring in the method's own source, so ``help()``
+and an editor show it from the code."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import textwrap
 import pytest
 
 import bcolz_store
-from bcolz_store.apidoc import documented
 
 #: Public methods that raise nothing of their own (they only hand on what
 #: their parts raise, which no caller can act on differently).
@@ -130,21 +131,25 @@ def test_classes_are_documented():
         assert {"Parameters", "Raises"} <= set(found), cls.__name__
 
 
-def test_documented_refuses_stale_and_double_entries():
-    class A:
-        def f(self):
-            pass
+def _function(member):
+    """The function behind a class member (a property's getter)."""
+    if isinstance(member, property):
+        return member.fget
+    return getattr(member, "__func__", member)
 
-        def g(self):
-            """Inline."""
 
-    with pytest.raises(AttributeError, match="no member 'h'"):
-        documented({"h": "Doc."})(A)
-    with pytest.raises(ValueError, match="documented twice"):
-        documented({"g": "Doc."})(A)
-    documented({"f": """
-        Doc.
+@pytest.mark.parametrize("name,method", METHODS, ids=[name for name, _ in METHODS])
+def test_the_docstring_is_in_the_source(name, method):
+    cls = getattr(bcolz_store, name.split(".")[0])
+    function = _function(inspect.getattr_static(cls, name.split(".")[1]))
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    node = next(n for n in ast.walk(tree)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    assert ast.get_docstring(node) == inspect.getdoc(function), name
 
-        More.
-        """})(A)
-    assert A.f.__doc__ == "Doc.\n\nMore."
+
+def test_the_class_docstrings_are_in_the_source():
+    for cls in (bcolz_store.carray, bcolz_store.ctable):
+        node = ast.parse(inspect.getsource(inspect.getmodule(cls)))
+        found = next(n for n in node.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+        assert ast.get_docstring(found) == inspect.getdoc(cls)

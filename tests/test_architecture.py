@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import io
 import subprocess
+import tokenize
 import sys
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "bcolz_store"
-MAX_LINES = 600
+#: Lines of code a module may have: not its docstrings, comments or blank lines.
+MAX_CODE_LINES = 450
+#: Modules over it, each with what stands in the way of its split.
+OVER_CODE_LINES = {
+    "bcolz_store.carray": "the carray class: about 470 lines of code, every method one to "
+                          "twenty lines handing its work to the parts (carray_edit, "
+                          "carray_ops, carray_read, carray_dataset)",
+}
 
 
 def _modules() -> dict:
@@ -134,7 +143,7 @@ LAYERS = [
     [["bcolz_store.items"]],
     [["bcolz_store.params", "bcolz_store.defaults", "bcolz_store.cparams",
       "bcolz_store.options"], ["bcolz_store.threads"], ["bcolz_store.indexing"],
-     ["bcolz_store.limits"], ["bcolz_store.apidoc"]],
+     ["bcolz_store.limits"]],
     [["bcolz_store.format", "bcolz_store.kinds.*.meta*"]],
     [["bcolz_store.errors"], ["bcolz_store._version"]],
 ]
@@ -198,10 +207,38 @@ def test_no_import_runs_up_a_layer():
     assert not found, "imports that run up a layer:\n" + "\n".join(found)
 
 
+def code_lines(source: str) -> int:
+    """Lines of ``source`` that hold code: not a docstring (of the module, a
+    class or a function), a comment or a blank line."""
+    docs = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                docs.update(range(first.lineno, first.end_lineno + 1))
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENDMARKER}
+    lines = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in skip:
+            lines.update(range(token.start[0], token.end[0] + 1))
+    return len(lines - docs)
+
+
+def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
+    source = ('"""Module."""\n\n# a comment\ndef f(x):\n    """Doc\n    more."""\n'
+              '    return (x +\n            1)  # why\n\nTEXT = """a\nb"""\n')
+    assert code_lines(source) == 5      # def, return over two lines, TEXT over two
+
+
 @pytest.mark.parametrize("name", sorted(_modules()))
 def test_module_size(name):
-    lines = _modules()[name].read_text(encoding="utf-8").count("\n")
-    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it along a seam"
+    lines = code_lines(_modules()[name].read_text(encoding="utf-8"))
+    if name in OVER_CODE_LINES:
+        assert lines > MAX_CODE_LINES, f"{name} has {lines} lines of code: take it off the list"
+        return
+    assert lines <= MAX_CODE_LINES, (f"{name} has {lines} lines of code; split it along a seam")
 
 
 def test_import_is_light():

@@ -29,11 +29,9 @@ def module_name(path: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def docstring_examples(source: str, apidoc: bool = False) -> list:
+def docstring_examples(source: str) -> list:
     """The ``doctest.Example`` of every docstring (module, class, function,
-    nested or not) of a module's source; for a module of
-    :mod:`bcolz_store.apidoc` (``apidoc``), also of the docstrings its
-    ``..._DOCS`` table gives a class."""
+    nested or not) of a module's source."""
     examples = []
     tree = ast.parse(source)
     for node in ast.walk(tree):
@@ -41,15 +39,7 @@ def docstring_examples(source: str, apidoc: bool = False) -> list:
             doc = ast.get_docstring(node, clean=False)
             if doc:
                 examples.extend(_PARSER.get_examples(doc))
-        elif apidoc and isinstance(node, ast.Dict):
-            examples.extend(example for value in node.values
-                            if isinstance(value, ast.Constant) and isinstance(value.value, str)
-                            for example in _PARSER.get_examples(value.value))
     return examples
-
-
-def _is_apidoc(path: str) -> bool:
-    return path.startswith(f"{ROOT}/apidoc/") and not path.endswith("__init__.py")
 
 
 def runnable(examples: list) -> list:
@@ -61,7 +51,7 @@ def modules_with_examples(sources: dict) -> dict:
     """``{module name: number of examples}`` for ``{'pkg/x.py': source}``."""
     found = {}
     for path, source in sorted(sources.items()):
-        count = len(docstring_examples(source, _is_apidoc(path)))
+        count = len(docstring_examples(source))
         if count:
             found[module_name(path)] = count
     return found
@@ -132,32 +122,12 @@ def _run(module, tmp_path, monkeypatch):
     runner = doctest.DocTestRunner(optionflags=OPTIONFLAGS)
     report = io.StringIO()
     try:
-        if isinstance(module, _ClassOnly):
-            import sys
-            found = doctest.DocTestFinder().find(module.cls, module.cls.__name__,
-                                                 module=sys.modules[module.cls.__module__])
-        else:
-            found = doctest.DocTestFinder().find(module)
+        found = doctest.DocTestFinder().find(module)
         for test in found:
             runner.run(test, out=report.write)
     finally:
         bcolz_store.set_printoptions(**printoptions)
     return runner.tries, runner.failures, report.getvalue()
-
-
-class _ClassOnly:
-    """What :func:`_run` runs for an apidoc module: the examples of the class
-    it documents (applied to the class and its methods), found as part of
-    the class's own module."""
-
-    def __init__(self, cls):
-        self.cls = cls
-
-
-def test_apidoc_examples_are_found():
-    source = 'DOCS = {"": """A thing.\n\n>>> 1\n1\n""", "f": """>>> 2\n2\n"""}\n'
-    assert len(docstring_examples(source, apidoc=True)) == 2
-    assert docstring_examples(source) == []
 
 
 def test_runner_reports_a_failing_example(tmp_path, monkeypatch):
@@ -171,7 +141,7 @@ def test_runner_reports_a_failing_example(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_docstring_examples_run(name, tmp_path, monkeypatch):
     path = next(p for p in SOURCES if module_name(p) == name)
-    examples = runnable(docstring_examples(SOURCES[path], _is_apidoc(path)))
+    examples = runnable(docstring_examples(SOURCES[path]))
     missing = sorted(lib for lib in imported_libraries(examples)
                      if importlib.util.find_spec(lib) is None)
     if missing:
@@ -182,9 +152,6 @@ def test_docstring_examples_run(name, tmp_path, monkeypatch):
         if err.name and not err.name.startswith(ROOT):
             pytest.skip(f"{name} needs {err.name}, which is not installed")
         raise
-    if _is_apidoc(path):        # the examples are the documented class's
-        import bcolz_store
-        module = _ClassOnly(getattr(bcolz_store, name.rsplit(".", 1)[1]))
     tries, failures, report = _run(module, tmp_path, monkeypatch)
     assert failures == 0, f"{name}: {failures} of {tries} examples failed\n{report}"
     # every example in the source runs (not one in a nested function, or in

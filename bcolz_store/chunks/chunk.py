@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..apidoc import public_signature
+from ..params import public_signature
 from ..errors import ChunkNotFoundError, CodecError, DatasetNotFoundError, FormatError
 from ..format.layout import MAX_CHUNK_FILE_BYTES
 from ..format.bloscpack import (BLOSCPACK_HEADER_LENGTH, BLOSC_MAX_OVERHEAD, chunk_file_nbytes,

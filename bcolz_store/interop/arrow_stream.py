@@ -530,16 +530,108 @@ def table_source(columns, names, kwargs):
 
 
 def carray_stream(self, requested_schema=None):
+    """This carray as an Arrow C stream of record batches of one column,
+    ``data`` (the Arrow PyCapsule interface: ``pyarrow.table(c)``,
+    ``polars.DataFrame(c)``, DuckDB's ``select ... from c``).
+
+    Lazy, one batch per block of whole chunks, the column typed as
+    ``ctable``'s columns are (docs/arrow.md).
+
+    Parameters
+    ----------
+    requested_schema : PyCapsule, optional
+        An ``"arrow_schema"`` capsule; the batches are cast to it, or, for a
+        type that is not a struct (``pyarrow.chunked_array(c, type=...)``),
+        the stream is of plain arrays of that type.
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_array_stream"``.
+
+    Raises
+    ------
+    ImportError
+        Without pyarrow (``pip install 'bcolz_store[arrow]'``).
+    TypeError
+        Object carrays; a ``requested_schema`` that is not a capsule.
+    ValueError
+        When the items cannot be cast to ``requested_schema``.
+    """
     return export_stream(self, requested_schema)
 
 
 def carray_schema(self):
+    """An ``"arrow_schema"`` PyCapsule: the schema of its stream, one column
+    ``data`` of this carray's Arrow type.
+
+    Returns
+    -------
+    PyCapsule
+
+    Raises
+    ------
+    ImportError
+        Without pyarrow (``pip install 'bcolz_store[arrow]'``).
+    TypeError
+        Object carrays.
+    """
     return export_schema(self)
 
 
 def table_stream(self, requested_schema=None):
+    """This ctable as an Arrow C stream (the Arrow PyCapsule interface).
+
+    A stream of record batches of all columns: ``pyarrow.table(t)``,
+    ``polars.DataFrame(t)``, and DuckDB's queries naming ``t`` read it.
+    The stream is lazy: one batch per block of whole chunks (about 16 MiB
+    of all columns), each read and converted when the consumer asks for it,
+    so a table larger than memory streams in bounded memory.  Columns
+    become Arrow as :func:`bcolz_store.converters.arrow.to_arrow` makes
+    them: numbers, bools and temporal types as themselves (an ``M8``
+    column with a ``timezone`` attr as a zoned timestamp), vlen columns as
+    large strings or binary (missing items as nulls), categorical columns
+    as dictionaries (the categories as the dictionary, the codes' int type
+    as the indices, ``ordered`` kept), with bcolz_store's schema metadata
+    (docs/arrow.md).
+
+    Parameters
+    ----------
+    requested_schema : PyCapsule, optional
+        An ``"arrow_schema"`` capsule the consumer asks for; the batches are
+        cast to it when it differs.
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_array_stream"``.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
+    TypeError
+        For object columns, or a ``requested_schema`` that is not a capsule.
+    ValueError
+        When the columns cannot be cast to ``requested_schema``.
+    """
     return export_stream(self, requested_schema)
 
 
 def table_schema(self):
+    """The Arrow schema of this ctable (the Arrow PyCapsule interface).
+
+    Returns
+    -------
+    PyCapsule
+        An ``"arrow_schema"``: the table's schema (a struct of its
+        columns), with bcolz_store's schema metadata.
+
+    Raises
+    ------
+    ImportError
+        When pyarrow is not installed (``pip install 'bcolz_store[arrow]'``).
+    TypeError
+        For object columns.
+    """
     return export_schema(self)
