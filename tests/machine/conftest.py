@@ -1,19 +1,3 @@
-"""The state machines read chunks of every size block by block.
+"""Every chunk read here decodes block by block (tests/helpers/blocks.py)."""
 
-Their chunks are small (chunklen 1 to 48), which the chunk engine would
-otherwise decode whole for a point read (``BLOCK_READ_MIN_BYTES``): here
-every point read, small slice and sparse gather of a chunk that is not cached
-decodes only the Blosc blocks and streams it needs, so the machines check
-that path against the model.  Whole-chunk decoding stays covered by full
-reads, loops over items, masks and the blosclz codec, which has no block
-decoder.
-"""
-
-import pytest
-
-from bcolz_store.chunks import engine
-
-
-@pytest.fixture(autouse=True)
-def _read_by_blocks(monkeypatch):
-    monkeypatch.setattr(engine, "BLOCK_READ_MIN_BYTES", 0)
+from tests.helpers.blocks import read_by_blocks  # noqa: F401  (an autouse fixture)

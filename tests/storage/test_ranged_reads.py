@@ -11,7 +11,6 @@ S3 a range costs one request.
 
 from __future__ import annotations
 
-import collections
 import os
 import subprocess
 import sys
@@ -32,6 +31,8 @@ from bcolz_store.storage.local import LocalStore
 from bcolz_store.storage.memory import MemoryStore
 from bcolz_store.storage.ranges import MAX_GAP, check_ranges, coalesce, split_groups
 from bcolz_store.storage.zip import ZipStore
+
+from tests.helpers.s3 import count_requests
 from tests.test_api_docs import problems
 
 CHUNK = "data/__0.blp"
@@ -228,13 +229,6 @@ def test_the_ranged_reads_are_documented(cls):
 
 
 # ------------------------------------------------------------ S3
-
-def count_requests(store):
-    """A Counter of the S3 requests ``store`` sends from now on."""
-    seen = collections.Counter()
-    store.fs.s3.meta.events.register(
-        "before-send.s3", lambda **kw: seen.update([kw["event_name"].rsplit(".", 1)[-1]]))
-    return seen
 
 
 def test_ranged_reads_on_s3_cost_one_request_per_group(s3_bucket):

@@ -4,7 +4,6 @@ apart, open with a bounded number of requests, and work from the command line.""
 
 from __future__ import annotations
 
-import collections
 import json
 import os
 import subprocess
@@ -17,6 +16,8 @@ import pytest
 import bcolz_store
 from bcolz_store import cli
 from bcolz_store.errors import ConflictError, DatasetNotFoundError, ReadOnlyError
+
+from tests.helpers.s3 import count_requests
 
 try:
     import bcolz as real_bcolz
@@ -41,14 +42,6 @@ NAMES = ["open", "high", "low", "close", "volume", "day", "id"]
 def s3(s3_bucket):
     url, options = s3_bucket
     return url, options
-
-
-def count_requests(store):
-    """A Counter of the S3 requests ``store`` sends from now on."""
-    seen = collections.Counter()
-    store.fs.s3.meta.events.register(
-        "before-send.s3", lambda **kw: seen.update([kw["event_name"].rsplit(".", 1)[-1]]))
-    return seen
 
 
 def test_zipline_ctable_on_s3_reads_back_exactly(s3):

@@ -1,22 +1,15 @@
 """Query planning on S3 (moto on 127.0.0.1): planning costs no request beyond
 the open, and a selective query reads only the chunks that can match."""
 
-import collections
 
 import numpy as np
 import pytest
 
 import bcolz_store
 
+from tests.helpers.s3 import count_requests
+
 N, CHUNKLEN = 200_000, 8192
-
-
-def count_requests(store):
-    """A Counter of the S3 requests ``store`` sends from now on, by operation."""
-    seen = collections.Counter()
-    store.fs.s3.meta.events.register(
-        "before-send.s3", lambda **kw: seen.update([kw["event_name"].rsplit(".", 1)[-1]]))
-    return seen
 
 
 @pytest.fixture(scope="module")
