@@ -119,6 +119,7 @@ SLOW = (
     "test_faults.py::test_carray_full_disk_at_every_write",
     "test_faults.py::test_ctable_full_disk_at_every_write",
     "test_faults.py::test_indexed_ctable_full_disk_at_every_write",
+    "test_faults.py::test_kinds_ctable_full_disk_at_every_write",
     "test_hostile.py::test_fuzz_fixtures",
     "test_public_api.py::test_every_class_of_errors_is_exported",
     "test_public_api.py::test_every_error_raised_is_exported",

@@ -27,6 +27,7 @@ __all__ = ["CategoryEngine", "PreparedCodes"]
 
 _MAX_FIXED_BYTES = 1 << 26
 _MAX_CAST_WIDTH = 1 << 12
+_MEASURE_STEP = 1 << 20          # characters of a str category encoded at a time to size it
 
 
 def _fixed_width(items: list, atom: np.dtype):
@@ -58,7 +59,14 @@ def _item_nbytes(item, atom: np.dtype) -> int:
     items are references to the categories)."""
     if atom.kind != "T":
         return 0
-    return len(item.encode("utf-8", "surrogatepass")) if isinstance(item, str) else len(item)
+    if not isinstance(item, str):
+        return len(item)
+    if item.isascii():
+        return len(item)
+    # encoded a MiB of characters at a time: a huge category is measured
+    # without a whole second copy of it (the read's memory check comes after)
+    return sum(len(item[i:i + _MEASURE_STEP].encode("utf-8", "surrogatepass"))
+               for i in range(0, len(item), _MEASURE_STEP))
 
 
 class PreparedCodes:
