@@ -85,18 +85,10 @@ def rows_after(k: int) -> list:
     return rows
 
 
-class Log:
-    def __init__(self, path):
-        self.fh = open(path, "a", buffering=1)
-
-    def mark(self, line: str) -> None:
-        self.fh.write(line + "\n")
-        self.fh.flush()
-        os.fsync(self.fh.fileno())
-
-
 def main(argv) -> int:
     import bcolz_store
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from writer import Log     # (the crash writer's fsync'ed log of commit boundaries)
     seed, root, log = int(argv[1]), argv[2], Log(argv[3])
     max_steps = int(argv[4]) if len(argv) > 4 else 10 ** 6
     table = source(seed)
