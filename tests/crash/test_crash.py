@@ -150,6 +150,25 @@ def _wait_for(path: Path, text: str, proc, timeout: float) -> bool:
     return False
 
 
+def run_and_kill(cmd: list, env: dict, log: Path, rng: random.Random, max_delay: float,
+                 start_timeout: float):
+    """Start the writer ``cmd``, wait for its creation (``done 0`` in ``log``),
+    SIGKILL it after a log-uniform delay (many kills early in a run, some
+    late); ``(process, created, stderr bytes)``."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        created = _wait_for(log, "done 0\n", proc, start_timeout)
+        time.sleep(math.exp(rng.uniform(math.log(0.01), math.log(max_delay))))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc, created, err
+
+
 def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
               max_delay: float = 1.0, url: str | None = None, options=None) -> None:
     """Run the writer of ``seed``, SIGKILL it after a random delay, check the dataset
@@ -160,19 +179,9 @@ def kill_once(tmp: Path, kind: str, seed: int, rng: random.Random, out: Outcome,
     if options:
         env["BCOLZ_STORE_STORAGE_OPTIONS"] = json.dumps(options)
     opened = {"storage_options": options} if options else {}
-    proc = subprocess.Popen([sys.executable, str(WRITER), str(seed), str(root), kind, str(log)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        created = _wait_for(log, "done 0\n", proc, 30)
-        # log-uniform delay: many kills early in a run, some late
-        time.sleep(math.exp(rng.uniform(math.log(0.01), math.log(max_delay))))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    proc, created, err = run_and_kill(
+        [sys.executable, str(WRITER), str(seed), str(root), kind, str(log)], env, log, rng,
+        max_delay, 30)
     out.kills += 1
     if proc.returncode not in (-signal.SIGKILL, 0):
         out.fail("wrong", seed, f"writer failed (status {proc.returncode}): "

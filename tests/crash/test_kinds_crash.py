@@ -7,13 +7,11 @@ number of kills (default 10)."""
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ import bcolz_store
 from bcolz_store.testing.kinds import arrow_equal
 
 from . import kinds_writer as W
-from .test_crash import _env, _wait_for, parse_log
+from .test_crash import _env, parse_log, run_and_kill
 
 pa = pytest.importorskip("pyarrow")
 
@@ -59,18 +57,8 @@ def test_the_writer_without_a_kill_holds_the_last_step(tmp_path):
 def test_sigkill_leaves_a_committed_step(tmp_path, seed):
     rng = random.Random(seed)
     root, log = tmp_path / "t", tmp_path / "t.log"
-    proc = subprocess.Popen([sys.executable, str(WRITER), str(seed), str(root), str(log)],
-                            env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        created = _wait_for(log, "done 0\n", proc, 60)
-        time.sleep(math.exp(rng.uniform(math.log(0.01), math.log(1.5))))
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    proc, created, err = run_and_kill([sys.executable, str(WRITER), str(seed), str(root),
+                                       str(log)], _env(), log, rng, 1.5, 60)
     assert proc.returncode in (-signal.SIGKILL, 0), err.decode(errors="replace")[-2000:]
     if not created:
         pytest.skip("killed before the creation was committed")
